@@ -1,0 +1,54 @@
+// etproof/error.h — the one error type of the runtime half.
+//
+// Every failure that is not a measurement is thrown as etproof::Error: a kind (stable, for
+// programs), a cause (what went wrong, with the offending path/name/value) and a remedy (what the
+// user should do). Where an ExecuTorch call failed, `et_error` keeps ExecuTorch's own code
+// (runtime/core/error.h, e.g. 0x20 NotFound) so a reader can look it up upstream.
+// Drift is never an Error: the gate returns it as a value (etproof/gate.h).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace etproof {
+
+enum class ErrorKind {
+  kIo,                     // a file could not be read or written
+  kManifestInvalid,        // manifest missing, unparsable, wrong schema_version, field invalid
+  kArtifactMismatch,       // .pte bytes differ from the manifest (size or SHA-256), or missing
+  kBackendUnavailable,     // the program needs a delegate this binary lacks / cannot use here
+  kCapabilityUnavailable,  // the bundle needs something else this build lacks
+  kDtypeMismatch,          // a tensor's dtype differs from what the manifest says
+  kDtypeUnsupported,       // a dtype etproof or the runtime cannot carry
+  kShapeMismatch,          // a tensor's shape differs from what the manifest says
+  kLoadFailed,             // ExecuTorch refused to load the program or method
+  kRunFailed,              // ExecuTorch failed while executing
+  kNpyInvalid,             // a .npy file is malformed or truncated
+  kInvalidArgument,        // the caller asked for something that does not exist
+};
+
+// Stable lower-case name of a kind ("manifest-invalid", "artifact-mismatch", …) used in JSON.
+std::string_view to_string(ErrorKind kind);
+
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorKind kind, std::string cause, std::string remedy,
+        std::optional<uint32_t> et_error = std::nullopt);
+
+  ErrorKind kind() const noexcept { return kind_; }
+  const std::string& cause() const noexcept { return cause_; }
+  const std::string& remedy() const noexcept { return remedy_; }
+  // ExecuTorch's error code when the failure came from an ExecuTorch call.
+  std::optional<uint32_t> et_error() const noexcept { return et_error_; }
+
+ private:
+  ErrorKind kind_;
+  std::string cause_;
+  std::string remedy_;
+  std::optional<uint32_t> et_error_;
+};
+
+}  // namespace etproof

@@ -1,0 +1,106 @@
+// etproof/manifest.h — the bundle manifest, schema_version 1 (docs/manifest.md).
+//
+// Reader side of the contract; Python's etproof.manifest is the only writer. Optional fields are
+// std::optional: absent means unknown, never a default.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "etproof/npy.h"
+
+namespace etproof {
+
+inline constexpr int kSchemaVersion = 1;
+
+struct FileRef {
+  std::string file;     // relative to the bundle directory
+  uint64_t bytes = 0;
+  std::string sha256;   // lower-case hex
+};
+
+struct TensorSpec {
+  std::string name;
+  DType dtype = DType::kFloat32;
+  std::vector<int64_t> shape;         // -1 = dynamic dimension
+  std::optional<std::string> layout;  // "nchw" / "nhwc", rank-4 only
+};
+
+struct OperatorDelegation {
+  std::string op;
+  int64_t delegated = 0;
+  int64_t non_delegated = 0;
+};
+
+struct Delegation {
+  int64_t delegated_nodes = 0;
+  int64_t non_delegated_nodes = 0;
+  std::vector<OperatorDelegation> by_operator;
+};
+
+struct ImagePreprocessing {
+  std::string input;            // input tensor name
+  std::string color;            // "rgb"
+  int64_t resize_shorter = 0;   // pixels
+  std::string interpolation;    // "bilinear"
+  int64_t crop_h = 0, crop_w = 0;
+  double mean[3] = {0, 0, 0};   // in value_range units
+  double std[3] = {1, 1, 1};
+  double value_min = 0, value_max = 255;
+};
+
+struct Labels {
+  std::string output;           // output tensor name the labels index
+  std::string source;
+  std::vector<std::string> names;
+};
+
+struct GoldenCase {
+  std::string id;
+  std::string data;                               // "real" | "synthetic"
+  std::string origin;
+  std::map<std::string, std::string> inputs;      // tensor name -> file in NAME.goldens/
+  std::map<std::string, std::string> outputs;
+};
+
+struct Manifest {
+  int schema_version = kSchemaVersion;
+  std::string name;
+  std::string model;
+  std::string engine_name;
+  std::string engine_version;
+  FileRef artifact;
+  std::vector<FileRef> data_files;
+  std::string backend;                  // export key requested
+  std::vector<std::string> delegates;   // ids present in the program, as recorded at export
+  std::optional<Delegation> delegation;
+  std::string recipe;
+  std::string precision;
+  std::optional<std::string> compute_unit;
+  std::optional<nlohmann::json> quantization;
+  std::vector<TensorSpec> inputs;
+  std::vector<TensorSpec> outputs;
+  std::optional<ImagePreprocessing> preprocessing;
+  std::optional<Labels> labels;
+  std::vector<GoldenCase> goldens;
+  std::map<std::string, std::string> toolchain;
+  std::string created_utc;
+
+  nlohmann::json raw;  // the document as read; to_canonical_json() re-serializes it
+};
+
+// Parses and validates. Throws Error{kManifestInvalid} naming the file and the field (missing,
+// wrong type, unknown dtype, schema_version other than 1, name with path separators, …).
+Manifest parse_manifest(const nlohmann::json& doc, const std::string& origin);
+Manifest read_manifest(const std::filesystem::path& path);
+
+// Canonical serialization (docs/manifest.md): dump(2) + "\n". Byte-identical to Python's writer.
+std::string to_canonical_json(const nlohmann::json& doc);
+
+}  // namespace etproof
