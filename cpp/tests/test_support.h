@@ -1,0 +1,48 @@
+// Shared test helpers: where the exported bundles are, and skipping by name when they are absent.
+// test.sh exports them before CTest runs (python -m etproof test-bundles / demo); CMake passes
+// their locations in the environment (CMakeLists.txt, ETPROOF_TEST_ENV).
+#pragma once
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace etproof::testing {
+
+inline std::filesystem::path env_dir(const char* var) {
+  const char* v = std::getenv(var);
+  return v ? std::filesystem::path(v) : std::filesystem::path();
+}
+
+// build/test-bundles: tiny-portable-fp32, tiny-xnnpack-fp32, tiny-xnnpack-int8-dynamic-per-channel
+inline std::filesystem::path test_bundles() { return env_dir("ETPROOF_TEST_BUNDLES"); }
+// build/demo/bundles: efficientnet_lite0-{portable-fp32,xnnpack-fp32,xnnpack-int8-dynamic-per-channel}
+inline std::filesystem::path demo_bundles() { return env_dir("ETPROOF_DEMO_BUNDLES"); }
+// build/demo/photos: chelsea.png, coffee.png, astronaut.png, rocket.jpg, china.jpg, flower.jpg
+inline std::filesystem::path demo_photos() { return env_dir("ETPROOF_DEMO_PHOTOS"); }
+
+inline std::filesystem::path fixture(const std::string& name) {
+  return std::filesystem::path(ETPROOF_SOURCE_DIR) / "tests" / "fixtures" / name;
+}
+
+// A fresh, empty scratch directory for one test (removed at the start of the next run).
+inline std::filesystem::path scratch_dir() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  auto dir = std::filesystem::temp_directory_path() / "etproof-tests" /
+             (std::string(info->test_suite_name()) + "." + info->name());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+}  // namespace etproof::testing
+
+// Skips the current test, by name, when a bundle directory has not been exported.
+#define ETPROOF_REQUIRE_BUNDLE(path)                                                     \
+  do {                                                                                   \
+    if ((path).empty() || !std::filesystem::exists(path))                                \
+      GTEST_SKIP() << "bundle not exported: " << (path)                                  \
+                   << " (run ./test.sh, which exports the test and demo bundles first)"; \
+  } while (0)
