@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# etproof — set everything up and run the main job on real input.
+#
+#   ./setup.sh            install (Debian packages, .venv), build (build/etproof), export the
+#                         demo bundles, then run the main job: backends, matrix, classify.
+#   ./setup.sh --no-run   everything except the main job (test.sh uses this).
+#
+# Re-running is fast: each step is skipped when its inputs did not change (stamps in build/).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$ROOT"
+RUN_MAIN=1
+[[ "${1:-}" == "--no-run" ]] && RUN_MAIN=0
+
+VENV="$ROOT/.venv"
+PY="$VENV/bin/python"
+BUILD="$ROOT/build"
+mkdir -p "$BUILD"
+
+step() { printf '\n== %s\n' "$*"; }
+hash_of() { cat "$@" 2>/dev/null | sha256sum | cut -c1-16; }
+
+# --- 1. Debian packages (C++ libraries the runtime half uses; see README "Dependencies") -------
+DEBS=(build-essential nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libstb-dev libssl-dev)
+missing=()
+for p in "${DEBS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if ((${#missing[@]})); then
+  step "installing Debian packages: ${missing[*]}"
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${missing[@]}"
+fi
+
+# --- 2. Python environment (export half). torch first: the CPU build, never a CUDA one ---------
+PY_STAMP="$BUILD/.stamp-venv"
+py_key="$(hash_of requirements.txt python/pyproject.toml)"
+if [[ ! -x "$PY" || "$(cat "$PY_STAMP" 2>/dev/null)" != "$py_key" ]]; then
+  step "creating .venv (torch 2.13.0 CPU, executorch 1.5.1, …)"
+  [[ -x "$PY" ]] || python3 -m venv "$VENV"
+  "$PY" -m pip install -q --upgrade pip
+  "$PY" -m pip install -q "torch==2.13.0"
+  "$PY" -m pip install -q -r requirements.txt
+  "$PY" -m pip install -q --no-deps -e python
+  echo "$py_key" > "$PY_STAMP"
+fi
+ET_DIR="$("$PY" -c 'import executorch, os; print(os.path.dirname(executorch.__file__))')"
+if [[ ! -f "$ET_DIR/share/cmake/executorch-config.cmake" ]]; then
+  echo "error: the installed executorch wheel ships no C++ SDK ($ET_DIR/share/cmake missing)" >&2
+  exit 2
+fi
+
+# --- 3. Runtime half: build/etproof (CMake >= 3.28 from the venv, pinned in requirements.txt) ---
+step "building the runtime half (build/etproof)"
+CMAKE="$VENV/bin/cmake"
+if [[ ! -f "$BUILD/CMakeCache.txt" ]]; then
+  "$CMAKE" -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_PREFIX_PATH="$ET_DIR" -DETPROOF_PYTHON="$PY" >/dev/null
+fi
+"$CMAKE" --build "$BUILD" -j"$(nproc)" 2>&1 | grep -vE '^\[ *[0-9]+%\]' || true
+[[ -x "$BUILD/etproof" ]] || { echo "error: build failed (build/etproof missing)" >&2; exit 2; }
+
+# --- 4. Export half: the demo bundles (cached by the export half itself) ----------------------
+step "exporting the demo bundles (EfficientNet-Lite0: portable fp32, xnnpack fp32, xnnpack int8)"
+"$PY" -m etproof demo --out "$BUILD/demo"
+
+[[ $RUN_MAIN -eq 1 ]] || exit 0
+
+# --- 5. The main job ----------------------------------------------------------------------------
+step "etproof backends"
+"$BUILD/etproof" backends
+step "etproof matrix build/demo/bundles"
+matrix_rc=0
+"$BUILD/etproof" matrix "$BUILD/demo/bundles" || matrix_rc=$?
+step "etproof classify (each demo photo, best runnable backend, then every column)"
+for photo in "$BUILD"/demo/photos/*; do
+  "$BUILD/etproof" classify "$photo" --top 3
+done
+exit "$matrix_rc"
