@@ -1,0 +1,425 @@
+// The gate (DESIGN.md §5): per-element allclose, per-tensor cosine, non-finite rules, the
+// constant-output rule, and the one table of measured bounds.
+#include "etproof/gate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iomanip>
+#include <limits>
+#include <sstream>
+
+#include "etproof/error.h"
+
+namespace etproof {
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// The bound table — the one home of every tolerance etproof derives.
+//
+// A bound is the sum of terms along independent axes: what the recipe did to the weights and
+// activations (quantization) and what the delegate computes in (precision), plus the compute unit
+// where a backend records one. derive_bound adds the atol and rtol terms and multiplies the
+// cosine floors, so an int8 model on a float16 delegate is charged for both.
+//
+// Every number is a measurement on the demo goldens (6 real photos through EfficientNet-Lite0,
+// logits [1, 1000], reference = float32 eager PyTorch) times a stated margin. Reproduce with
+//   build/etproof matrix --json build/demo/bundles          (the cells' max_abs_error / cosine)
+// or, per bundle, with a loose caller bound so every number is reported whatever it is:
+//   build/etproof parity build/demo/bundles/NAME --json --atol 1e9 --rtol 0 --min-cosine -1
+// ---------------------------------------------------------------------------------------------
+enum class Axis { kRecipe, kPrecision, kComputeUnit };
+
+struct BoundTerm {
+  Axis axis;
+  const char* key;
+  double atol;
+  double rtol;
+  double min_cosine;
+  const char* source;
+};
+
+constexpr BoundTerm kBoundTable[] = {
+    // Recipe "fp32": weights and activations are exported as they are; the recipe itself adds
+    // nothing. All fp32 drift (kernel order, fused ops, XNNPACK's own float32 kernels) is charged
+    // to the precision term below, measured on both fp32 columns.
+    {Axis::kRecipe, "fp32", 0.0, 0.0, 1.0,
+     "recipe fp32 quantizes nothing, so it adds no term; fp32 drift is measured under precision "
+     "float32"},
+    // Recipe "int8-dynamic-per-channel": XNNPACK dynamic int8 activations, per-channel int8
+    // weights (torchao/XNNPACKQuantizer). Measured worst over the 6 demo photos on
+    // efficientnet_lite0-xnnpack-int8-dynamic-per-channel.
+    {Axis::kRecipe, "int8-dynamic-per-channel", 1.0, 0.0, 0.98,
+     "PROVISIONAL, not yet measured: replace with the demo measurement"},
+    // Precision "float32": the delegate computes in IEEE float32, as the reference does, but in a
+    // different order. Measured worst over the 6 demo photos on efficientnet_lite0-portable-fp32
+    // and efficientnet_lite0-xnnpack-fp32 (portable and XNNPACK share this term).
+    {Axis::kPrecision, "float32", 1e-3, 0.0, 0.99999,
+     "PROVISIONAL, not yet measured: replace with the demo measurement"},
+};
+
+const BoundTerm* find_term(Axis axis, const std::string& key) {
+  for (const auto& t : kBoundTable)
+    if (t.axis == axis && key == t.key) return &t;
+  return nullptr;
+}
+
+std::string known_keys(Axis axis) {
+  std::string out;
+  for (const auto& t : kBoundTable) {
+    if (t.axis != axis) continue;
+    if (!out.empty()) out += ", ";
+    out += t.key;
+  }
+  return out.empty() ? "none" : out;
+}
+
+std::string fmt(double v, int precision = 6) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  std::ostringstream os;
+  os << std::setprecision(precision) << v;
+  return os.str();
+}
+
+std::string fixed(double v, int decimals) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(decimals) << v;
+  return os.str();
+}
+
+std::vector<int64_t> unravel(size_t flat, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> idx(shape.size(), 0);
+  for (size_t d = shape.size(); d-- > 0;) {
+    const auto extent = static_cast<size_t>(shape[d]);
+    if (extent == 0) break;
+    idx[d] = static_cast<int64_t>(flat % extent);
+    flat /= extent;
+  }
+  return idx;
+}
+
+std::string index_to_string(const std::vector<int64_t>& idx) {
+  return idx.empty() ? std::string("[]") : shape_to_string(idx);
+}
+
+bool is_float(DType d) {
+  return d == DType::kFloat32 || d == DType::kFloat16 || d == DType::kFloat64;
+}
+
+// JSON cannot carry NaN or ±inf; nlohmann writes them as null. Say so explicitly.
+nlohmann::json num(double v) {
+  if (std::isfinite(v)) return v;
+  return nullptr;
+}
+
+std::string describe_bound(const Bound& b) {
+  std::ostringstream os;
+  os << "atol " << fmt(b.atol) << " + rtol " << fmt(b.rtol) << "·|ref|, cosine ≥ "
+     << fmt(b.min_cosine, 9);
+  return os.str();
+}
+
+}  // namespace
+
+Bound derive_bound(const std::string& recipe, const std::string& precision,
+                   const std::optional<std::string>& compute_unit) {
+  const BoundTerm* r = find_term(Axis::kRecipe, recipe);
+  const BoundTerm* p = find_term(Axis::kPrecision, precision);
+  const BoundTerm* c = compute_unit ? find_term(Axis::kComputeUnit, *compute_unit) : nullptr;
+  std::vector<std::string> missing;
+  if (!r) missing.push_back("recipe \"" + recipe + "\" (measured: " + known_keys(Axis::kRecipe) + ")");
+  if (!p)
+    missing.push_back("precision \"" + precision + "\" (measured: " +
+                      known_keys(Axis::kPrecision) + ")");
+  if (compute_unit && !c)
+    missing.push_back("compute unit \"" + *compute_unit + "\" (measured: " +
+                      known_keys(Axis::kComputeUnit) + ")");
+  if (!missing.empty()) {
+    std::string cause = "no measured bound for recipe \"" + recipe + "\" / precision \"" +
+                        precision + "\"" +
+                        (compute_unit ? " / compute unit \"" + *compute_unit + "\"" : "") +
+                        ": the bound table has no entry for ";
+    for (size_t i = 0; i < missing.size(); ++i) cause += (i ? "; " : "") + missing[i];
+    throw Error(ErrorKind::kCapabilityUnavailable, cause,
+                "pass --atol/--rtol/--min-cosine (a caller bound), or measure this recipe and "
+                "precision and add it to the table in cpp/src/gate.cpp");
+  }
+  Bound b;
+  std::string source;
+  for (const BoundTerm* t : {r, p, c}) {
+    if (!t) continue;
+    b.atol += t->atol;
+    b.rtol += t->rtol;
+    b.min_cosine *= t->min_cosine;
+    if (!source.empty()) source += " + ";
+    source += std::string(t->axis == Axis::kRecipe      ? "recipe "
+                          : t->axis == Axis::kPrecision ? "precision "
+                                                        : "compute unit ") +
+              t->key + " [" + t->source + "]";
+  }
+  b.source = "derived: " + source;
+  b.caller_supplied = false;
+  return b;
+}
+
+TensorReport compare_tensor(const std::string& output, const HostTensor& actual,
+                            const HostTensor& reference, const Bound& bound) {
+  if (actual.shape != reference.shape)
+    throw Error(ErrorKind::kShapeMismatch,
+                "output \"" + output + "\": actual shape " + shape_to_string(actual.shape) +
+                    " differs from the reference's " + shape_to_string(reference.shape),
+                "re-export the bundle so the program and its goldens agree");
+  if (actual.dtype != reference.dtype)
+    throw Error(ErrorKind::kDtypeMismatch,
+                "output \"" + output + "\": actual dtype " + std::string(to_string(actual.dtype)) +
+                    " differs from the reference's " + std::string(to_string(reference.dtype)),
+                "re-export the bundle so the program's output dtype matches its goldens");
+
+  TensorReport rep;
+  rep.output = output;
+  rep.numel = reference.numel();
+  const std::vector<double> a = actual.to_double();
+  const std::vector<double> r = reference.to_double();
+  const size_t n = r.size();
+
+  double dot = 0, na = 0, nr = 0, sig = 0, noise = 0;
+  size_t over = 0, nonfinite_mismatch = 0;
+  size_t first_nonfinite = n;
+  size_t worst = 0;
+  double worst_ratio = -1, worst_err = -1;
+  double max_err = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double ai = a[i], ri = r[i];
+    double err, ratio;
+    if (std::isnan(ri) || std::isnan(ai) || std::isinf(ri) || std::isinf(ai)) {
+      // NaN matches only NaN; ±inf only the same inf.
+      const bool match = (std::isnan(ri) && std::isnan(ai)) ||
+                         (std::isinf(ri) && std::isinf(ai) && ri == ai);
+      if (match) {
+        err = 0;
+        ratio = 0;
+      } else {
+        err = std::numeric_limits<double>::infinity();
+        ratio = std::numeric_limits<double>::infinity();
+        ++nonfinite_mismatch;
+        if (first_nonfinite == n) first_nonfinite = i;
+      }
+    } else {
+      err = std::fabs(ai - ri);
+      const double tol = bound.atol + bound.rtol * std::fabs(ri);
+      ratio = tol > 0 ? err / tol : (err == 0 ? 0 : std::numeric_limits<double>::infinity());
+      dot += ai * ri;
+      na += ai * ai;
+      nr += ri * ri;
+      sig += ri * ri;
+      noise += (ai - ri) * (ai - ri);
+    }
+    if (ratio > 1) ++over;
+    max_err = std::max(max_err, err);
+    if (ratio > worst_ratio || (ratio == worst_ratio && err > worst_err)) {
+      worst_ratio = ratio;
+      worst_err = err;
+      worst = i;
+    }
+  }
+  if (n == 0) worst_ratio = 0;
+
+  rep.max_abs_error = max_err;
+  rep.worst_ratio = worst_ratio;
+  rep.headroom = 1 - worst_ratio;
+  rep.fraction_over = n ? static_cast<double>(over) / static_cast<double>(n) : 0;
+  if (n) {
+    rep.worst_index = unravel(worst, reference.shape);
+    rep.worst_actual = a[worst];
+    rep.worst_reference = r[worst];
+  }
+  // Cosine over the finite pairs. Two all-zero tensors are identical (1); one zero-norm tensor
+  // against a non-zero one shares no direction (0).
+  if (na == 0 && nr == 0)
+    rep.cosine = 1;
+  else if (na == 0 || nr == 0)
+    rep.cosine = 0;
+  else
+    rep.cosine = std::clamp(dot / (std::sqrt(na) * std::sqrt(nr)), -1.0, 1.0);
+  if (noise == 0)
+    rep.sqnr_db = std::numeric_limits<double>::infinity();
+  else if (sig == 0)
+    rep.sqnr_db = -std::numeric_limits<double>::infinity();
+  else
+    rep.sqnr_db = 10 * std::log10(sig / noise);
+  if (nonfinite_mismatch) rep.sqnr_db = -std::numeric_limits<double>::infinity();
+
+  // The rules, every failing one named at once.
+  std::vector<std::string> failures;
+  if (nonfinite_mismatch) {
+    std::ostringstream os;
+    os << "non-finite mismatch: " << nonfinite_mismatch << " element(s) where NaN/inf in one "
+       << "tensor is not the same NaN/inf in the other, first at "
+       << index_to_string(unravel(first_nonfinite, reference.shape)) << " (actual "
+       << fmt(a[first_nonfinite]) << ", reference " << fmt(r[first_nonfinite]) << ")";
+    failures.push_back(os.str());
+  }
+  // Constant output where the reference varies: a dead model (all zeros, a saturated layer)
+  // can sit inside a loose bound; it never passes.
+  if (n >= 2) {
+    auto constant = [](const std::vector<double>& v) {
+      for (size_t i = 1; i < v.size(); ++i) {
+        const bool same = (std::isnan(v[i]) && std::isnan(v[0])) || v[i] == v[0];
+        if (!same) return false;
+      }
+      return true;
+    };
+    if (constant(a) && !constant(r))
+      failures.push_back("constant output: every element is " + fmt(a[0]) +
+                         (a[0] == 0 ? " (all zeros)" : "") + " where the reference varies");
+  }
+  if (over > nonfinite_mismatch) {
+    std::ostringstream os;
+    os << "allclose: " << over << " of " << n << " elements (" << fixed(100 * rep.fraction_over, 2)
+       << "%) exceed atol + rtol·|ref|; worst at " << index_to_string(rep.worst_index)
+       << " actual " << fmt(rep.worst_actual) << " reference " << fmt(rep.worst_reference)
+       << " (|a−r| " << fmt(worst_err) << " = " << fmt(worst_ratio, 4) << "× the bound)";
+    failures.push_back(os.str());
+  }
+  if (!(rep.cosine >= bound.min_cosine))
+    failures.push_back("cosine " + fmt(rep.cosine, 9) + " < min " + fmt(bound.min_cosine, 9));
+
+  rep.passed = failures.empty();
+  for (size_t i = 0; i < failures.size(); ++i) rep.failure += (i ? "; " : "") + failures[i];
+  return rep;
+}
+
+ParityReport run_parity(const Bundle& bundle, const std::optional<Bound>& bound) {
+  // Derive before loading so an unknown recipe is refused without touching the runtime.
+  std::optional<Bound> b = bound;
+  if (!b)
+    b = derive_bound(bundle.manifest.recipe, bundle.manifest.precision,
+                     bundle.manifest.compute_unit);
+  LoadedModel model = LoadedModel::load(bundle);
+  return run_parity(bundle, model, b);
+}
+
+ParityReport run_parity(const Bundle& bundle, LoadedModel& model,
+                        const std::optional<Bound>& bound) {
+  const Manifest& m = bundle.manifest;
+  ParityReport rep;
+  rep.bundle = m.name;
+  rep.backend = m.backend;
+  rep.recipe = m.recipe;
+  rep.precision = m.precision;
+  rep.delegates = model.program_delegates();
+  if (bound) {
+    rep.bound = *bound;
+    rep.bound.caller_supplied = true;
+    if (rep.bound.source.empty()) rep.bound.source = "caller";
+  } else {
+    rep.bound = derive_bound(m.recipe, m.precision, m.compute_unit);
+  }
+
+  bool all = true;
+  for (const GoldenCase& c : m.goldens) {
+    CaseReport cr;
+    cr.case_id = c.id;
+    cr.data = c.data;
+    const auto inputs = read_golden_inputs(bundle, c);
+    const auto reference = read_golden_outputs(bundle, c);
+    const auto actual = model.run(inputs);
+    cr.passed = true;
+    for (const auto& [name, ref] : reference) {
+      auto it = actual.find(name);
+      if (it == actual.end())
+        throw Error(ErrorKind::kManifestInvalid,
+                    "golden case \"" + c.id + "\" has output \"" + name +
+                        "\" but the program returned no output of that name",
+                    "re-export the bundle; its goldens and outputs disagree");
+      TensorReport tr = compare_tensor(name, it->second, ref, rep.bound);
+      cr.passed = cr.passed && tr.passed;
+      cr.outputs.push_back(std::move(tr));
+    }
+    if (cr.outputs.empty()) cr.passed = false;
+    all = all && cr.passed;
+    rep.cases.push_back(std::move(cr));
+  }
+  rep.passed = all && !rep.cases.empty();
+  return rep;
+}
+
+std::string to_text(const ParityReport& r) {
+  std::ostringstream os;
+  os << "parity: " << r.bundle << "  backend " << r.backend << ", recipe " << r.recipe
+     << ", precision " << r.precision << "\n";
+  os << "delegates in program: ";
+  if (r.delegates.empty()) {
+    os << "none (portable kernels)";
+  } else {
+    for (size_t i = 0; i < r.delegates.size(); ++i) os << (i ? ", " : "") << r.delegates[i];
+  }
+  os << "\n";
+  os << "bound: " << describe_bound(r.bound)
+     << (r.bound.caller_supplied ? "  (supplied by the caller, not derived)" : "  (derived)")
+     << "\n";
+  os << "  source: " << r.bound.source << "\n";
+  size_t passed = 0;
+  for (const CaseReport& c : r.cases) {
+    if (c.passed) ++passed;
+    os << "case " << c.case_id << " (" << c.data << "): " << (c.passed ? "PASS" : "DRIFT") << "\n";
+    for (const TensorReport& t : c.outputs) {
+      os << "  " << t.output << " (" << t.numel << " elements): " << (t.passed ? "pass" : "FAIL")
+         << "\n";
+      os << "    worst element " << index_to_string(t.worst_index) << ": actual "
+         << fmt(t.worst_actual, 8) << ", reference " << fmt(t.worst_reference, 8) << "\n";
+      os << "    max abs error " << fmt(t.max_abs_error, 4) << ", worst ratio "
+         << fmt(t.worst_ratio, 4) << " of the bound, headroom " << fmt(t.headroom, 4)
+         << ", over the bound " << fixed(100 * t.fraction_over, 2) << "%\n";
+      os << "    cosine " << fixed(t.cosine, 9) << ", SQNR "
+         << (std::isfinite(t.sqnr_db) ? fixed(t.sqnr_db, 1) : fmt(t.sqnr_db)) << " dB\n";
+      if (!t.passed) os << "    failed: " << t.failure << "\n";
+    }
+  }
+  os << "result: " << (r.passed ? "PASS" : "DRIFT") << " (" << passed << " of " << r.cases.size()
+     << " cases within the bound)";
+  if (r.cases.empty()) os << " — no golden cases ran, nothing was measured";
+  os << "\n";
+  return os.str();
+}
+
+nlohmann::json to_json(const Bound& b) {
+  return {{"atol", b.atol},
+          {"rtol", b.rtol},
+          {"min_cosine", b.min_cosine},
+          {"source", b.source},
+          {"caller_supplied", b.caller_supplied}};
+}
+
+nlohmann::json to_json(const ParityReport& r) {
+  nlohmann::json cases = nlohmann::json::array();
+  for (const CaseReport& c : r.cases) {
+    nlohmann::json outs = nlohmann::json::array();
+    for (const TensorReport& t : c.outputs) {
+      outs.push_back({{"output", t.output},
+                      {"passed", t.passed},
+                      {"failure", t.failure},
+                      {"numel", t.numel},
+                      {"worst_index", t.worst_index},
+                      {"worst_actual", num(t.worst_actual)},
+                      {"worst_reference", num(t.worst_reference)},
+                      {"max_abs_error", num(t.max_abs_error)},
+                      {"worst_ratio", num(t.worst_ratio)},
+                      {"fraction_over", t.fraction_over},
+                      {"cosine", num(t.cosine)},
+                      {"sqnr_db", num(t.sqnr_db)},
+                      {"headroom", num(t.headroom)}});
+    }
+    cases.push_back(
+        {{"case", c.case_id}, {"data", c.data}, {"passed", c.passed}, {"outputs", outs}});
+  }
+  return {{"bundle", r.bundle},       {"backend", r.backend}, {"recipe", r.recipe},
+          {"precision", r.precision}, {"delegates", r.delegates}, {"bound", to_json(r.bound)},
+          {"cases", cases},           {"passed", r.passed}};
+}
+
+}  // namespace etproof

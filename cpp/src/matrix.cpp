@@ -1,0 +1,519 @@
+// The matrix (DESIGN.md §6): golden cases × (backend, recipe) columns. Every column found is
+// reported — measured, or with the reason it was not.
+#include "etproof/matrix.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iomanip>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "etproof/bundle.h"
+#include "etproof/error.h"
+#include "etproof/registry.h"
+
+namespace etproof {
+
+std::string_view to_string(CellStatus s) {
+  switch (s) {
+    case CellStatus::kAgreed: return "agreed";
+    case CellStatus::kAgreedUndelegated: return "agreed-undelegated";
+    case CellStatus::kDrifted: return "drifted";
+    case CellStatus::kExportRefused: return "export-refused";
+    case CellStatus::kExportFailed: return "export-failed";
+    case CellStatus::kNotLinked: return "not-linked";
+    case CellStatus::kUnavailable: return "unavailable";
+    case CellStatus::kLoadFailed: return "load-failed";
+    case CellStatus::kRunFailed: return "run-failed";
+    case CellStatus::kBundleInvalid: return "bundle-invalid";
+  }
+  return "unknown";
+}
+
+int Matrix::exit_code() const {
+  if (measured == 0) return 1;
+  for (const Cell& c : cells)
+    if (c.status == CellStatus::kDrifted) return 1;
+  return 0;
+}
+
+namespace {
+
+std::string fmt(double v, int precision = 3) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  std::ostringstream os;
+  os << std::setprecision(precision) << v;
+  return os.str();
+}
+
+std::string fixed(double v, int decimals) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(decimals) << v;
+  return os.str();
+}
+
+nlohmann::json opt_num(const std::optional<double>& v) {
+  if (v && std::isfinite(*v)) return *v;
+  return nullptr;
+}
+
+std::string error_text(const Error& e) {
+  std::string s = "[" + std::string(to_string(e.kind())) + "] " + e.cause();
+  if (e.et_error()) {
+    std::ostringstream os;
+    os << " (executorch error 0x" << std::hex << *e.et_error() << ")";
+    s += os.str();
+  }
+  if (!e.remedy().empty()) s += "; remedy: " + e.remedy();
+  return s;
+}
+
+std::string column_label(const Column& c) { return c.backend + "/" + c.recipe; }
+
+std::string join(const std::vector<std::string>& v, const std::string& sep = ", ") {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
+  return out;
+}
+
+void note_case(Matrix& m, const std::string& id) {
+  if (std::find(m.cases.begin(), m.cases.end(), id) == m.cases.end()) m.cases.push_back(id);
+}
+
+// A column that could not run at all: one cell per golden case with `status`, and a not_run line.
+void fail_column(Matrix& m, size_t col, const std::vector<GoldenCase>& goldens, CellStatus status,
+                 const std::string& reason) {
+  for (const GoldenCase& g : goldens) {
+    note_case(m, g.id);
+    Cell cell;
+    cell.case_id = g.id;
+    cell.column = col;
+    cell.status = status;
+    cell.detail = reason;
+    m.cells.push_back(std::move(cell));
+  }
+  const Column& c = m.columns[col];
+  m.not_run.push_back({c.backend, c.recipe, status, c.bundle + ": " + reason});
+}
+
+// Which of the ids are not registered / not available in this binary, if any.
+std::optional<std::pair<CellStatus, std::string>> check_delegates(
+    const std::vector<std::string>& ids) {
+  std::vector<std::string> not_linked, unavailable;
+  for (const std::string& id : ids) {
+    auto b = find_backend(id);
+    if (!b || !b->registered)
+      not_linked.push_back(id);
+    else if (!b->available)
+      unavailable.push_back(id);
+  }
+  std::vector<std::string> registered;
+  for (const RuntimeBackend& b : registered_backends())
+    registered.push_back(b.id + (b.available ? "" : " (unavailable)"));
+  const std::string reg = registered.empty() ? "none" : join(registered);
+  if (!not_linked.empty())
+    return std::make_pair(CellStatus::kNotLinked,
+                          "delegate " + join(not_linked) +
+                              " is not linked into this binary (registered here: " + reg + ")");
+  if (!unavailable.empty())
+    return std::make_pair(CellStatus::kUnavailable,
+                          "delegate " + join(unavailable) +
+                              " is registered but reports itself unavailable on this machine");
+  return std::nullopt;
+}
+
+void run_column(Matrix& m, const std::filesystem::path& path) {
+  // 1. Open: manifest and artifact hash. If the manifest reads but the artifact does not match,
+  //    the column is still shown (its cases are known); otherwise it becomes a not_run line.
+  Bundle bundle;
+  try {
+    bundle = open_bundle(path);
+  } catch (const Error& e) {
+    std::optional<Manifest> manifest;
+    try {
+      std::filesystem::path mp = path;
+      if (std::filesystem::is_directory(path))
+        for (const auto& entry : std::filesystem::directory_iterator(path)) {
+          const std::string fn = entry.path().filename().string();
+          if (fn.size() > 13 && fn.ends_with(".etproof.json")) mp = entry.path();
+        }
+      manifest = read_manifest(mp);
+    } catch (const Error&) {
+    }
+    if (!manifest) {
+      m.not_run.push_back({path.filename().string(), "", CellStatus::kBundleInvalid,
+                           path.filename().string() + ": " + error_text(e)});
+      return;
+    }
+    Column c{manifest->name, manifest->backend, manifest->recipe, manifest->precision,
+             manifest->delegates, std::nullopt};
+    m.columns.push_back(c);
+    fail_column(m, m.columns.size() - 1, manifest->goldens, CellStatus::kBundleInvalid,
+                error_text(e));
+    return;
+  }
+  const Manifest& man = bundle.manifest;
+  m.columns.push_back({man.name, man.backend, man.recipe, man.precision, man.delegates,
+                       std::nullopt});
+  const size_t col = m.columns.size() - 1;
+
+  // 2. The bound: a column whose recipe/precision has no measured bound cannot be judged.
+  try {
+    m.columns[col].bound = derive_bound(man.recipe, man.precision, man.compute_unit);
+  } catch (const Error& e) {
+    fail_column(m, col, man.goldens, CellStatus::kBundleInvalid,
+                "cannot be judged: " + error_text(e));
+    return;
+  }
+
+  // 3. The delegates the program needs, against this binary's registry.
+  if (auto why = check_delegates(man.delegates)) {
+    fail_column(m, col, man.goldens, why->first, why->second);
+    return;
+  }
+
+  // 4. Load. The loader reads the delegate ids from the program itself; a delegate the manifest
+  //    did not record is caught here.
+  std::optional<LoadedModel> model;
+  try {
+    model.emplace(LoadedModel::load(bundle));
+  } catch (const Error& e) {
+    CellStatus status = CellStatus::kLoadFailed;
+    if (e.kind() == ErrorKind::kBackendUnavailable) {
+      status = CellStatus::kNotLinked;
+      for (const RuntimeBackend& b : registered_backends())
+        if (!b.available && e.cause().find(b.id) != std::string::npos)
+          status = CellStatus::kUnavailable;
+    } else if (e.kind() == ErrorKind::kManifestInvalid ||
+               e.kind() == ErrorKind::kArtifactMismatch) {
+      status = CellStatus::kBundleInvalid;
+    }
+    fail_column(m, col, man.goldens, status, error_text(e));
+    return;
+  }
+  m.columns[col].delegates = model->program_delegates();
+  if (auto why = check_delegates(model->program_delegates())) {
+    fail_column(m, col, man.goldens, why->first, why->second);
+    return;
+  }
+  const Bound& bound = *m.columns[col].bound;
+  const bool undelegated = man.backend != "portable" && model->program_delegates().empty();
+
+  // 5. Every golden case: run, gate every output. One case's failure never stops the next.
+  for (const GoldenCase& g : man.goldens) {
+    note_case(m, g.id);
+    Cell cell;
+    cell.case_id = g.id;
+    cell.column = col;
+    std::map<std::string, HostTensor> inputs, reference;
+    try {
+      inputs = read_golden_inputs(bundle, g);
+      reference = read_golden_outputs(bundle, g);
+    } catch (const Error& e) {
+      cell.status = CellStatus::kBundleInvalid;
+      cell.detail = "goldens unreadable: " + error_text(e);
+      m.cells.push_back(std::move(cell));
+      continue;
+    }
+    std::map<std::string, HostTensor> actual;
+    try {
+      actual = model->run(inputs);
+    } catch (const Error& e) {
+      cell.status = e.kind() == ErrorKind::kRunFailed ? CellStatus::kRunFailed
+                                                      : CellStatus::kBundleInvalid;
+      cell.detail = error_text(e);
+      m.cells.push_back(std::move(cell));
+      continue;
+    }
+    bool passed = !reference.empty();
+    std::vector<std::string> failures;
+    try {
+      for (const auto& [name, ref] : reference) {
+        auto it = actual.find(name);
+        if (it == actual.end())
+          throw Error(ErrorKind::kManifestInvalid,
+                      "the program returned no output \"" + name + "\"",
+                      "re-export the bundle; its goldens and outputs disagree");
+        TensorReport t = compare_tensor(name, it->second, ref, bound);
+        passed = passed && t.passed;
+        if (!t.passed) failures.push_back(name + ": " + t.failure);
+        auto worst = [](std::optional<double>& slot, double v, bool larger) {
+          if (!slot || (larger ? v > *slot : v < *slot) || std::isnan(v)) slot = v;
+        };
+        worst(cell.max_abs_error, t.max_abs_error, true);
+        worst(cell.cosine, t.cosine, false);
+        worst(cell.sqnr_db, t.sqnr_db, false);
+        worst(cell.headroom, t.headroom, false);
+      }
+    } catch (const Error& e) {
+      cell = Cell{g.id, col, CellStatus::kBundleInvalid, {}, {}, {}, {}, error_text(e)};
+      m.cells.push_back(std::move(cell));
+      continue;
+    }
+    ++m.measured;
+    if (!passed) {
+      cell.status = CellStatus::kDrifted;
+      cell.detail = join(failures, "; ");
+    } else if (undelegated) {
+      cell.status = CellStatus::kAgreedUndelegated;
+      cell.detail = "no delegate in the program: ran on portable kernels, not " + man.backend;
+    } else {
+      cell.status = CellStatus::kAgreed;
+    }
+    m.cells.push_back(std::move(cell));
+  }
+}
+
+// dir/export-report.json, written by the export half.
+void read_export_report(Matrix& m, const std::filesystem::path& dir) {
+  const auto path = dir / "export-report.json";
+  if (!std::filesystem::exists(path)) return;
+  try {
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("cannot open");
+    nlohmann::json doc = nlohmann::json::parse(in);
+    for (const auto& r : doc.at("results")) {
+      const std::string status = r.at("status").get<std::string>();
+      const std::string backend = r.at("backend").get<std::string>();
+      const std::string recipe = r.value("recipe", std::string());
+      const std::string reason = r.value("reason", std::string("(no reason recorded)"));
+      const std::string stage = r.value("stage", std::string());
+      if (status == "export-refused") {
+        m.not_run.push_back({backend, recipe, CellStatus::kExportRefused, reason});
+      } else if (status == "export-failed") {
+        m.not_run.push_back({backend, recipe, CellStatus::kExportFailed,
+                             (stage.empty() ? "" : "at " + stage + ": ") + reason});
+      } else if (status == "exported") {
+        bool found = false;
+        for (const Column& c : m.columns) found = found || (c.backend == backend && c.recipe == recipe);
+        for (const NotRun& n : m.not_run) found = found || (n.backend == backend && n.recipe == recipe);
+        if (!found)
+          m.not_run.push_back({backend, recipe, CellStatus::kBundleInvalid,
+                               "export-report.json says exported, but no bundle for it is in " +
+                                   dir.string()});
+      } else {
+        m.not_run.push_back({backend, recipe, CellStatus::kExportFailed,
+                             "export-report.json has unknown status \"" + status + "\""});
+      }
+    }
+  } catch (const std::exception& e) {
+    m.not_run.push_back({"", "", CellStatus::kBundleInvalid,
+                         path.string() + " is unreadable (" + e.what() +
+                             "); the export half's refusals cannot be shown"});
+  }
+}
+
+const Cell* find_cell(const Matrix& m, const std::string& case_id, size_t col) {
+  for (const Cell& c : m.cells)
+    if (c.case_id == case_id && c.column == col) return &c;
+  return nullptr;
+}
+
+std::string cell_text(const Cell* c) {
+  if (!c) return "-";
+  std::string s(to_string(c->status));
+  if (c->max_abs_error) s += " " + fmt(*c->max_abs_error, 2);
+  if (c->cosine) s += " " + fixed(*c->cosine, 6);
+  return s;
+}
+
+std::string bound_text(const std::optional<Bound>& b) {
+  if (!b) return "no bound";
+  return "atol " + fmt(b->atol, 4) + " + rtol " + fmt(b->rtol, 4) + "·|ref|, cosine ≥ " +
+         fmt(b->min_cosine, 9) + (b->caller_supplied ? " (caller)" : " (derived)");
+}
+
+std::string summary(const Matrix& m) {
+  std::map<CellStatus, size_t> count;
+  for (const Cell& c : m.cells) ++count[c.status];
+  std::ostringstream os;
+  os << m.measured << " cells measured: " << count[CellStatus::kAgreed] << " agreed, "
+     << count[CellStatus::kDrifted] << " drifted";
+  if (count[CellStatus::kAgreedUndelegated])
+    os << ", " << count[CellStatus::kAgreedUndelegated] << " agreed-undelegated";
+  const size_t unmeasured = m.cells.size() - m.measured;
+  if (unmeasured) {
+    os << "; " << unmeasured << " not measured (";
+    bool first = true;
+    for (auto [s, n] : count) {
+      if (s == CellStatus::kAgreed || s == CellStatus::kDrifted ||
+          s == CellStatus::kAgreedUndelegated || n == 0)
+        continue;
+      os << (first ? "" : ", ") << n << " " << to_string(s);
+      first = false;
+    }
+    os << ")";
+  }
+  if (!m.not_run.empty()) os << "; " << m.not_run.size() << " column(s) not run";
+  return os.str();
+}
+
+std::string verdict(const Matrix& m) {
+  if (m.measured == 0) return "FAIL: nothing was measured";
+  return m.exit_code() == 0 ? "PASS" : "FAIL: drift";
+}
+
+}  // namespace
+
+Matrix build_matrix(const std::filesystem::path& dir) {
+  if (!std::filesystem::is_directory(dir))
+    throw Error(ErrorKind::kIo, "bundle directory " + dir.string() + " does not exist",
+                "pass the directory the export half wrote (etproof export … --out DIR), or "
+                "export the demo bundles first");
+  Matrix m;
+  for (const auto& path : find_bundles(dir)) {
+    try {
+      run_column(m, path);
+    } catch (const Error& e) {  // anything unforeseen in one column never stops the others
+      m.not_run.push_back({path.filename().string(), "", CellStatus::kBundleInvalid,
+                           path.filename().string() + ": " + error_text(e)});
+    }
+  }
+  read_export_report(m, dir);
+  return m;
+}
+
+std::string to_text(const Matrix& m) {
+  std::ostringstream os;
+  if (m.columns.empty()) {
+    os << "no bundle columns\n";
+  } else {
+    std::vector<std::string> header{"case"};
+    for (const Column& c : m.columns) header.push_back(column_label(c));
+    std::vector<std::vector<std::string>> rows;
+    for (const std::string& id : m.cases) {
+      std::vector<std::string> row{id};
+      for (size_t col = 0; col < m.columns.size(); ++col)
+        row.push_back(cell_text(find_cell(m, id, col)));
+      rows.push_back(std::move(row));
+    }
+    std::vector<size_t> width(header.size(), 0);
+    auto measure = [&](const std::vector<std::string>& r) {
+      for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+    };
+    measure(header);
+    for (const auto& r : rows) measure(r);
+    auto line = [&](const std::vector<std::string>& r) {
+      for (size_t i = 0; i < r.size(); ++i)
+        os << std::left << std::setw(static_cast<int>(width[i])) << r[i]
+           << (i + 1 < r.size() ? "  " : "");
+      os << "\n";
+    };
+    line(header);
+    std::vector<std::string> rule;
+    for (size_t w : width) rule.push_back(std::string(w, '-'));
+    line(rule);
+    for (const auto& r : rows) line(r);
+    os << "(cells: status, max abs error, cosine)\n\ncolumns:\n";
+    for (const Column& c : m.columns) {
+      os << "  " << column_label(c) << "  bundle " << c.bundle << ", precision " << c.precision
+         << ", delegates in program: " << (c.delegates.empty() ? "none" : join(c.delegates))
+         << (c.backend == "portable" ? " (portable kernels)" : "") << "\n";
+      os << "    bound: " << bound_text(c.bound) << "\n";
+    }
+    bool any = false;
+    for (const Cell& c : m.cells)
+      if (c.status == CellStatus::kDrifted || c.status == CellStatus::kRunFailed) {
+        if (!any) os << "\nfailures:\n";
+        any = true;
+        os << "  " << c.case_id << " × " << column_label(m.columns[c.column]) << ": "
+           << to_string(c.status) << ": " << c.detail << "\n";
+      }
+  }
+  if (!m.not_run.empty()) {
+    os << "\nnot run:\n";
+    for (const NotRun& n : m.not_run)
+      os << "  " << (n.backend.empty() ? "?" : n.backend) << "/" << (n.recipe.empty() ? "?" : n.recipe)
+         << ": " << to_string(n.status) << ": " << n.reason << "\n";
+  }
+  os << "\n" << summary(m) << "\n" << verdict(m) << "\n";
+  return os.str();
+}
+
+std::string to_markdown(const Matrix& m) {
+  auto esc = [](std::string s) {
+    std::string out;
+    for (char ch : s) {
+      if (ch == '|') out += "\\|";
+      else if (ch == '\n') out += ' ';
+      else out += ch;
+    }
+    return out;
+  };
+  std::ostringstream os;
+  os << "| case |";
+  for (const Column& c : m.columns) os << " " << esc(column_label(c)) << " |";
+  os << "\n| --- |";
+  for (size_t i = 0; i < m.columns.size(); ++i) os << " --- |";
+  os << "\n";
+  for (const std::string& id : m.cases) {
+    os << "| " << esc(id) << " |";
+    for (size_t col = 0; col < m.columns.size(); ++col) {
+      const Cell* c = find_cell(m, id, col);
+      if (!c) {
+        os << " – |";
+        continue;
+      }
+      os << " `" << to_string(c->status) << "`";
+      if (c->max_abs_error) os << " " << fmt(*c->max_abs_error, 2);
+      if (c->cosine) os << " cos " << fixed(*c->cosine, 6);
+      os << " |";
+    }
+    os << "\n";
+  }
+  os << "\n| column | bundle | delegates in program | bound |\n| --- | --- | --- | --- |\n";
+  for (const Column& c : m.columns)
+    os << "| " << esc(column_label(c)) << " | " << esc(c.bundle) << " | "
+       << (c.delegates.empty() ? std::string("none") : esc(join(c.delegates))) << " | "
+       << esc(bound_text(c.bound)) << " |\n";
+  if (!m.not_run.empty()) {
+    os << "\n**Not run**\n\n| backend | recipe | status | reason |\n| --- | --- | --- | --- |\n";
+    for (const NotRun& n : m.not_run)
+      os << "| " << esc(n.backend) << " | " << esc(n.recipe) << " | `" << to_string(n.status)
+         << "` | " << esc(n.reason) << " |\n";
+  }
+  os << "\n" << summary(m) << " — **" << verdict(m) << "**\n";
+  return os.str();
+}
+
+nlohmann::json to_json(const Matrix& m) {
+  nlohmann::json cols = nlohmann::json::array();
+  for (const Column& c : m.columns)
+    cols.push_back({{"backend", c.backend},
+                    {"recipe", c.recipe},
+                    {"precision", c.precision},
+                    {"delegates", c.delegates},
+                    {"bundle", c.bundle},
+                    {"bound", c.bound ? to_json(*c.bound) : nlohmann::json(nullptr)}});
+  nlohmann::json cells = nlohmann::json::array();
+  for (const Cell& c : m.cells) {
+    const Column& col = m.columns[c.column];
+    cells.push_back({{"case", c.case_id},
+                     {"backend", col.backend},
+                     {"recipe", col.recipe},
+                     {"bundle", col.bundle},
+                     {"status", std::string(to_string(c.status))},
+                     {"max_abs_error", opt_num(c.max_abs_error)},
+                     {"cosine", opt_num(c.cosine)},
+                     {"sqnr_db", opt_num(c.sqnr_db)},
+                     {"headroom", opt_num(c.headroom)},
+                     {"bound", col.bound ? to_json(*col.bound) : nlohmann::json(nullptr)},
+                     {"detail", c.detail}});
+  }
+  nlohmann::json not_run = nlohmann::json::array();
+  for (const NotRun& n : m.not_run)
+    not_run.push_back({{"backend", n.backend},
+                       {"recipe", n.recipe},
+                       {"status", std::string(to_string(n.status))},
+                       {"reason", n.reason}});
+  return {{"columns", cols},      {"cases", m.cases},        {"cells", cells},
+          {"not_run", not_run},   {"measured", m.measured},  {"exit_code", m.exit_code()},
+          {"summary", summary(m)}};
+}
+
+}  // namespace etproof
