@@ -1,0 +1,583 @@
+// etproof — the command-line front end of the runtime half (DESIGN.md §8).
+//
+// Exit codes: 0 success / parity passed / matrix passed; 1 drift (parity) or a failing matrix
+// (drift, or nothing measured); 2 an error (printed as "error [kind]: cause" + "remedy: …").
+// `etproof export …` hands its arguments to the export half and returns its exit code.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "etproof/bundle.h"
+#include "etproof/error.h"
+#include "etproof/gate.h"
+#include "etproof/image.h"
+#include "etproof/manifest.h"
+#include "etproof/matrix.h"
+#include "etproof/npy.h"
+#include "etproof/registry.h"
+
+namespace fs = std::filesystem;
+using etproof::Error;
+using etproof::ErrorKind;
+
+namespace {
+
+constexpr int kExitError = 2;
+
+void print_error(const Error& e) {
+  std::cerr << "error [" << etproof::to_string(e.kind()) << "]: " << e.cause() << "\n";
+  if (!e.remedy().empty()) std::cerr << "remedy: " << e.remedy() << "\n";
+  if (e.et_error()) {
+    std::ostringstream os;
+    os << "executorch error 0x" << std::hex << std::setw(2) << std::setfill('0') << *e.et_error();
+    std::cerr << os.str() << " (runtime/core/error.h)\n";
+  }
+}
+
+std::string join(const std::vector<std::string>& v, const std::string& sep = ", ") {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
+  return out;
+}
+
+// <directory of this executable>/demo/bundles, found through /proc/self/exe.
+fs::path default_bundles_dir() {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec)
+    throw Error(ErrorKind::kIo, "cannot resolve /proc/self/exe: " + ec.message(),
+                "pass the bundle directory explicitly");
+  return exe.parent_path() / "demo" / "bundles";
+}
+
+// ---- backends ----------------------------------------------------------------------------------
+int cmd_backends(bool json) {
+  const auto backends = etproof::registered_backends();
+  if (json) {
+    nlohmann::json rt = nlohmann::json::array();
+    for (const auto& b : backends)
+      rt.push_back({{"id", b.id}, {"registered", b.registered}, {"available", b.available}});
+    std::cout << nlohmann::json{{"runtime", rt}}.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << "runtime half (this binary's ExecuTorch backend registry):\n";
+  if (backends.empty()) {
+    std::cout << "  no delegate registered: programs run on portable/optimized CPU kernels only\n";
+    return 0;
+  }
+  size_t w = 2;
+  for (const auto& b : backends) w = std::max(w, b.id.size());
+  std::cout << "  " << std::left << std::setw(static_cast<int>(w)) << "id"
+            << "  registered  available\n";
+  for (const auto& b : backends)
+    std::cout << "  " << std::left << std::setw(static_cast<int>(w)) << b.id << "  "
+              << std::setw(10) << (b.registered ? "yes" : "no") << "  "
+              << (b.available ? "yes" : "no (not usable on this machine)") << "\n";
+  std::cout << "a program loads only when each of its delegates is registered and available\n";
+  return 0;
+}
+
+// ---- export: the export half, in Python -------------------------------------------------------
+int cmd_export(int argc, char** argv) {
+  const char* env = std::getenv("ETPROOF_PYTHON");
+  const std::string python = (env && *env) ? env : ETPROOF_PYTHON;
+  if (python.find('/') != std::string::npos && access(python.c_str(), X_OK) != 0)
+    throw Error(ErrorKind::kCapabilityUnavailable,
+                "the export half's Python interpreter " + python + " is missing or not executable",
+                "run ./setup.sh (creates .venv with executorch), or set ETPROOF_PYTHON to a Python "
+                "with the etproof package installed");
+  std::vector<std::string> args{python, "-m", "etproof", "export"};
+  for (int i = 0; i < argc; ++i) args.emplace_back(argv[i]);
+  std::vector<char*> cargs;
+  for (auto& a : args) cargs.push_back(a.data());
+  cargs.push_back(nullptr);
+  std::cout.flush();
+  std::cerr.flush();
+  const pid_t pid = fork();
+  if (pid < 0)
+    throw Error(ErrorKind::kIo, std::string("fork failed: ") + std::strerror(errno),
+                "retry; the system is out of processes or memory");
+  if (pid == 0) {
+    execvp(cargs[0], cargs.data());
+    std::fprintf(stderr, "error [capability-unavailable]: cannot run %s: %s\n"
+                         "remedy: run ./setup.sh, or set ETPROOF_PYTHON\n",
+                 cargs[0], std::strerror(errno));
+    _exit(kExitError);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR)
+      throw Error(ErrorKind::kIo, std::string("waitpid failed: ") + std::strerror(errno), "retry");
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) {
+    std::cerr << "error [io]: the export half was killed by signal " << WTERMSIG(status) << "\n";
+    return kExitError;
+  }
+  return kExitError;
+}
+
+// ---- inspect -----------------------------------------------------------------------------------
+nlohmann::json spec_json(const etproof::TensorSpec& s) {
+  nlohmann::json j{{"name", s.name},
+                   {"dtype", std::string(etproof::to_string(s.dtype))},
+                   {"shape", s.shape}};
+  if (s.layout) j["layout"] = *s.layout;
+  return j;
+}
+
+std::string spec_text(const etproof::TensorSpec& s) {
+  return s.name + " " + std::string(etproof::to_string(s.dtype)) + " " +
+         etproof::shape_to_string(s.shape) + (s.layout ? " " + *s.layout : "");
+}
+
+int cmd_inspect(const std::string& path, bool json) {
+  const etproof::Bundle b = etproof::open_bundle(path);
+  const etproof::Manifest& m = b.manifest;
+  // The delegates in the program, read by the runtime; the manifest's record is the fallback
+  // when this binary cannot load the program (and the output says which one it is).
+  std::vector<std::string> delegates = m.delegates;
+  std::string delegates_from = "manifest";
+  std::string load_note;
+  try {
+    etproof::LoadedModel model = etproof::LoadedModel::load(b);
+    delegates = model.program_delegates();
+    delegates_from = "program";
+  } catch (const Error& e) {
+    load_note = "[" + std::string(etproof::to_string(e.kind())) + "] " + e.cause();
+  }
+  std::optional<etproof::Bound> bound;
+  std::string bound_note;
+  try {
+    bound = etproof::derive_bound(m.recipe, m.precision, m.compute_unit);
+  } catch (const Error& e) {
+    bound_note = e.cause();
+  }
+
+  if (json) {
+    nlohmann::json j;
+    j["bundle"] = b.dir.string();
+    j["name"] = m.name;
+    j["model"] = m.model;
+    j["engine"] = {{"name", m.engine_name}, {"version", m.engine_version}};
+    j["backend"] = m.backend;
+    j["recipe"] = m.recipe;
+    j["precision"] = m.precision;
+    if (m.compute_unit) j["compute_unit"] = *m.compute_unit;
+    j["delegates"] = delegates;
+    j["delegates_from"] = delegates_from;
+    j["manifest_delegates"] = m.delegates;
+    if (!load_note.empty()) j["load_error"] = load_note;
+    if (m.delegation) {
+      nlohmann::json ops = nlohmann::json::array();
+      for (const auto& o : m.delegation->by_operator)
+        ops.push_back({{"op", o.op}, {"delegated", o.delegated}, {"non_delegated", o.non_delegated}});
+      j["delegation"] = {{"delegated_nodes", m.delegation->delegated_nodes},
+                         {"non_delegated_nodes", m.delegation->non_delegated_nodes},
+                         {"by_operator", ops}};
+    }
+    j["inputs"] = nlohmann::json::array();
+    for (const auto& s : m.inputs) j["inputs"].push_back(spec_json(s));
+    j["outputs"] = nlohmann::json::array();
+    for (const auto& s : m.outputs) j["outputs"].push_back(spec_json(s));
+    j["goldens"] = nlohmann::json::array();
+    for (const auto& g : m.goldens)
+      j["goldens"].push_back({{"id", g.id}, {"data", g.data}, {"origin", g.origin}});
+    j["artifact"] = {{"file", m.artifact.file}, {"bytes", m.artifact.bytes},
+                     {"sha256", m.artifact.sha256}, {"verified", true}};
+    j["bound"] = bound ? etproof::to_json(*bound) : nlohmann::json(nullptr);
+    if (m.labels) j["labels"] = {{"output", m.labels->output}, {"source", m.labels->source},
+                                 {"count", m.labels->names.size()}};
+    j["preprocessing"] = m.preprocessing.has_value();
+    j["toolchain"] = m.toolchain;
+    j["created_utc"] = m.created_utc;
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << "bundle    " << m.name << "  (" << b.dir.string() << ")\n";
+  std::cout << "model     " << m.model << ", written by " << m.engine_name << " "
+            << m.engine_version << " on " << m.created_utc << "\n";
+  std::cout << "backend   " << m.backend << " (requested at export)\n";
+  std::cout << "recipe    " << m.recipe << ", precision " << m.precision
+            << (m.compute_unit ? ", compute unit " + *m.compute_unit : "") << "\n";
+  std::cout << "delegates " << (delegates.empty() ? "none (portable kernels)" : join(delegates))
+            << "  [read from the " << delegates_from << "]\n";
+  if (!load_note.empty()) std::cout << "          program not loadable here: " << load_note << "\n";
+  if (delegates_from == "program" && delegates != m.delegates)
+    std::cout << "          WARNING: the manifest records " << join(m.delegates) << "\n";
+  if (m.delegation) {
+    const auto& d = *m.delegation;
+    std::cout << "delegation " << d.delegated_nodes << " nodes delegated, " << d.non_delegated_nodes
+              << " not\n";
+    size_t w = 2;
+    for (const auto& o : d.by_operator) w = std::max(w, o.op.size());
+    for (const auto& o : d.by_operator)
+      std::cout << "  " << std::left << std::setw(static_cast<int>(w)) << o.op << "  delegated "
+                << std::right << std::setw(5) << o.delegated << "  not " << std::setw(5)
+                << o.non_delegated << "\n";
+  } else {
+    std::cout << "delegation unknown (not recorded)\n";
+  }
+  for (const auto& s : m.inputs) std::cout << "input     " << spec_text(s) << "\n";
+  for (const auto& s : m.outputs) std::cout << "output    " << spec_text(s) << "\n";
+  if (m.preprocessing)
+    std::cout << "preprocess image: shorter side " << m.preprocessing->resize_shorter << ", crop "
+              << m.preprocessing->crop_h << "x" << m.preprocessing->crop_w << "\n";
+  if (m.labels)
+    std::cout << "labels    " << m.labels->names.size() << " for output " << m.labels->output
+              << " (" << m.labels->source << ")\n";
+  std::cout << "goldens   " << m.goldens.size() << " case(s):";
+  for (const auto& g : m.goldens) std::cout << " " << g.id << " (" << g.data << ")";
+  std::cout << "\n";
+  std::cout << "artifact  " << m.artifact.file << ", " << m.artifact.bytes << " bytes, sha256 "
+            << m.artifact.sha256 << " (verified)\n";
+  for (const auto& f : m.data_files)
+    std::cout << "data      " << f.file << ", " << f.bytes << " bytes, sha256 " << f.sha256
+              << " (verified)\n";
+  if (bound)
+    std::cout << "bound     atol " << bound->atol << " + rtol " << bound->rtol
+              << "·|ref|, cosine ≥ " << std::setprecision(9) << bound->min_cosine << "\n";
+  else
+    std::cout << "bound     none derivable: " << bound_note << "\n";
+  return 0;
+}
+
+// ---- run ---------------------------------------------------------------------------------------
+int cmd_run(const std::string& path, const std::vector<std::string>& input_args,
+            const std::string& out_dir) {
+  const etproof::Bundle b = etproof::open_bundle(path);
+  std::map<std::string, etproof::HostTensor> inputs;
+  for (const std::string& arg : input_args) {
+    const auto eq = arg.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size())
+      throw Error(ErrorKind::kInvalidArgument, "--input \"" + arg + "\" is not NAME=FILE.npy",
+                  "pass each input as --input NAME=FILE.npy");
+    const std::string name = arg.substr(0, eq);
+    if (inputs.count(name))
+      throw Error(ErrorKind::kInvalidArgument, "input \"" + name + "\" given twice",
+                  "pass each input once");
+    inputs[name] = etproof::read_npy(arg.substr(eq + 1));
+  }
+  etproof::LoadedModel model = etproof::LoadedModel::load(b);
+  const auto outputs = model.run(inputs);
+  std::cout << "ran " << b.manifest.name << " (backend " << b.manifest.backend << ", delegates "
+            << (model.program_delegates().empty() ? "none" : join(model.program_delegates()))
+            << ")\n";
+  if (!out_dir.empty()) fs::create_directories(out_dir);
+  for (const auto& [name, t] : outputs) {
+    const auto v = t.to_double();
+    double mn = 0, mx = 0, sum = 0;
+    size_t argmax = 0;
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (i == 0 || v[i] < mn) mn = v[i];
+      if (i == 0 || v[i] > mx) mx = v[i], argmax = i;
+      sum += v[i];
+    }
+    std::cout << "output " << name << " " << etproof::to_string(t.dtype) << " "
+              << etproof::shape_to_string(t.shape) << ": min " << mn << ", max " << mx
+              << " (flat index " << argmax << "), mean " << (v.empty() ? 0 : sum / v.size())
+              << "\n  first values:";
+    for (size_t i = 0; i < std::min<size_t>(v.size(), 8); ++i) std::cout << " " << v[i];
+    std::cout << (v.size() > 8 ? " …" : "") << "\n";
+    const auto& labels = b.manifest.labels;
+    if (labels && labels->output == name) {
+      for (const auto& r : etproof::top_k(t, labels->names, 5))
+        std::cout << "  " << std::fixed << std::setprecision(4) << r.probability << "  "
+                  << r.label << " (" << r.index << ")\n"
+                  << std::defaultfloat;
+    }
+    if (!out_dir.empty()) {
+      const fs::path p = fs::path(out_dir) / (name + ".npy");
+      etproof::write_npy(p, t);
+      std::cout << "  wrote " << p.string() << "\n";
+    }
+  }
+  return 0;
+}
+
+// ---- parity ------------------------------------------------------------------------------------
+int cmd_parity(const std::string& path, bool json, std::optional<double> atol,
+               std::optional<double> rtol, std::optional<double> min_cosine) {
+  const etproof::Bundle b = etproof::open_bundle(path);
+  std::optional<etproof::Bound> bound;
+  if (atol || rtol || min_cosine) {
+    std::optional<etproof::Bound> derived;
+    try {
+      derived = etproof::derive_bound(b.manifest.recipe, b.manifest.precision,
+                                      b.manifest.compute_unit);
+    } catch (const Error& e) {
+      if (!(atol && rtol && min_cosine))
+        throw Error(ErrorKind::kInvalidArgument,
+                    e.cause() + ", so a partial caller bound cannot be completed",
+                    "pass all of --atol, --rtol and --min-cosine");
+    }
+    etproof::Bound bd = derived.value_or(etproof::Bound{});
+    std::vector<std::string> given;
+    auto set = [&](std::optional<double> v, double& slot, const char* flag) {
+      if (!v) return;
+      slot = *v;
+      std::ostringstream os;
+      os << flag << " " << *v;
+      given.push_back(os.str());
+    };
+    set(atol, bd.atol, "--atol");
+    set(rtol, bd.rtol, "--rtol");
+    set(min_cosine, bd.min_cosine, "--min-cosine");
+    bd.source = "caller: " + join(given, " ") +
+                (given.size() < 3 ? "; the rest from the " + bd.source : std::string());
+    bd.caller_supplied = true;
+    bound = bd;
+  }
+  const etproof::ParityReport r = etproof::run_parity(b, bound);
+  if (json)
+    std::cout << etproof::to_json(r).dump(2) << "\n";
+  else
+    std::cout << etproof::to_text(r);
+  return r.passed ? 0 : 1;
+}
+
+// ---- matrix ------------------------------------------------------------------------------------
+int cmd_matrix(const std::string& dir_arg, bool json, bool markdown) {
+  const fs::path dir = dir_arg.empty() ? default_bundles_dir() : fs::path(dir_arg);
+  const etproof::Matrix m = etproof::build_matrix(dir);
+  if (json)
+    std::cout << etproof::to_json(m).dump(2) << "\n";
+  else if (markdown)
+    std::cout << etproof::to_markdown(m);
+  else
+    std::cout << "matrix: " << dir.string() << "\n\n" << etproof::to_text(m);
+  return m.exit_code();
+}
+
+// ---- classify ----------------------------------------------------------------------------------
+struct Candidate {
+  etproof::Bundle bundle;
+  bool runnable = false;
+  std::string why_not;  // when not runnable
+};
+
+std::string describe(const Candidate& c) {
+  const auto& m = c.bundle.manifest;
+  return m.backend + "/" + m.recipe + " (" + m.name + ")";
+}
+
+int cmd_classify(const std::string& image, const std::string& backend, const std::string& recipe,
+                 const std::string& dir_arg, size_t k) {
+  const fs::path dir = dir_arg.empty() ? default_bundles_dir() : fs::path(dir_arg);
+  if (!fs::is_directory(dir))
+    throw Error(ErrorKind::kIo, "bundle directory " + dir.string() + " does not exist",
+                "export the demo bundles (./setup.sh), or pass --bundles DIR");
+  if (!fs::exists(image))
+    throw Error(ErrorKind::kIo, "image " + image + " does not exist", "check the path");
+
+  std::vector<Candidate> cands;
+  std::vector<std::string> skipped;
+  for (const auto& p : etproof::find_bundles(dir)) {
+    Candidate c;
+    try {
+      c.bundle = etproof::open_bundle(p);
+    } catch (const Error& e) {
+      skipped.push_back(p.filename().string() + ": [" + std::string(etproof::to_string(e.kind())) +
+                        "] " + e.cause());
+      continue;
+    }
+    const auto& m = c.bundle.manifest;
+    if (!m.labels || !m.preprocessing) continue;  // not an image classifier
+    std::vector<std::string> problems;
+    for (const auto& id : m.delegates) {
+      auto rb = etproof::find_backend(id);
+      if (!rb || !rb->registered)
+        problems.push_back(id + " is not linked into this binary");
+      else if (!rb->available)
+        problems.push_back(id + " is registered but unavailable on this machine");
+    }
+    if (m.backend != "portable" && !etproof::runtime_ids_for_backend(m.backend))
+      problems.push_back("backend \"" + m.backend + "\" is unknown to this binary");
+    c.runnable = problems.empty();
+    c.why_not = join(problems, "; ");
+    cands.push_back(std::move(c));
+  }
+  if (cands.empty())
+    throw Error(ErrorKind::kCapabilityUnavailable,
+                "no image-classification bundle (with labels and image preprocessing) in " +
+                    dir.string() + (skipped.empty() ? "" : "; unreadable: " + join(skipped, "; ")),
+                "export the demo bundles (./setup.sh or python -m etproof demo --out build/demo)");
+
+  std::vector<std::string> available;
+  for (const auto& c : cands)
+    if (c.runnable) available.push_back(describe(c));
+  const std::string avail_text = available.empty() ? "none" : join(available);
+
+  auto prefer_fp32 = [&](std::vector<const Candidate*> v) -> const Candidate* {
+    for (auto* c : v)
+      if (c->bundle.manifest.recipe == "fp32") return c;
+    return v.empty() ? nullptr : v.front();
+  };
+
+  const Candidate* chosen = nullptr;
+  if (!backend.empty()) {
+    std::vector<const Candidate*> match, runnable;
+    for (const auto& c : cands)
+      if (c.bundle.manifest.backend == backend &&
+          (recipe.empty() || c.bundle.manifest.recipe == recipe)) {
+        match.push_back(&c);
+        if (c.runnable) runnable.push_back(&c);
+      }
+    if (match.empty())
+      throw Error(ErrorKind::kInvalidArgument,
+                  "no bundle for backend \"" + backend + "\"" +
+                      (recipe.empty() ? "" : " with recipe \"" + recipe + "\"") + " in " +
+                      dir.string(),
+                  "choose one of the backends that can run here: " + avail_text);
+    if (runnable.empty())
+      throw Error(ErrorKind::kBackendUnavailable,
+                  "backend \"" + backend + "\" cannot run here: " + match.front()->why_not,
+                  "choose one of the backends that can run here: " + avail_text);
+    chosen = prefer_fp32(runnable);
+  } else {
+    std::vector<const Candidate*> delegated, portable, other;
+    for (const auto& c : cands) {
+      if (!c.runnable || (!recipe.empty() && c.bundle.manifest.recipe != recipe)) continue;
+      if (!c.bundle.manifest.delegates.empty() && c.bundle.manifest.recipe == "fp32")
+        delegated.push_back(&c);
+      else if (c.bundle.manifest.backend == "portable")
+        portable.push_back(&c);
+      else
+        other.push_back(&c);
+    }
+    chosen = !delegated.empty() ? prefer_fp32(delegated)
+             : !portable.empty() ? prefer_fp32(portable)
+                                 : prefer_fp32(other);
+    if (!chosen)
+      throw Error(ErrorKind::kBackendUnavailable,
+                  "no bundle in " + dir.string() + " can run in this binary" +
+                      (recipe.empty() ? "" : " with recipe \"" + recipe + "\""),
+                  "link the delegates the bundles need, or export a portable bundle; runnable "
+                  "here: " + avail_text);
+  }
+
+  const etproof::Bundle& b = chosen->bundle;
+  const etproof::Manifest& m = b.manifest;
+  const auto& pp = *m.preprocessing;
+  if (m.inputs.size() != 1 || m.inputs[0].name != pp.input)
+    throw Error(ErrorKind::kCapabilityUnavailable,
+                "bundle " + m.name + " needs inputs other than the image \"" + pp.input + "\"",
+                "classify runs single-input image classifiers");
+  etproof::HostTensor x = etproof::load_image(image, pp, m.inputs[0]);
+  etproof::LoadedModel model = etproof::LoadedModel::load(b);
+  const auto outputs = model.run({{pp.input, x}});
+  const auto it = outputs.find(m.labels->output);
+  if (it == outputs.end())
+    throw Error(ErrorKind::kManifestInvalid,
+                "labels index output \"" + m.labels->output + "\", which the program lacks",
+                "re-export the bundle");
+  const auto& d = model.program_delegates();
+  std::cout << "image    " << image << "\n";
+  std::cout << "bundle   " << m.name << ": backend " << m.backend << ", recipe " << m.recipe
+            << ", delegates " << (d.empty() ? "none (portable kernels)" : join(d)) << "\n";
+  for (const auto& r : etproof::top_k(it->second, m.labels->names, k))
+    std::cout << "  " << std::fixed << std::setprecision(4) << r.probability << "  " << r.label
+              << " (" << r.index << ")\n";
+  return 0;
+}
+
+int run_cli(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "export") return cmd_export(argc - 2, argv + 2);
+
+  CLI::App app{"etproof — export PyTorch models through ExecuTorch and prove the numbers did "
+               "not change (runtime half)"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("etproof ") + ETPROOF_VERSION);
+
+  bool json = false, markdown = false;
+  auto* backends = app.add_subcommand("backends", "the backends this binary can run");
+  backends->add_flag("--json", json, "JSON output");
+
+  auto* exp = app.add_subcommand(
+      "export", "export a model (runs the export half: python -m etproof export ARGS…)");
+  exp->allow_extras();
+
+  std::string bundle;
+  auto* inspect = app.add_subcommand("inspect", "a bundle's manifest, delegates and delegation");
+  inspect->add_option("BUNDLE", bundle, "bundle directory or manifest")->required();
+  inspect->add_flag("--json", json, "JSON output");
+
+  std::vector<std::string> input_args;
+  std::string out_dir;
+  auto* run = app.add_subcommand("run", "run a bundle on .npy inputs");
+  run->add_option("BUNDLE", bundle, "bundle directory or manifest")->required();
+  run->add_option("--input", input_args, "NAME=FILE.npy, once per input")->required();
+  run->add_option("--out", out_dir, "write NAME.npy per output here");
+
+  std::optional<double> atol, rtol, min_cosine;
+  auto* parity = app.add_subcommand("parity", "the gate on one bundle (exit 0 pass, 1 drift)");
+  parity->add_option("BUNDLE", bundle, "bundle directory or manifest")->required();
+  parity->add_flag("--json", json, "JSON output");
+  parity->add_option("--atol", atol, "caller bound: absolute tolerance");
+  parity->add_option("--rtol", rtol, "caller bound: relative tolerance");
+  parity->add_option("--min-cosine", min_cosine, "caller bound: minimum cosine similarity");
+
+  std::string dir;
+  auto* matrix = app.add_subcommand("matrix", "every golden case × every bundle column");
+  matrix->add_option("DIR", dir, "bundle directory (default: <etproof's dir>/demo/bundles)");
+  auto* mj = matrix->add_flag("--json", json, "JSON output");
+  auto* mm = matrix->add_flag("--markdown", markdown, "Markdown output");
+  mj->excludes(mm);
+
+  std::string image, backend, recipe, bundles_dir;
+  size_t top = 5;
+  auto* classify = app.add_subcommand("classify", "classify a photo with a demo bundle");
+  classify->add_option("IMAGE", image, "JPEG/PNG/BMP image")->required();
+  classify->add_option("--backend", backend, "export key of the bundle to use (e.g. xnnpack)");
+  classify->add_option("--recipe", recipe, "recipe of the bundle to use (e.g. fp32)");
+  classify->add_option("--bundles", bundles_dir,
+                       "bundle directory (default: <etproof's dir>/demo/bundles)");
+  classify->add_option("--top", top, "how many classes to print")->check(CLI::PositiveNumber);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : kExitError;
+  }
+
+  if (backends->parsed()) return cmd_backends(json);
+  if (inspect->parsed()) return cmd_inspect(bundle, json);
+  if (run->parsed()) return cmd_run(bundle, input_args, out_dir);
+  if (parity->parsed()) return cmd_parity(bundle, json, atol, rtol, min_cosine);
+  if (matrix->parsed()) return cmd_matrix(dir, json, markdown);
+  if (classify->parsed()) return cmd_classify(image, backend, recipe, bundles_dir, top);
+  std::cerr << app.help();
+  return kExitError;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run_cli(argc, argv);
+  } catch (const Error& e) {
+    print_error(e);
+    return kExitError;
+  } catch (const std::exception& e) {
+    std::cerr << "error [internal]: " << e.what()
+              << "\nremedy: this is a bug in etproof; please report it with the command line\n";
+    return kExitError;
+  } catch (...) {
+    std::cerr << "error [internal]: unknown exception\n";
+    return kExitError;
+  }
+}
