@@ -1,0 +1,5 @@
+import sys
+
+from etproof.cli import main
+
+sys.exit(main())

@@ -1,0 +1,64 @@
+"""Skip work whose inputs did not change: stamps over etproof's sources, the toolchain and data.
+
+``OUT/.etproof-stamps.json`` maps bundle name -> {"stamp", "result"}. A bundle is reused when its
+stamp matches and, for an exported one, its directory still holds a valid manifest whose artifact
+hash matches the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from etproof.errors import EtproofError
+
+STAMPS_FILE = ".etproof-stamps.json"
+_PKG_DIR = Path(__file__).resolve().parent
+
+
+def source_digest() -> str:
+    h = hashlib.sha256()
+    for p in sorted(_PKG_DIR.rglob("*.py")):
+        h.update(p.relative_to(_PKG_DIR).as_posix().encode() + b"\0")
+        h.update(p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def make_stamp(*parts: bytes | str) -> str:
+    from etproof.export import toolchain_versions
+
+    h = hashlib.sha256()
+    h.update(source_digest().encode())
+    h.update(json.dumps(toolchain_versions(), sort_keys=True).encode())
+    for p in parts:
+        h.update(b"\0" + (p.encode() if isinstance(p, str) else p))
+    return h.hexdigest()
+
+
+def load_stamps(out: Path) -> dict:
+    try:
+        return json.loads((out / STAMPS_FILE).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def save_stamps(out: Path, stamps: dict) -> None:
+    tmp = out / (STAMPS_FILE + ".tmp")
+    tmp.write_text(json.dumps(stamps, sort_keys=True, indent=2) + "\n")
+    os.replace(tmp, out / STAMPS_FILE)
+
+
+def bundle_intact(bundle: Path) -> bool:
+    from etproof.export import _file_ref
+    from etproof.manifest import read_manifest
+
+    try:
+        doc = read_manifest(bundle)
+        art = doc["artifact"]
+        return _file_ref(bundle / art["file"]) == art and all(
+            (bundle / f"{doc['name']}.goldens" / fn).is_file()
+            for g in doc["goldens"] for part in ("inputs", "outputs") for fn in g[part].values())
+    except (EtproofError, OSError, KeyError):
+        return False

@@ -1,0 +1,282 @@
+"""The bundle manifest, schema_version 1 (docs/manifest.md). This module is the only writer.
+
+Absent means unknown: ``validate`` checks the type of every field that is present, requires the
+fields every bundle has, and rejects fields the schema does not define.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+from etproof.errors import ManifestError
+
+SCHEMA_VERSION = 1
+MANIFEST_SUFFIX = ".etproof.json"
+NAME_RE = re.compile(r"^[A-Za-z0-9._-]+$")
+SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+CREATED_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
+DTYPES = ("float32", "float16", "float64", "int8", "uint8", "int16", "int32", "int64", "bool")
+LAYOUTS = ("nchw", "nhwc")
+GOLDEN_DATA = ("real", "synthetic")
+TOOLCHAIN_KEYS = ("python", "torch", "executorch", "torchao", "numpy", "etproof")
+
+REQUIRED = (
+    "schema_version", "name", "model", "engine", "artifact", "backend", "delegates", "recipe",
+    "precision", "inputs", "outputs", "goldens", "toolchain", "created_utc",
+)
+OPTIONAL = (
+    "data_files", "delegation", "compute_unit", "quantization", "preprocessing", "labels",
+)
+
+
+def canonical_dumps(doc: dict) -> str:
+    """Canonical JSON: UTF-8, sorted keys, two-space indent, one trailing newline, no NaN/inf."""
+    return json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def write_manifest(doc: dict, path: str | Path) -> None:
+    """Validates and writes ``doc`` canonically (UTF-8) to ``path``."""
+    validate(doc)
+    Path(path).write_bytes(canonical_dumps(doc).encode("utf-8"))
+
+
+def read_manifest(path: str | Path) -> dict:
+    """Reads and validates a manifest; ``path`` may be the bundle directory or the .json file."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / f"{p.name}{MANIFEST_SUFFIX}"
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ManifestError(f"cannot read manifest {p}: {e.strerror or e}",
+                            "pass a bundle directory or its NAME.etproof.json") from e
+    try:
+        doc = json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, json.JSONDecodeError) as e:
+        raise ManifestError(f"{p}: not valid JSON: {e}", "re-export the bundle") from e
+    validate(doc, origin=str(p))
+    return doc
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not allowed in a manifest")
+
+
+# --- validation -------------------------------------------------------------------------------
+
+class _V:
+    def __init__(self, origin: str | None):
+        self.origin = origin
+
+    def fail(self, field: str, what: str):
+        where = f"{self.origin}: " if self.origin else ""
+        raise ManifestError(f"{where}manifest field '{field}' {what}",
+                            "re-export the bundle with etproof (docs/manifest.md is the schema)",
+                            field=field)
+
+    def obj(self, v: Any, field: str, required: tuple, optional: tuple = ()) -> dict:
+        if not isinstance(v, dict):
+            self.fail(field, f"must be an object, got {_tname(v)}")
+        for k in required:
+            if k not in v:
+                self.fail(f"{field}.{k}" if field else k, "is missing")
+        for k in v:
+            if k not in required and k not in optional:
+                self.fail(f"{field}.{k}" if field else k, "is not defined by schema_version 1")
+        return v
+
+    def string(self, v: Any, field: str, *, choices=None, pattern=None, nonempty=True) -> str:
+        if not isinstance(v, str):
+            self.fail(field, f"must be a string, got {_tname(v)}")
+        if nonempty and not v:
+            self.fail(field, "must not be empty")
+        if choices is not None and v not in choices:
+            self.fail(field, f"must be one of {', '.join(choices)}; got {v!r}")
+        if pattern is not None and not pattern.match(v):
+            self.fail(field, f"has an invalid value {v!r}")
+        return v
+
+    def integer(self, v: Any, field: str, *, minimum=None) -> int:
+        if isinstance(v, bool) or not isinstance(v, int):
+            self.fail(field, f"must be an integer, got {_tname(v)}")
+        if minimum is not None and v < minimum:
+            self.fail(field, f"must be >= {minimum}, got {v}")
+        return v
+
+    def number(self, v: Any, field: str) -> float:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            self.fail(field, f"must be a finite number, got {v!r}")
+        return v
+
+    def array(self, v: Any, field: str) -> list:
+        if not isinstance(v, list):
+            self.fail(field, f"must be an array, got {_tname(v)}")
+        return v
+
+
+def _tname(v: Any) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer",
+            float: "number", type(None): "null"}.get(type(v), type(v).__name__)
+
+
+def _file_ref(v: _V, ref: Any, field: str) -> None:
+    v.obj(ref, field, ("file", "bytes", "sha256"))
+    name = v.string(ref["file"], f"{field}.file", pattern=NAME_RE)
+    if name in (".", ".."):
+        v.fail(f"{field}.file", f"has an invalid value {name!r}")
+    v.integer(ref["bytes"], f"{field}.bytes", minimum=0)
+    v.string(ref["sha256"], f"{field}.sha256", pattern=SHA256_RE)
+
+
+def _tensor_specs(v: _V, specs: Any, field: str) -> None:
+    v.array(specs, field)
+    if not specs:
+        v.fail(field, "must name at least one tensor")
+    seen = set()
+    for i, s in enumerate(specs):
+        f = f"{field}[{i}]"
+        v.obj(s, f, ("name", "dtype", "shape"), ("layout",))
+        name = v.string(s["name"], f"{f}.name", pattern=NAME_RE)
+        if name in seen:
+            v.fail(f"{f}.name", f"repeats {name!r}")
+        seen.add(name)
+        v.string(s["dtype"], f"{f}.dtype", choices=DTYPES)
+        shape = v.array(s["shape"], f"{f}.shape")
+        for j, d in enumerate(shape):
+            if v.integer(d, f"{f}.shape[{j}]", minimum=-1) == -1:
+                pass
+        if "layout" in s:
+            v.string(s["layout"], f"{f}.layout", choices=LAYOUTS)
+            if len(shape) != 4:
+                v.fail(f"{f}.layout", f"is only defined for rank-4 tensors (rank {len(shape)})")
+
+
+def validate(doc: Any, origin: str | None = None) -> dict:
+    """Raises ManifestError naming the first field that breaks docs/manifest.md; returns doc."""
+    v = _V(origin)
+    v.obj(doc, "", REQUIRED, OPTIONAL)
+    sv = v.integer(doc["schema_version"], "schema_version")
+    if sv != SCHEMA_VERSION:
+        v.fail("schema_version", f"is {sv}; this reader understands {SCHEMA_VERSION}")
+    name = v.string(doc["name"], "name", pattern=NAME_RE)
+    if name in (".", ".."):
+        v.fail("name", f"has an invalid value {name!r}")
+    v.string(doc["model"], "model")
+    v.obj(doc["engine"], "engine", ("name", "version"))
+    v.string(doc["engine"]["name"], "engine.name", choices=("executorch",))
+    v.string(doc["engine"]["version"], "engine.version")
+    _file_ref(v, doc["artifact"], "artifact")
+    if "data_files" in doc:
+        for i, ref in enumerate(v.array(doc["data_files"], "data_files")):
+            _file_ref(v, ref, f"data_files[{i}]")
+    v.string(doc["backend"], "backend")
+    delegates = v.array(doc["delegates"], "delegates")
+    for i, d in enumerate(delegates):
+        v.string(d, f"delegates[{i}]")
+    if delegates != sorted(set(delegates)):
+        v.fail("delegates", "must be sorted and distinct")
+    if "delegation" in doc:
+        d = v.obj(doc["delegation"], "delegation",
+                  ("delegated_nodes", "non_delegated_nodes", "by_operator"))
+        v.integer(d["delegated_nodes"], "delegation.delegated_nodes", minimum=0)
+        v.integer(d["non_delegated_nodes"], "delegation.non_delegated_nodes", minimum=0)
+        ops = []
+        for i, e in enumerate(v.array(d["by_operator"], "delegation.by_operator")):
+            f = f"delegation.by_operator[{i}]"
+            v.obj(e, f, ("op", "delegated", "non_delegated"))
+            ops.append(v.string(e["op"], f"{f}.op"))
+            v.integer(e["delegated"], f"{f}.delegated", minimum=0)
+            v.integer(e["non_delegated"], f"{f}.non_delegated", minimum=0)
+        if ops != sorted(set(ops)):
+            v.fail("delegation.by_operator", "must be sorted by op, one entry per op")
+    v.string(doc["recipe"], "recipe")
+    v.string(doc["precision"], "precision")
+    if "compute_unit" in doc:
+        v.string(doc["compute_unit"], "compute_unit")
+    if "quantization" in doc:
+        q = v.obj(doc["quantization"], "quantization", ("scheme", "quantizer", "skipped"))
+        v.string(q["scheme"], "quantization.scheme")
+        v.string(q["quantizer"], "quantization.quantizer")
+        for i, s in enumerate(v.array(q["skipped"], "quantization.skipped")):
+            f = f"quantization.skipped[{i}]"
+            v.obj(s, f, ("module", "reason"))
+            v.string(s["module"], f"{f}.module")
+            v.string(s["reason"], f"{f}.reason")
+    _tensor_specs(v, doc["inputs"], "inputs")
+    _tensor_specs(v, doc["outputs"], "outputs")
+    in_names = [s["name"] for s in doc["inputs"]]
+    out_names = [s["name"] for s in doc["outputs"]]
+    if "preprocessing" in doc:
+        _preprocessing(v, doc["preprocessing"], doc["inputs"])
+    if "labels" in doc:
+        lab = v.obj(doc["labels"], "labels", ("output", "source", "names"))
+        v.string(lab["output"], "labels.output", choices=out_names)
+        v.string(lab["source"], "labels.source")
+        names = v.array(lab["names"], "labels.names")
+        if not names:
+            v.fail("labels.names", "must not be empty")
+        for i, n in enumerate(names):
+            v.string(n, f"labels.names[{i}]")
+    ids = set()
+    for i, g in enumerate(v.array(doc["goldens"], "goldens")):
+        f = f"goldens[{i}]"
+        v.obj(g, f, ("id", "data", "origin", "inputs", "outputs"))
+        gid = v.string(g["id"], f"{f}.id", pattern=NAME_RE)
+        if gid in ids:
+            v.fail(f"{f}.id", f"repeats {gid!r}")
+        ids.add(gid)
+        v.string(g["data"], f"{f}.data", choices=GOLDEN_DATA)
+        v.string(g["origin"], f"{f}.origin")
+        for part, names in (("inputs", in_names), ("outputs", out_names)):
+            files = v.obj(g[part], f"{f}.{part}", tuple(names))
+            for k, fn in files.items():
+                fn = v.string(fn, f"{f}.{part}.{k}", pattern=NAME_RE)
+                if not fn.endswith(".npy"):
+                    v.fail(f"{f}.{part}.{k}", f"must name a .npy file, got {fn!r}")
+    tc = v.obj(doc["toolchain"], "toolchain", TOOLCHAIN_KEYS)
+    for k in TOOLCHAIN_KEYS:
+        v.string(tc[k], f"toolchain.{k}")
+    v.string(doc["created_utc"], "created_utc", pattern=CREATED_RE)
+    return doc
+
+
+def _preprocessing(v: _V, p: Any, inputs: list) -> None:
+    keys = ("kind", "input", "color", "resize_shorter", "interpolation", "crop", "mean", "std",
+            "value_range")
+    if not isinstance(p, dict):
+        v.fail("preprocessing", f"must be an object, got {_tname(p)}")
+    v.string(p.get("kind"), "preprocessing.kind", choices=("image",))
+    v.obj(p, "preprocessing", keys)
+    name = v.string(p["input"], "preprocessing.input", choices=[s["name"] for s in inputs])
+    spec = next(s for s in inputs if s["name"] == name)
+    if len(spec["shape"]) != 4 or "layout" not in spec:
+        v.fail("preprocessing.input", f"must name a rank-4 input with a known layout ({name!r})")
+    v.string(p["color"], "preprocessing.color", choices=("rgb",))
+    v.integer(p["resize_shorter"], "preprocessing.resize_shorter", minimum=1)
+    v.string(p["interpolation"], "preprocessing.interpolation", choices=("bilinear",))
+    crop = v.array(p["crop"], "preprocessing.crop")
+    if len(crop) != 2:
+        v.fail("preprocessing.crop", "must be [h, w]")
+    for i, c in enumerate(crop):
+        v.integer(c, f"preprocessing.crop[{i}]", minimum=1)
+    for key in ("mean", "std"):
+        arr = v.array(p[key], f"preprocessing.{key}")
+        if len(arr) != 3:
+            v.fail(f"preprocessing.{key}", "must have 3 numbers")
+        for i, x in enumerate(arr):
+            if not isinstance(x, float):
+                v.fail(f"preprocessing.{key}[{i}]", f"must be a float, got {x!r}")
+            v.number(x, f"preprocessing.{key}[{i}]")
+            if key == "std" and x == 0:
+                v.fail(f"preprocessing.std[{i}]", "must not be 0")
+    vr = v.array(p["value_range"], "preprocessing.value_range")
+    if len(vr) != 2:
+        v.fail("preprocessing.value_range", "must be [min, max]")
+    for i, x in enumerate(vr):
+        v.number(x, f"preprocessing.value_range[{i}]")
+    if not vr[0] < vr[1]:
+        v.fail("preprocessing.value_range", "must have min < max")

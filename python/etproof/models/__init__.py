@@ -1,0 +1,1 @@
+"""Models etproof exports by name (``--model NAME``)."""
