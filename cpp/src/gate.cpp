@@ -31,7 +31,7 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 enum class Axis { kRecipe, kPrecision, kComputeUnit };
 
-struct BoundTerm {
+struct TableRow {
   Axis axis;
   const char* key;
   double atol;
@@ -40,7 +40,7 @@ struct BoundTerm {
   const char* source;
 };
 
-constexpr BoundTerm kBoundTable[] = {
+constexpr TableRow kBoundTable[] = {
     // Recipe "fp32": weights and activations are exported as they are; the recipe itself adds
     // nothing. All fp32 drift (kernel order, fused ops, XNNPACK's own float32 kernels) is charged
     // to the precision term below, measured on both fp32 columns.
@@ -59,7 +59,7 @@ constexpr BoundTerm kBoundTable[] = {
      "PROVISIONAL, not yet measured: replace with the demo measurement"},
 };
 
-const BoundTerm* find_term(Axis axis, const std::string& key) {
+const TableRow* find_term(Axis axis, const std::string& key) {
   for (const auto& t : kBoundTable)
     if (t.axis == axis && key == t.key) return &t;
   return nullptr;
@@ -127,9 +127,9 @@ std::string describe_bound(const Bound& b) {
 
 Bound derive_bound(const std::string& recipe, const std::string& precision,
                    const std::optional<std::string>& compute_unit) {
-  const BoundTerm* r = find_term(Axis::kRecipe, recipe);
-  const BoundTerm* p = find_term(Axis::kPrecision, precision);
-  const BoundTerm* c = compute_unit ? find_term(Axis::kComputeUnit, *compute_unit) : nullptr;
+  const TableRow* r = find_term(Axis::kRecipe, recipe);
+  const TableRow* p = find_term(Axis::kPrecision, precision);
+  const TableRow* c = compute_unit ? find_term(Axis::kComputeUnit, *compute_unit) : nullptr;
   std::vector<std::string> missing;
   if (!r) missing.push_back("recipe \"" + recipe + "\" (measured: " + known_keys(Axis::kRecipe) + ")");
   if (!p)
@@ -150,7 +150,7 @@ Bound derive_bound(const std::string& recipe, const std::string& precision,
   }
   Bound b;
   std::string source;
-  for (const BoundTerm* t : {r, p, c}) {
+  for (const TableRow* t : {r, p, c}) {
     if (!t) continue;
     b.atol += t->atol;
     b.rtol += t->rtol;
@@ -164,6 +164,16 @@ Bound derive_bound(const std::string& recipe, const std::string& precision,
   b.source = "derived: " + source;
   b.caller_supplied = false;
   return b;
+}
+
+std::vector<BoundTerm> bound_table() {
+  std::vector<BoundTerm> out;
+  for (const auto& t : kBoundTable)
+    out.push_back({t.axis == Axis::kRecipe      ? "recipe"
+                   : t.axis == Axis::kPrecision ? "precision"
+                                                : "compute_unit",
+                   t.key, t.atol, t.rtol, t.min_cosine, t.source});
+  return out;
 }
 
 TensorReport compare_tensor(const std::string& output, const HostTensor& actual,

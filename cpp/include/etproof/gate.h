@@ -35,6 +35,18 @@ struct Bound {
 Bound derive_bound(const std::string& recipe, const std::string& precision,
                    const std::optional<std::string>& compute_unit = std::nullopt);
 
+// One row of that table, read-only: a term along one axis ("recipe", "precision",
+// "compute_unit") with the measurement it came from. derive_bound sums these.
+struct BoundTerm {
+  std::string axis;
+  std::string key;
+  double atol = 0;
+  double rtol = 0;
+  double min_cosine = 1;
+  std::string source;
+};
+std::vector<BoundTerm> bound_table();
+
 struct TensorReport {
   std::string output;
   bool passed = false;
