@@ -1,0 +1,42 @@
+// etproof/error.cpp — the one error type (etproof/error.h).
+#include "etproof/error.h"
+
+#include <utility>
+
+namespace etproof {
+namespace {
+
+std::string compose_what(const std::string& cause, const std::string& remedy) {
+  if (remedy.empty()) return cause;
+  return cause + " (remedy: " + remedy + ")";
+}
+
+}  // namespace
+
+std::string_view to_string(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kIo: return "io";
+    case ErrorKind::kManifestInvalid: return "manifest-invalid";
+    case ErrorKind::kArtifactMismatch: return "artifact-mismatch";
+    case ErrorKind::kBackendUnavailable: return "backend-unavailable";
+    case ErrorKind::kCapabilityUnavailable: return "capability-unavailable";
+    case ErrorKind::kDtypeMismatch: return "dtype-mismatch";
+    case ErrorKind::kDtypeUnsupported: return "dtype-unsupported";
+    case ErrorKind::kShapeMismatch: return "shape-mismatch";
+    case ErrorKind::kLoadFailed: return "load-failed";
+    case ErrorKind::kRunFailed: return "run-failed";
+    case ErrorKind::kNpyInvalid: return "npy-invalid";
+    case ErrorKind::kInvalidArgument: return "invalid-argument";
+  }
+  return "unknown";
+}
+
+Error::Error(ErrorKind kind, std::string cause, std::string remedy,
+             std::optional<uint32_t> et_error)
+    : std::runtime_error(compose_what(cause, remedy)),
+      kind_(kind),
+      cause_(std::move(cause)),
+      remedy_(std::move(remedy)),
+      et_error_(et_error) {}
+
+}  // namespace etproof

@@ -1,0 +1,522 @@
+// etproof/manifest.cpp — reader of the bundle manifest, schema_version 1 (docs/manifest.md).
+//
+// Every field the contract defines is checked for presence (unless optional), type and value;
+// every problem found is reported at once, each with its field path ("inputs[0].dtype: …").
+// Keys this reader does not know are ignored: a writer adds an optional field without raising
+// schema_version only when an older reader would not misread the document by ignoring it.
+#include "etproof/manifest.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <system_error>
+
+#include "etproof/error.h"
+
+namespace etproof {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kRemedy =
+    "re-export the bundle with etproof's export half (python -m etproof export); the manifest "
+    "must follow docs/manifest.md, schema_version 1";
+
+const char* type_name(const json& j) {
+  switch (j.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::object: return "an object";
+    case json::value_t::array: return "an array";
+    case json::value_t::string: return "a string";
+    case json::value_t::boolean: return "a boolean";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned: return "an integer";
+    case json::value_t::number_float: return "a float";
+    default: return "an unexpected value";
+  }
+}
+
+std::string squote(const std::string& s) { return "'" + s + "'"; }
+
+bool is_safe_name(const std::string& s) {
+  if (s.empty() || s == "." || s == "..") return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
+  });
+}
+
+// A file name inside the bundle directory: one path component, never escaping it.
+std::optional<std::string> file_name_problem(const std::string& s) {
+  if (s.empty()) return "empty file name";
+  if (s == "." || s == "..") return squote(s) + " escapes the bundle directory";
+  if (s.find('/') != std::string::npos || s.find('\\') != std::string::npos)
+    return squote(s) + " contains a path separator; files must lie directly in the bundle";
+  if (s.find('\0') != std::string::npos) return "file name contains a NUL byte";
+  return std::nullopt;
+}
+
+bool is_hex64(const std::string& s) {
+  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+bool is_utc_timestamp(const std::string& s) {
+  // YYYY-MM-DDTHH:MM:SSZ
+  static constexpr char kPattern[] = "dddd-dd-ddTdd:dd:ddZ";
+  if (s.size() != sizeof(kPattern) - 1) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (kPattern[i] == 'd' ? !(s[i] >= '0' && s[i] <= '9') : s[i] != kPattern[i]) return false;
+  }
+  return true;
+}
+
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
+  return out;
+}
+
+// Walks the document, collecting every problem with its field path.
+class Reader {
+ public:
+  std::vector<std::string> problems;
+
+  void problem(const std::string& path, const std::string& what) {
+    problems.push_back(path + ": " + what);
+  }
+
+  static std::string at(const std::string& parent, const std::string& key) {
+    return parent.empty() ? key : parent + "." + key;
+  }
+  static std::string at(const std::string& parent, size_t i) {
+    return parent + "[" + std::to_string(i) + "]";
+  }
+
+  // The member `key` of `obj`, or nullptr (recording "missing" when required).
+  const json* member(const json& obj, const std::string& parent, const char* key, bool required) {
+    auto it = obj.find(key);
+    if (it == obj.end()) {
+      if (required) problem(at(parent, key), "missing");
+      return nullptr;
+    }
+    return &*it;
+  }
+
+  bool expect_type(const json& j, const std::string& path, bool ok, const char* want) {
+    if (!ok) problem(path, std::string("expected ") + want + ", found " + type_name(j));
+    return ok;
+  }
+
+  std::optional<std::string> string_at(const json& obj, const std::string& parent, const char* key,
+                                       bool required = true, bool non_empty = true) {
+    const json* j = member(obj, parent, key, required);
+    if (!j || !expect_type(*j, at(parent, key), j->is_string(), "a string")) return std::nullopt;
+    auto s = j->get<std::string>();
+    if (non_empty && s.empty()) {
+      problem(at(parent, key), "empty string");
+      return std::nullopt;
+    }
+    return s;
+  }
+
+  std::optional<int64_t> int_at(const json& obj, const std::string& parent, const char* key,
+                                bool required = true, int64_t min = 0) {
+    const json* j = member(obj, parent, key, required);
+    if (!j) return std::nullopt;
+    return int_value(*j, at(parent, key), min);
+  }
+
+  std::optional<int64_t> int_value(const json& j, const std::string& path, int64_t min) {
+    if (!expect_type(j, path, j.is_number_integer(), "an integer")) return std::nullopt;
+    if (j.is_number_unsigned() && j.get<uint64_t>() > uint64_t(INT64_MAX)) {
+      problem(path, "integer out of range");
+      return std::nullopt;
+    }
+    int64_t v = j.get<int64_t>();
+    if (v < min) {
+      problem(path, std::to_string(v) + " is below the minimum " + std::to_string(min));
+      return std::nullopt;
+    }
+    return v;
+  }
+
+  std::optional<double> number_value(const json& j, const std::string& path) {
+    if (!expect_type(j, path, j.is_number(), "a number")) return std::nullopt;
+    return j.get<double>();
+  }
+
+  const json* object_at(const json& obj, const std::string& parent, const char* key, bool required = true) {
+    const json* j = member(obj, parent, key, required);
+    if (!j || !expect_type(*j, at(parent, key), j->is_object(), "an object")) return nullptr;
+    return j;
+  }
+
+  const json* array_at(const json& obj, const std::string& parent, const char* key, bool required = true) {
+    const json* j = member(obj, parent, key, required);
+    if (!j || !expect_type(*j, at(parent, key), j->is_array(), "an array")) return nullptr;
+    return j;
+  }
+
+  std::optional<std::string> file_at(const json& obj, const std::string& parent, const char* key) {
+    auto s = string_at(obj, parent, key);
+    if (!s) return std::nullopt;
+    if (auto p = file_name_problem(*s)) {
+      problem(at(parent, key), *p);
+      return std::nullopt;
+    }
+    return s;
+  }
+
+  FileRef file_ref(const json& j, const std::string& path) {
+    FileRef r;
+    if (!expect_type(j, path, j.is_object(), "an object")) return r;
+    r.file = file_at(j, path, "file").value_or("");
+    r.bytes = uint64_t(int_at(j, path, "bytes").value_or(0));
+    if (auto s = string_at(j, path, "sha256")) {
+      if (is_hex64(*s))
+        r.sha256 = *s;
+      else
+        problem(at(path, "sha256"), squote(*s) + " is not 64 lower-case hex digits");
+    }
+    return r;
+  }
+
+  std::vector<TensorSpec> tensor_specs(const json& doc, const char* key) {
+    std::vector<TensorSpec> specs;
+    const json* arr = array_at(doc, "", key);
+    if (!arr) return specs;
+    std::set<std::string> seen;
+    for (size_t i = 0; i < arr->size(); ++i) {
+      const json& e = (*arr)[i];
+      const std::string path = at(key, i);
+      if (!expect_type(e, path, e.is_object(), "an object")) continue;
+      TensorSpec t;
+      if (auto n = string_at(e, path, "name")) {
+        t.name = *n;
+        if (!seen.insert(*n).second) problem(at(path, "name"), "duplicate name " + squote(*n));
+      }
+      if (auto d = string_at(e, path, "dtype")) {
+        if (auto dt = dtype_from_string(*d))
+          t.dtype = *dt;
+        else
+          problem(at(path, "dtype"), "unknown dtype " + squote(*d) +
+                                         " (known: float32, float16, float64, int8, uint8, int16, "
+                                         "int32, int64, bool)");
+      }
+      if (const json* sh = array_at(e, path, "shape")) {
+        for (size_t k = 0; k < sh->size(); ++k) {
+          const std::string dpath = at(at(path, "shape"), k);
+          auto v = int_value((*sh)[k], dpath, -1);
+          if (v) t.shape.push_back(*v);
+        }
+      }
+      if (auto l = string_at(e, path, "layout", /*required=*/false)) {
+        if (*l != "nchw" && *l != "nhwc")
+          problem(at(path, "layout"), "unknown layout " + squote(*l) + " (known: nchw, nhwc)");
+        else if (t.shape.size() != 4)
+          problem(at(path, "layout"), "layout is only recorded for rank-4 tensors, this one has rank " +
+                                          std::to_string(t.shape.size()));
+        else
+          t.layout = *l;
+      }
+      specs.push_back(std::move(t));
+    }
+    return specs;
+  }
+
+  std::optional<Delegation> delegation(const json& doc) {
+    const json* d = object_at(doc, "", "delegation", /*required=*/false);
+    if (!d) return std::nullopt;
+    Delegation out;
+    out.delegated_nodes = int_at(*d, "delegation", "delegated_nodes").value_or(0);
+    out.non_delegated_nodes = int_at(*d, "delegation", "non_delegated_nodes").value_or(0);
+    if (const json* ops = array_at(*d, "delegation", "by_operator")) {
+      for (size_t i = 0; i < ops->size(); ++i) {
+        const json& e = (*ops)[i];
+        const std::string path = at("delegation.by_operator", i);
+        if (!expect_type(e, path, e.is_object(), "an object")) continue;
+        OperatorDelegation o;
+        o.op = string_at(e, path, "op").value_or("");
+        o.delegated = int_at(e, path, "delegated").value_or(0);
+        o.non_delegated = int_at(e, path, "non_delegated").value_or(0);
+        if (!out.by_operator.empty() && !o.op.empty() && !(out.by_operator.back().op < o.op))
+          problem(at(path, "op"), squote(o.op) + " is out of order or repeated (by_operator is sorted by op)");
+        out.by_operator.push_back(std::move(o));
+      }
+    }
+    return out;
+  }
+
+  std::optional<ImagePreprocessing> preprocessing(const json& doc, const std::vector<TensorSpec>& inputs) {
+    const char* P = "preprocessing";
+    const json* p = object_at(doc, "", P, /*required=*/false);
+    if (!p) return std::nullopt;
+    auto kind = string_at(*p, P, "kind");
+    if (!kind) return std::nullopt;
+    if (*kind != "image") {
+      problem(at(P, "kind"), "unknown kind " + squote(*kind) + " (known: image)");
+      return std::nullopt;
+    }
+    ImagePreprocessing pp;
+    if (auto in = string_at(*p, P, "input")) {
+      pp.input = *in;
+      if (std::none_of(inputs.begin(), inputs.end(), [&](const TensorSpec& t) { return t.name == *in; }))
+        problem(at(P, "input"), squote(*in) + " is not one of the inputs");
+    }
+    if (auto c = string_at(*p, P, "color")) {
+      pp.color = *c;
+      if (*c != "rgb") problem(at(P, "color"), "unknown color order " + squote(*c) + " (known: rgb)");
+    }
+    if (auto r = int_at(*p, P, "resize_shorter", true, 1)) pp.resize_shorter = *r;
+    if (auto i = string_at(*p, P, "interpolation")) {
+      pp.interpolation = *i;
+      if (*i != "bilinear")
+        problem(at(P, "interpolation"), "unknown interpolation " + squote(*i) + " (known: bilinear)");
+    }
+    if (const json* crop = array_at(*p, P, "crop")) {
+      if (crop->size() != 2) {
+        problem(at(P, "crop"), "expected [h, w], found " + std::to_string(crop->size()) + " values");
+      } else {
+        pp.crop_h = int_value((*crop)[0], at(at(P, "crop"), 0), 1).value_or(0);
+        pp.crop_w = int_value((*crop)[1], at(at(P, "crop"), 1), 1).value_or(0);
+      }
+    }
+    auto triple = [&](const char* key, double* out, bool nonzero) {
+      const json* a = array_at(*p, P, key);
+      if (!a) return;
+      if (a->size() != 3) {
+        problem(at(P, key), "expected 3 numbers (one per channel), found " + std::to_string(a->size()));
+        return;
+      }
+      for (size_t i = 0; i < 3; ++i) {
+        if (auto v = number_value((*a)[i], at(at(P, key), i))) {
+          if (nonzero && *v <= 0)
+            problem(at(at(P, key), i), "must be positive");
+          else
+            out[i] = *v;
+        }
+      }
+    };
+    triple("mean", pp.mean, false);
+    triple("std", pp.std, true);
+    if (const json* vr = array_at(*p, P, "value_range")) {
+      if (vr->size() != 2) {
+        problem(at(P, "value_range"), "expected [min, max], found " + std::to_string(vr->size()) + " values");
+      } else {
+        auto lo = number_value((*vr)[0], at(at(P, "value_range"), 0));
+        auto hi = number_value((*vr)[1], at(at(P, "value_range"), 1));
+        if (lo && hi && !(*lo < *hi))
+          problem(at(P, "value_range"), "min must be below max");
+        else if (lo && hi) {
+          pp.value_min = *lo;
+          pp.value_max = *hi;
+        }
+      }
+    }
+    return pp;
+  }
+
+  std::optional<Labels> labels(const json& doc, const std::vector<TensorSpec>& outputs) {
+    const char* L = "labels";
+    const json* l = object_at(doc, "", L, /*required=*/false);
+    if (!l) return std::nullopt;
+    Labels out;
+    if (auto o = string_at(*l, L, "output")) {
+      out.output = *o;
+      if (std::none_of(outputs.begin(), outputs.end(), [&](const TensorSpec& t) { return t.name == *o; }))
+        problem(at(L, "output"), squote(*o) + " is not one of the outputs");
+    }
+    out.source = string_at(*l, L, "source").value_or("");
+    if (const json* names = array_at(*l, L, "names")) {
+      for (size_t i = 0; i < names->size(); ++i) {
+        const json& n = (*names)[i];
+        if (expect_type(n, at(at(L, "names"), i), n.is_string(), "a string"))
+          out.names.push_back(n.get<std::string>());
+      }
+    }
+    return out;
+  }
+
+  std::map<std::string, std::string> golden_files(const json& g, const std::string& path, const char* key,
+                                                   const std::vector<TensorSpec>& specs) {
+    std::map<std::string, std::string> out;
+    const json* m = object_at(g, path, key);
+    if (!m) return out;
+    const std::string mpath = at(path, key);
+    for (const auto& [name, file] : m->items()) {
+      const std::string fpath = at(mpath, name);
+      if (std::none_of(specs.begin(), specs.end(), [&](const TensorSpec& t) { return t.name == name; }))
+        problem(fpath, squote(name) + " is not one of the " + key);
+      if (!expect_type(file, fpath, file.is_string(), "a string")) continue;
+      const auto f = file.get<std::string>();
+      if (auto p = file_name_problem(f)) {
+        problem(fpath, *p);
+        continue;
+      }
+      out[name] = f;
+    }
+    for (const auto& t : specs)
+      if (!t.name.empty() && !out.count(t.name) && !m->contains(t.name))
+        problem(mpath, "no file for " + std::string(key).substr(0, std::string(key).size() - 1) + " " +
+                           squote(t.name));
+    return out;
+  }
+
+  std::vector<GoldenCase> goldens(const json& doc, const std::vector<TensorSpec>& inputs,
+                                  const std::vector<TensorSpec>& outputs) {
+    std::vector<GoldenCase> out;
+    const json* arr = array_at(doc, "", "goldens");
+    if (!arr) return out;
+    std::set<std::string> ids;
+    for (size_t i = 0; i < arr->size(); ++i) {
+      const json& g = (*arr)[i];
+      const std::string path = at("goldens", i);
+      if (!expect_type(g, path, g.is_object(), "an object")) continue;
+      GoldenCase c;
+      if (auto id = string_at(g, path, "id")) {
+        c.id = *id;
+        if (!ids.insert(*id).second) problem(at(path, "id"), "duplicate id " + squote(*id));
+      }
+      if (auto d = string_at(g, path, "data")) {
+        c.data = *d;
+        if (*d != "real" && *d != "synthetic")
+          problem(at(path, "data"), "unknown value " + squote(*d) + " (known: real, synthetic)");
+      }
+      c.origin = string_at(g, path, "origin").value_or("");
+      c.inputs = golden_files(g, path, "inputs", inputs);
+      c.outputs = golden_files(g, path, "outputs", outputs);
+      out.push_back(std::move(c));
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+Manifest parse_manifest(const json& doc, const std::string& origin) {
+  auto fail = [&](const std::vector<std::string>& problems, const std::string& remedy) -> Error {
+    return Error(ErrorKind::kManifestInvalid, origin + ": " + join(problems, "; "), remedy);
+  };
+  if (!doc.is_object()) throw fail({std::string("expected a JSON object, found ") + type_name(doc)}, kRemedy);
+
+  Reader r;
+  Manifest m;
+  m.raw = doc;
+
+  // schema_version first: a document of another version may mean other things by the same keys.
+  if (auto v = r.int_at(doc, "", "schema_version", true, INT64_MIN)) {
+    if (*v != kSchemaVersion) {
+      const std::string remedy =
+          *v > kSchemaVersion
+              ? "this etproof reads schema_version " + std::to_string(kSchemaVersion) +
+                    "; upgrade etproof's runtime half to one that reads schema_version " + std::to_string(*v) +
+                    ", or re-export the bundle with an etproof that writes version " + std::to_string(kSchemaVersion)
+              : std::string(kRemedy);
+      throw fail({"schema_version: " + std::to_string(*v) + " is not supported (this reader reads " +
+                  std::to_string(kSchemaVersion) + ")"},
+                 remedy);
+    }
+    m.schema_version = int(*v);
+  }
+
+  if (auto n = r.string_at(doc, "", "name")) {
+    if (is_safe_name(*n))
+      m.name = *n;
+    else
+      r.problem("name", squote(*n) + " must match [A-Za-z0-9._-]+ and not be '.' or '..'");
+  }
+  m.model = r.string_at(doc, "", "model").value_or("");
+  if (const json* e = r.object_at(doc, "", "engine")) {
+    m.engine_name = r.string_at(*e, "engine", "name").value_or("");
+    m.engine_version = r.string_at(*e, "engine", "version").value_or("");
+    if (!m.engine_name.empty() && m.engine_name != "executorch")
+      r.problem("engine.name", squote(m.engine_name) + " is not an engine this runtime loads (executorch)");
+  }
+  if (const json* a = r.member(doc, "", "artifact", true)) m.artifact = r.file_ref(*a, "artifact");
+  if (const json* df = r.array_at(doc, "", "data_files", /*required=*/false)) {
+    for (size_t i = 0; i < df->size(); ++i) m.data_files.push_back(r.file_ref((*df)[i], Reader::at("data_files", i)));
+  }
+  m.backend = r.string_at(doc, "", "backend").value_or("");
+  if (const json* d = r.array_at(doc, "", "delegates")) {
+    for (size_t i = 0; i < d->size(); ++i) {
+      const json& e = (*d)[i];
+      const std::string path = Reader::at("delegates", i);
+      if (!r.expect_type(e, path, e.is_string(), "a string")) continue;
+      auto s = e.get<std::string>();
+      if (s.empty()) r.problem(path, "empty string");
+      if (!m.delegates.empty() && !(m.delegates.back() < s))
+        r.problem(path, squote(s) + " is out of order or repeated (delegates are distinct and sorted)");
+      m.delegates.push_back(std::move(s));
+    }
+  }
+  m.delegation = r.delegation(doc);
+  m.recipe = r.string_at(doc, "", "recipe").value_or("");
+  m.precision = r.string_at(doc, "", "precision").value_or("");
+  m.compute_unit = r.string_at(doc, "", "compute_unit", /*required=*/false);
+  if (const json* q = r.object_at(doc, "", "quantization", /*required=*/false)) {
+    r.string_at(*q, "quantization", "scheme");
+    r.string_at(*q, "quantization", "quantizer");
+    if (const json* sk = r.array_at(*q, "quantization", "skipped", /*required=*/false)) {
+      for (size_t i = 0; i < sk->size(); ++i) {
+        const std::string path = Reader::at("quantization.skipped", i);
+        if (!r.expect_type((*sk)[i], path, (*sk)[i].is_object(), "an object")) continue;
+        r.string_at((*sk)[i], path, "module");
+        r.string_at((*sk)[i], path, "reason");
+      }
+    }
+    m.quantization = *q;
+  }
+  m.inputs = r.tensor_specs(doc, "inputs");
+  m.outputs = r.tensor_specs(doc, "outputs");
+  if (doc.contains("outputs") && doc["outputs"].is_array() && doc["outputs"].empty())
+    r.problem("outputs", "empty; a program without outputs cannot be checked");
+  m.preprocessing = r.preprocessing(doc, m.inputs);
+  m.labels = r.labels(doc, m.outputs);
+  m.goldens = r.goldens(doc, m.inputs, m.outputs);
+  if (const json* t = r.object_at(doc, "", "toolchain")) {
+    for (const auto& [k, v] : t->items()) {
+      if (r.expect_type(v, Reader::at("toolchain", k), v.is_string(), "a string"))
+        m.toolchain[k] = v.get<std::string>();
+    }
+  }
+  if (auto c = r.string_at(doc, "", "created_utc")) {
+    if (is_utc_timestamp(*c))
+      m.created_utc = *c;
+    else
+      r.problem("created_utc", squote(*c) + " is not YYYY-MM-DDTHH:MM:SSZ");
+  }
+
+  if (!r.problems.empty()) throw fail(r.problems, kRemedy);
+  return m;
+}
+
+Manifest read_manifest(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec))
+    throw Error(ErrorKind::kManifestInvalid, path.string() + ": no manifest at this path",
+                "give a bundle directory or its NAME.etproof.json; export one with python -m etproof export");
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw Error(ErrorKind::kIo, "cannot read " + path.string() + ": " + std::strerror(errno),
+                "check the file's permissions");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw Error(ErrorKind::kIo, "error reading " + path.string(), "check the file system");
+  json doc;
+  try {
+    doc = json::parse(ss.str());
+  } catch (const json::parse_error& e) {
+    throw Error(ErrorKind::kManifestInvalid, path.string() + ": not valid JSON: " + e.what(), kRemedy);
+  }
+  return parse_manifest(doc, path.string());
+}
+
+std::string to_canonical_json(const json& doc) { return doc.dump(2) + "\n"; }
+
+}  // namespace etproof

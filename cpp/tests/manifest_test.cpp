@@ -1,0 +1,284 @@
+// Manifest reader: the shared fixture parses and re-serializes byte for byte; every invalid
+// document is refused naming the file and the field.
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "etproof/error.h"
+#include "etproof/manifest.h"
+#include "test_support.h"
+
+namespace etproof {
+namespace {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+json fixture_doc() { return json::parse(slurp(testing::fixture("manifest_v1.json"))); }
+
+// Expects parse_manifest to refuse `doc`, with every needle in the cause.
+Error expect_invalid(const json& doc, const std::vector<std::string>& needles) {
+  try {
+    parse_manifest(doc, "test.etproof.json");
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kManifestInvalid) << e.what();
+    EXPECT_EQ(e.cause().rfind("test.etproof.json: ", 0), 0u) << "the cause names the file: " << e.cause();
+    for (const auto& n : needles)
+      EXPECT_NE(e.cause().find(n), std::string::npos) << "expected '" << n << "' in: " << e.cause();
+    EXPECT_FALSE(e.remedy().empty());
+    return e;
+  }
+  ADD_FAILURE() << "accepted an invalid manifest";
+  return Error(ErrorKind::kInvalidArgument, "", "");
+}
+
+TEST(Manifest, FixtureParses) {
+  const Manifest m = read_manifest(testing::fixture("manifest_v1.json"));
+  EXPECT_EQ(m.schema_version, 1);
+  EXPECT_EQ(m.name, "fixture-xnnpack-int8-dynamic-per-channel");
+  EXPECT_EQ(m.model, "fixture");
+  EXPECT_EQ(m.engine_name, "executorch");
+  EXPECT_EQ(m.engine_version, "1.5.1");
+  EXPECT_EQ(m.artifact.file, "fixture-xnnpack-int8-dynamic-per-channel.pte");
+  EXPECT_EQ(m.artifact.bytes, 5350688u);
+  EXPECT_EQ(m.artifact.sha256, "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08");
+  EXPECT_TRUE(m.data_files.empty());
+  EXPECT_EQ(m.backend, "xnnpack");
+  EXPECT_EQ(m.delegates, std::vector<std::string>{"XnnpackBackend"});
+  ASSERT_TRUE(m.delegation.has_value());
+  EXPECT_EQ(m.delegation->delegated_nodes, 210);
+  EXPECT_EQ(m.delegation->non_delegated_nodes, 1);
+  ASSERT_EQ(m.delegation->by_operator.size(), 2u);
+  EXPECT_EQ(m.delegation->by_operator[0].op, "aten_convolution_default");
+  EXPECT_EQ(m.delegation->by_operator[0].delegated, 49);
+  EXPECT_EQ(m.delegation->by_operator[1].non_delegated, 1);
+  EXPECT_EQ(m.recipe, "int8-dynamic-per-channel");
+  EXPECT_EQ(m.precision, "float32");
+  EXPECT_FALSE(m.compute_unit.has_value());  // absent means unknown
+  ASSERT_TRUE(m.quantization.has_value());
+  EXPECT_EQ((*m.quantization)["quantizer"], "XNNPACKQuantizer");
+  ASSERT_EQ(m.inputs.size(), 1u);
+  EXPECT_EQ(m.inputs[0].name, "image");
+  EXPECT_EQ(m.inputs[0].dtype, DType::kFloat32);
+  EXPECT_EQ(m.inputs[0].shape, (std::vector<int64_t>{1, 3, 224, 224}));
+  EXPECT_EQ(m.inputs[0].layout, "nchw");
+  ASSERT_EQ(m.outputs.size(), 1u);
+  EXPECT_EQ(m.outputs[0].shape, (std::vector<int64_t>{1, 1000}));
+  EXPECT_FALSE(m.outputs[0].layout.has_value());
+  ASSERT_TRUE(m.preprocessing.has_value());
+  EXPECT_EQ(m.preprocessing->input, "image");
+  EXPECT_EQ(m.preprocessing->resize_shorter, 256);
+  EXPECT_EQ(m.preprocessing->crop_h, 224);
+  EXPECT_EQ(m.preprocessing->crop_w, 224);
+  EXPECT_EQ(m.preprocessing->mean[2], 127.0);
+  EXPECT_EQ(m.preprocessing->std[0], 128.0);
+  EXPECT_EQ(m.preprocessing->value_max, 255.0);
+  ASSERT_TRUE(m.labels.has_value());
+  EXPECT_EQ(m.labels->output, "logits");
+  ASSERT_EQ(m.labels->names.size(), 3u);
+  EXPECT_EQ(m.labels->names[2], "Caf\u00e9 \u2615 (non-ASCII check)");
+  ASSERT_EQ(m.goldens.size(), 2u);
+  EXPECT_EQ(m.goldens[0].id, "chelsea");
+  EXPECT_EQ(m.goldens[0].data, "real");
+  EXPECT_EQ(m.goldens[0].inputs.at("image"), "chelsea.in.image.npy");
+  EXPECT_EQ(m.goldens[1].outputs.at("logits"), "noise.out.logits.npy");
+  EXPECT_EQ(m.toolchain.size(), 6u);
+  EXPECT_EQ(m.toolchain.at("torch"), "2.13.0+cpu");
+  EXPECT_EQ(m.created_utc, "2026-11-29T09:45:00Z");
+}
+
+TEST(Manifest, FixtureReserializesByteIdentical) {
+  const std::string text = slurp(testing::fixture("manifest_v1.json"));
+  const Manifest m = read_manifest(testing::fixture("manifest_v1.json"));
+  EXPECT_EQ(to_canonical_json(m.raw), text);
+  // And canonical form is a fixed point of parse + dump.
+  EXPECT_EQ(to_canonical_json(json::parse(to_canonical_json(m.raw))), text);
+}
+
+TEST(Manifest, AbsentOptionalFieldsAreUnknown) {
+  json doc = fixture_doc();
+  for (const char* k : {"delegation", "quantization", "preprocessing", "labels", "compute_unit", "data_files"})
+    doc.erase(k);
+  doc["inputs"][0].erase("layout");
+  const Manifest m = parse_manifest(doc, "test.etproof.json");
+  EXPECT_FALSE(m.delegation.has_value());
+  EXPECT_FALSE(m.quantization.has_value());
+  EXPECT_FALSE(m.preprocessing.has_value());
+  EXPECT_FALSE(m.labels.has_value());
+  EXPECT_FALSE(m.compute_unit.has_value());
+  EXPECT_FALSE(m.inputs[0].layout.has_value());
+  EXPECT_TRUE(m.data_files.empty());
+}
+
+TEST(Manifest, OptionalFieldsWhenPresent) {
+  json doc = fixture_doc();
+  doc["compute_unit"] = "cpu_and_ne";
+  doc["data_files"] = json::array({{{"file", "x.ptd"}, {"bytes", 12}, {"sha256", std::string(64, 'a')}}});
+  doc["inputs"][0]["shape"][0] = -1;
+  doc["future_field"] = {{"anything", true}};  // unknown keys are ignored
+  const Manifest m = parse_manifest(doc, "test.etproof.json");
+  EXPECT_EQ(m.compute_unit, "cpu_and_ne");
+  ASSERT_EQ(m.data_files.size(), 1u);
+  EXPECT_EQ(m.data_files[0].file, "x.ptd");
+  EXPECT_EQ(m.data_files[0].bytes, 12u);
+  EXPECT_EQ(m.inputs[0].shape[0], -1);
+}
+
+TEST(Manifest, RefusesMissingField) {
+  json doc = fixture_doc();
+  doc.erase("recipe");
+  expect_invalid(doc, {"recipe: missing"});
+  doc = fixture_doc();
+  doc["artifact"].erase("sha256");
+  expect_invalid(doc, {"artifact.sha256: missing"});
+  doc = fixture_doc();
+  doc["goldens"][1].erase("data");
+  expect_invalid(doc, {"goldens[1].data: missing"});
+}
+
+TEST(Manifest, RefusesUnknownDtype) {
+  json doc = fixture_doc();
+  doc["inputs"][0]["dtype"] = "float8";
+  expect_invalid(doc, {"inputs[0].dtype: unknown dtype 'float8'"});
+}
+
+TEST(Manifest, RefusesOtherSchemaVersions) {
+  json doc = fixture_doc();
+  doc["schema_version"] = 2;
+  const Error e = expect_invalid(doc, {"schema_version: 2 is not supported"});
+  EXPECT_NE(e.remedy().find("upgrade"), std::string::npos) << e.remedy();
+  doc["schema_version"] = 0;
+  expect_invalid(doc, {"schema_version: 0"});
+  doc["schema_version"] = "1";
+  expect_invalid(doc, {"schema_version: expected an integer, found a string"});
+  doc.erase("schema_version");
+  expect_invalid(doc, {"schema_version: missing"});
+}
+
+TEST(Manifest, RefusesPathsEscapingTheBundle) {
+  json doc = fixture_doc();
+  doc["artifact"]["file"] = "../other/model.pte";
+  expect_invalid(doc, {"artifact.file: '../other/model.pte' contains a path separator"});
+  doc = fixture_doc();
+  doc["artifact"]["file"] = "..";
+  expect_invalid(doc, {"artifact.file: '..' escapes the bundle directory"});
+  doc = fixture_doc();
+  doc["artifact"]["file"] = "/etc/passwd";
+  expect_invalid(doc, {"artifact.file"});
+  doc = fixture_doc();
+  doc["goldens"][0]["inputs"]["image"] = "../../secret.npy";
+  expect_invalid(doc, {"goldens[0].inputs.image: '../../secret.npy' contains a path separator"});
+  doc = fixture_doc();
+  doc["data_files"] = json::array({{{"file", "..\\x.ptd"}, {"bytes", 1}, {"sha256", std::string(64, '0')}}});
+  expect_invalid(doc, {"data_files[0].file"});
+}
+
+TEST(Manifest, RefusesBadNames) {
+  for (const char* bad : {"a/b", "..", "", "spaces here", "caf\u00e9"}) {
+    json doc = fixture_doc();
+    doc["name"] = bad;
+    SCOPED_TRACE(bad);
+    expect_invalid(doc, {"name: "});
+  }
+}
+
+TEST(Manifest, RefusesWrongTypesAndValues) {
+  struct Case {
+    std::function<void(json&)> mutate;
+    std::string needle;
+  };
+  const std::vector<Case> cases = {
+      {[](json& d) { d["inputs"][0]["shape"][2] = 224.5; }, "inputs[0].shape[2]: expected an integer, found a float"},
+      {[](json& d) { d["inputs"][0]["shape"][2] = -2; }, "inputs[0].shape[2]: -2 is below the minimum -1"},
+      {[](json& d) { d["outputs"][0]["layout"] = "nchw"; }, "outputs[0].layout: layout is only recorded for rank-4"},
+      {[](json& d) { d["inputs"][0]["layout"] = "chwn"; }, "inputs[0].layout: unknown layout 'chwn'"},
+      {[](json& d) { d["artifact"]["sha256"] = "ABC"; }, "artifact.sha256: 'ABC' is not 64 lower-case hex digits"},
+      {[](json& d) { d["artifact"]["bytes"] = -1; }, "artifact.bytes: -1 is below the minimum 0"},
+      {[](json& d) { d["delegates"] = {"XnnpackBackend", "CoreMLBackend"}; }, "delegates[1]: 'CoreMLBackend' is out of order"},
+      {[](json& d) { d["goldens"][0]["data"] = "made-up"; }, "goldens[0].data: unknown value 'made-up'"},
+      {[](json& d) { d["goldens"][1]["id"] = "chelsea"; }, "goldens[1].id: duplicate id 'chelsea'"},
+      {[](json& d) { d["goldens"][0]["outputs"] = json::object(); }, "goldens[0].outputs: no file for output 'logits'"},
+      {[](json& d) { d["goldens"][0]["inputs"]["other"] = "x.npy"; }, "goldens[0].inputs.other: 'other' is not one of the inputs"},
+      {[](json& d) { d["labels"]["output"] = "probs"; }, "labels.output: 'probs' is not one of the outputs"},
+      {[](json& d) { d["preprocessing"]["kind"] = "audio"; }, "preprocessing.kind: unknown kind 'audio'"},
+      {[](json& d) { d["preprocessing"]["mean"] = {1, 2}; }, "preprocessing.mean: expected 3 numbers"},
+      {[](json& d) { d["preprocessing"]["std"][1] = 0; }, "preprocessing.std[1]: must be positive"},
+      {[](json& d) { d["preprocessing"]["input"] = "pixels"; }, "preprocessing.input: 'pixels' is not one of the inputs"},
+      {[](json& d) { d["engine"]["name"] = "tflite"; }, "engine.name: 'tflite' is not an engine"},
+      {[](json& d) { d["created_utc"] = "2026-11-29 09:45"; }, "created_utc: '2026-11-29 09:45' is not YYYY-MM-DDTHH:MM:SSZ"},
+      {[](json& d) { d["toolchain"]["torch"] = 2; }, "toolchain.torch: expected a string, found an integer"},
+      {[](json& d) { d["delegation"]["by_operator"][0]["delegated"] = "49"; }, "delegation.by_operator[0].delegated: expected an integer"},
+      {[](json& d) { d["outputs"] = json::array(); }, "outputs: empty"},
+      {[](json& d) { d["inputs"].push_back(d["inputs"][0]); }, "inputs[1].name: duplicate name 'image'"},
+      {[](json& d) { d["quantization"].erase("scheme"); }, "quantization.scheme: missing"},
+  };
+  for (const auto& c : cases) {
+    json doc = fixture_doc();
+    c.mutate(doc);
+    SCOPED_TRACE(c.needle);
+    expect_invalid(doc, {c.needle});
+  }
+}
+
+TEST(Manifest, ListsEveryProblemAtOnce) {
+  json doc = fixture_doc();
+  doc.erase("model");
+  doc["inputs"][0]["dtype"] = "float8";
+  doc["artifact"]["file"] = "../x.pte";
+  expect_invalid(doc, {"model: missing", "inputs[0].dtype: unknown dtype 'float8'", "artifact.file: "});
+}
+
+TEST(Manifest, ReadRefusesUnparsableAndMissingFiles) {
+  const auto dir = testing::scratch_dir();
+  {
+    std::ofstream(dir / "broken.etproof.json") << "{\"schema_version\": 1,";
+  }
+  try {
+    read_manifest(dir / "broken.etproof.json");
+    ADD_FAILURE() << "parsed broken JSON";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kManifestInvalid);
+    EXPECT_NE(e.cause().find("broken.etproof.json"), std::string::npos) << e.cause();
+    EXPECT_NE(e.cause().find("not valid JSON"), std::string::npos) << e.cause();
+  }
+  try {
+    read_manifest(dir / "absent.etproof.json");
+    ADD_FAILURE() << "read a missing manifest";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kManifestInvalid);
+    EXPECT_NE(e.cause().find("absent.etproof.json"), std::string::npos) << e.cause();
+  }
+  {
+    std::ofstream(dir / "array.etproof.json") << "[]";
+  }
+  EXPECT_THROW(read_manifest(dir / "array.etproof.json"), Error);
+}
+
+TEST(Error, WhatCarriesCauseAndRemedy) {
+  const Error e(ErrorKind::kLoadFailed, "ExecuTorch said no", "try again", 0x20);
+  EXPECT_STREQ(e.what(), "ExecuTorch said no (remedy: try again)");
+  EXPECT_EQ(e.et_error(), 0x20u);
+  EXPECT_EQ(to_string(ErrorKind::kManifestInvalid), "manifest-invalid");
+  EXPECT_EQ(to_string(ErrorKind::kArtifactMismatch), "artifact-mismatch");
+  EXPECT_EQ(to_string(ErrorKind::kBackendUnavailable), "backend-unavailable");
+  EXPECT_EQ(to_string(ErrorKind::kCapabilityUnavailable), "capability-unavailable");
+  EXPECT_EQ(to_string(ErrorKind::kDtypeMismatch), "dtype-mismatch");
+  EXPECT_EQ(to_string(ErrorKind::kDtypeUnsupported), "dtype-unsupported");
+  EXPECT_EQ(to_string(ErrorKind::kShapeMismatch), "shape-mismatch");
+  EXPECT_EQ(to_string(ErrorKind::kLoadFailed), "load-failed");
+  EXPECT_EQ(to_string(ErrorKind::kRunFailed), "run-failed");
+  EXPECT_EQ(to_string(ErrorKind::kNpyInvalid), "npy-invalid");
+  EXPECT_EQ(to_string(ErrorKind::kInvalidArgument), "invalid-argument");
+  EXPECT_EQ(to_string(ErrorKind::kIo), "io");
+  EXPECT_FALSE(Error(ErrorKind::kIo, "x", "").et_error().has_value());
+}
+
+}  // namespace
+}  // namespace etproof
