@@ -504,6 +504,23 @@ def find_padded_convs(graph) -> list[tuple[str, str]]:
     return found
 
 
+def _padded_convs_quantized(ep, quantizer) -> list[tuple[str, str]]:
+    """Padded convs (find_padded_convs) whose activation input the quantizer annotates."""
+    padded = find_padded_convs(ep.graph)
+    if not padded:
+        return []
+    gm = quantizer.transform_for_annotation(ep.module())
+    quantizer.annotate(gm)
+    by_name = {n.name: n for n in gm.graph.nodes}
+    found = []
+    for node_name, fqn in padded:
+        n = by_name.get(node_name)
+        ann = n.meta.get("quantization_annotation") if n is not None else None
+        if n is None or (ann is not None and n.args and n.args[0] in ann.input_qspec_map):
+            found.append((node_name, fqn))  # unknown (renamed) counts as quantized: stay safe
+    return found
+
+
 def _quantize(ep, scheme: str, example_inputs: tuple, cases: list):
     import torch
     from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
@@ -518,16 +535,24 @@ def _quantize(ep, scheme: str, example_inputs: tuple, cases: list):
     quantizer.set_global(get_symmetric_quantization_config(is_per_channel=True, is_dynamic=True))
 
     # Work around XNNPACK's run-time failure on dynamically quantized convs fed by a constant
-    # pad: leave their owning modules float. XNNPACKQuantizer.set_module_name(fqn, None) asserts
-    # on None in this version, so the exclusion goes through its public set_filter_function.
-    padded = find_padded_convs(ep.graph)
-    modules = sorted({m for _, m in padded if m})
-    root_nodes = {n for n, m in padded if not m}
+    # pad: leave their owning modules float. Only convs the quantizer would actually quantize
+    # count (it leaves e.g. depthwise convs float on its own). XNNPACKQuantizer.set_module_name(
+    # fqn, None) asserts on None in this version, so the exclusion goes through its public
+    # set_filter_function.
+    padded = _padded_convs_quantized(ep, quantizer)
+    reason = PAD_SKIP_REASON.format(et=_version("executorch"))
+    modules: list[str] = []
+    root_nodes: set[str] = set()
+    skipped = []
+    for node_name, fqn in padded:
+        if fqn:
+            if fqn not in modules:
+                modules.append(fqn)
+                skipped.append({"module": fqn, "reason": reason})
+        else:
+            root_nodes.add(node_name)
+            skipped.append({"module": f"<root>:{node_name}", "reason": reason})
     module_filters = [get_module_name_filter(m) for m in modules]
-    skipped = [{"module": m, "reason": PAD_SKIP_REASON.format(et=_version("executorch"))}
-               for m in modules]
-    skipped += [{"module": f"<root>:{n}", "reason": PAD_SKIP_REASON.format(
-        et=_version("executorch"))} for n in sorted(root_nodes)]
     if padded:
         quantizer.set_filter_function(
             lambda n: n.name not in root_nodes and not any(f(n) for f in module_filters))
