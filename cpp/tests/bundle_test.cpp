@@ -1,0 +1,381 @@
+// Bundle binding against real exported programs and the real ExecuTorch runtime (XNNPACK linked).
+// Every mutation happens on a copy in a scratch directory; the exported bundles are never touched.
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "etproof/bundle.h"
+#include "etproof/error.h"
+#include "test_support.h"
+
+namespace etproof {
+namespace {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const char* const kPortable = "tiny-portable-fp32";
+const char* const kXnnpack = "tiny-xnnpack-fp32";
+const char* const kXnnpackInt8 = "tiny-xnnpack-int8-dynamic-per-channel";
+
+fs::path exported(const std::string& name) {
+  const auto root = testing::test_bundles();
+  return root.empty() ? fs::path() : root / name;
+}
+
+std::vector<uint8_t> slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void spit(const fs::path& p, const std::vector<uint8_t>& bytes) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+}
+
+std::string sha256_hex(const std::vector<uint8_t>& bytes) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha256(), nullptr);
+  std::string s;
+  static const char* hex = "0123456789abcdef";
+  for (unsigned i = 0; i < len; ++i) {
+    s += hex[md[i] >> 4];
+    s += hex[md[i] & 15];
+  }
+  return s;
+}
+
+// A copy of an exported bundle in this test's scratch directory.
+fs::path copy_bundle(const std::string& name) {
+  const fs::path dst = testing::scratch_dir() / name;
+  fs::copy(exported(name), dst, fs::copy_options::recursive);
+  return dst;
+}
+
+fs::path manifest_of(const fs::path& dir) { return dir / (dir.filename().string() + ".etproof.json"); }
+fs::path pte_of(const fs::path& dir) { return dir / (dir.filename().string() + ".pte"); }
+
+json load_json(const fs::path& p) {
+  std::ifstream in(p);
+  return json::parse(in);
+}
+
+void save_json(const fs::path& p, const json& doc) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out << to_canonical_json(doc);
+}
+
+// Replaces the bundle's .pte with `bytes` and makes the manifest's size and hash agree with it,
+// so that only ExecuTorch's loader stands between the bytes and a crash.
+void replace_pte_and_rehash(const fs::path& dir, const std::vector<uint8_t>& bytes) {
+  spit(pte_of(dir), bytes);
+  json doc = load_json(manifest_of(dir));
+  doc["artifact"]["bytes"] = bytes.size();
+  doc["artifact"]["sha256"] = sha256_hex(bytes);
+  save_json(manifest_of(dir), doc);
+}
+
+template <typename F>
+Error expect_error(ErrorKind kind, F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), kind) << "got " << to_string(e.kind()) << ": " << e.what();
+    EXPECT_FALSE(e.remedy().empty()) << e.what();
+    return e;
+  }
+  ADD_FAILURE() << "expected an etproof::Error of kind " << to_string(kind);
+  return Error(ErrorKind::kInvalidArgument, "<none thrown>", "");
+}
+
+bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+
+HostTensor float_tensor(std::vector<int64_t> shape, float fill) {
+  HostTensor t;
+  t.dtype = DType::kFloat32;
+  t.shape = std::move(shape);
+  t.data.resize(t.numel() * 4);
+  for (size_t i = 0; i < t.numel(); ++i) std::memcpy(t.data.data() + 4 * i, &fill, 4);
+  return t;
+}
+
+// ---- opening and checking ---------------------------------------------------------------------
+
+TEST(Bundle, OpensByDirectoryAndByManifestPath) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kXnnpack));
+  const Bundle a = open_bundle(exported(kXnnpack));
+  const Bundle b = open_bundle(manifest_of(exported(kXnnpack)));
+  const Bundle c = open_bundle(exported(kXnnpack).string() + "/");
+  EXPECT_EQ(a.manifest.name, kXnnpack);
+  EXPECT_EQ(a.dir, b.dir);
+  EXPECT_EQ(a.dir, c.dir);
+  EXPECT_EQ(a.manifest_path, b.manifest_path);
+  EXPECT_EQ(a.artifact_path.filename(), std::string(kXnnpack) + ".pte");
+  EXPECT_EQ(a.goldens_dir.filename(), std::string(kXnnpack) + ".goldens");
+  EXPECT_TRUE(fs::is_directory(a.goldens_dir));
+  EXPECT_EQ(a.manifest.delegates, std::vector<std::string>{"XnnpackBackend"});
+  EXPECT_EQ(a.manifest.inputs.at(0).shape, (std::vector<int64_t>{1, 3, 16, 16}));
+}
+
+TEST(Bundle, FindsExportedBundlesSortedByName) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kPortable));
+  const auto found = find_bundles(testing::test_bundles());
+  std::vector<std::string> names;
+  for (const auto& p : found) names.push_back(p.filename().string());
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+  for (const char* n : {kPortable, kXnnpack, kXnnpackInt8})
+    EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
+}
+
+TEST(Bundle, FlippedArtifactByteIsArtifactMismatch) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kXnnpack));
+  const fs::path dir = copy_bundle(kXnnpack);
+  auto bytes = slurp(pte_of(dir));
+  bytes[bytes.size() / 2] ^= 0x01;
+  spit(pte_of(dir), bytes);
+  const Error e = expect_error(ErrorKind::kArtifactMismatch, [&] { open_bundle(dir); });
+  EXPECT_TRUE(contains(e.cause(), std::string(kXnnpack) + ".pte")) << e.cause();
+  EXPECT_TRUE(contains(e.cause(), "SHA-256")) << e.cause();
+  EXPECT_TRUE(contains(e.remedy(), "re-export")) << e.remedy();
+}
+
+TEST(Bundle, TruncatedOrMissingArtifactIsArtifactMismatch) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kPortable));
+  const fs::path dir = copy_bundle(kPortable);
+  auto bytes = slurp(pte_of(dir));
+  const size_t full = bytes.size();
+  bytes.resize(full - 100);
+  spit(pte_of(dir), bytes);
+  Error e = expect_error(ErrorKind::kArtifactMismatch, [&] { open_bundle(dir); });
+  EXPECT_TRUE(contains(e.cause(), std::to_string(full - 100) + " bytes, the manifest says " + std::to_string(full)))
+      << e.cause();
+  fs::remove(pte_of(dir));
+  e = expect_error(ErrorKind::kArtifactMismatch, [&] { open_bundle(dir); });
+  EXPECT_TRUE(contains(e.cause(), "missing")) << e.cause();
+}
+
+TEST(Bundle, ManifestProblemsAreManifestInvalid) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kPortable));
+  const fs::path dir = copy_bundle(kPortable);
+  // A manifest whose name is not its file's stem.
+  fs::rename(manifest_of(dir), dir / "other.etproof.json");
+  Error e = expect_error(ErrorKind::kManifestInvalid, [&] { open_bundle(dir); });
+  EXPECT_TRUE(contains(e.cause(), "does not match the manifest's file name")) << e.cause();
+  // No manifest at all.
+  fs::remove(dir / "other.etproof.json");
+  e = expect_error(ErrorKind::kManifestInvalid, [&] { open_bundle(dir); });
+  EXPECT_TRUE(contains(e.cause(), "no manifest")) << e.cause();
+  expect_error(ErrorKind::kIo, [&] { open_bundle(dir / "no-such-bundle"); });
+}
+
+TEST(Bundle, ManifestEscapingTheBundleIsRefused) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kPortable));
+  const fs::path dir = copy_bundle(kPortable);
+  json doc = load_json(manifest_of(dir));
+  doc["artifact"]["file"] = "../" + std::string(kPortable) + "/" + kPortable + ".pte";
+  save_json(manifest_of(dir), doc);
+  const Error e = expect_error(ErrorKind::kManifestInvalid, [&] { open_bundle(dir); });
+  EXPECT_TRUE(contains(e.cause(), "artifact.file")) << e.cause();
+}
+
+// ---- goldens ----------------------------------------------------------------------------------
+
+TEST(Bundle, ReadsGoldensCheckedAgainstTheManifest) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kPortable));
+  const Bundle b = open_bundle(exported(kPortable));
+  ASSERT_EQ(b.manifest.goldens.size(), 3u);
+  for (const auto& c : b.manifest.goldens) {
+    const auto in = read_golden_inputs(b, c);
+    const auto out = read_golden_outputs(b, c);
+    ASSERT_EQ(in.count("x"), 1u);
+    ASSERT_EQ(out.count("y"), 1u);
+    EXPECT_EQ(in.at("x").dtype, DType::kFloat32);
+    EXPECT_EQ(in.at("x").shape, (std::vector<int64_t>{1, 3, 16, 16}));
+    EXPECT_EQ(out.at("y").shape, (std::vector<int64_t>{1, 4}));
+  }
+}
+
+TEST(Bundle, GoldenDisagreeingWithManifestIsRefused) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kPortable));
+  const fs::path dir = copy_bundle(kPortable);
+  const Bundle b = open_bundle(dir);
+  const GoldenCase& c = b.manifest.goldens.at(0);
+  const fs::path file = b.goldens_dir / c.inputs.at("x");
+
+  HostTensor wrong_dtype;
+  wrong_dtype.dtype = DType::kInt8;
+  wrong_dtype.shape = {1, 3, 16, 16};
+  wrong_dtype.data.assign(wrong_dtype.numel(), 1);
+  write_npy(file, wrong_dtype);
+  Error e = expect_error(ErrorKind::kDtypeMismatch, [&] { read_golden_inputs(b, c); });
+  EXPECT_TRUE(contains(e.cause(), "'x'") && contains(e.cause(), "int8")) << e.cause();
+
+  write_npy(file, float_tensor({1, 3, 8, 8}, 0.5f));
+  e = expect_error(ErrorKind::kShapeMismatch, [&] { read_golden_inputs(b, c); });
+  EXPECT_TRUE(contains(e.cause(), "[1, 3, 8, 8]") && contains(e.cause(), "[1, 3, 16, 16]")) << e.cause();
+
+  fs::remove(file);
+  expect_error(ErrorKind::kIo, [&] { read_golden_inputs(b, c); });
+}
+
+// ---- loading ----------------------------------------------------------------------------------
+
+TEST(Bundle, ReadsDelegatesFromTheProgram) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kXnnpack));
+  ETPROOF_REQUIRE_BUNDLE(exported(kPortable));
+  const LoadedModel x = LoadedModel::load(open_bundle(exported(kXnnpack)));
+  EXPECT_EQ(x.program_delegates(), std::vector<std::string>{"XnnpackBackend"});
+  const LoadedModel p = LoadedModel::load(open_bundle(exported(kPortable)));
+  EXPECT_TRUE(p.program_delegates().empty());
+}
+
+TEST(Bundle, ManifestDelegatesThatLieAreRefused) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kPortable));
+  const fs::path dir = copy_bundle(kPortable);
+  json doc = load_json(manifest_of(dir));
+  doc["delegates"] = {"XnnpackBackend"};
+  save_json(manifest_of(dir), doc);
+  const Error e = expect_error(ErrorKind::kArtifactMismatch, [&] { LoadedModel::load(open_bundle(dir)); });
+  EXPECT_TRUE(contains(e.cause(), "the program contains [none]")) << e.cause();
+}
+
+TEST(Bundle, TruncatedProgramWithMatchingHashIsRefusedWithoutCrashing) {
+  for (const char* name : {kPortable, kXnnpack, kXnnpackInt8}) {
+    ETPROOF_REQUIRE_BUNDLE(exported(name));
+    const auto original = slurp(pte_of(exported(name)));
+    const size_t n = original.size();
+    for (size_t keep : {n - 1, n - 16, n * 3 / 4, n / 2, n / 4, size_t(64), size_t(16), size_t(8), size_t(1)}) {
+      SCOPED_TRACE(std::string(name) + " truncated to " + std::to_string(keep) + " of " + std::to_string(n) + " bytes");
+      const fs::path dir = copy_bundle(name);
+      replace_pte_and_rehash(dir, std::vector<uint8_t>(original.begin(), original.begin() + long(keep)));
+      const Bundle b = open_bundle(dir);  // the hash now agrees: only the loader can refuse
+      const Error e = expect_error(ErrorKind::kLoadFailed, [&] { LoadedModel::load(b); });
+      EXPECT_TRUE(e.et_error().has_value()) << "ExecuTorch's code is kept: " << e.what();
+      EXPECT_TRUE(contains(e.cause(), "Error::")) << e.cause();
+    }
+  }
+}
+
+TEST(Bundle, CorruptedProgramWithMatchingHashNeverCrashes) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kXnnpack));
+  const auto original = slurp(pte_of(exported(kXnnpack)));
+  // The program's magic ("ET12" at bytes 4..7) damaged: refused by ExecuTorch's loader.
+  {
+    const fs::path dir = copy_bundle(kXnnpack);
+    auto bytes = original;
+    bytes[5] ^= 0xff;
+    replace_pte_and_rehash(dir, bytes);
+    const Error e = expect_error(ErrorKind::kLoadFailed, [&] { LoadedModel::load(open_bundle(dir)); });
+    EXPECT_TRUE(e.et_error().has_value()) << e.what();
+  }
+  // Bytes flipped throughout the file: each either loads (corrupted weights are still a valid
+  // program) or is refused with an etproof::Error; the process never crashes.
+  size_t refused = 0, loaded = 0;
+  for (size_t off = 0; off < original.size(); off += 97) {
+    const fs::path dir = copy_bundle(kXnnpack);
+    auto bytes = original;
+    bytes[off] ^= 0x5a;
+    replace_pte_and_rehash(dir, bytes);
+    try {
+      LoadedModel m = LoadedModel::load(open_bundle(dir));
+      m.run({{"x", float_tensor({1, 3, 16, 16}, 0.25f)}});
+      ++loaded;
+    } catch (const Error& e) {
+      ++refused;
+    }
+  }
+  EXPECT_GT(refused, 0u);
+  EXPECT_EQ(refused + loaded, (original.size() + 96) / 97);
+}
+
+// ---- running ----------------------------------------------------------------------------------
+
+TEST(Bundle, WrongInputShapeIsRefusedBeforeRunning) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kXnnpack));
+  LoadedModel m = LoadedModel::load(open_bundle(exported(kXnnpack)));
+  Error e = expect_error(ErrorKind::kShapeMismatch, [&] { m.run({{"x", float_tensor({1, 3, 8, 8}, 0.5f)}}); });
+  EXPECT_TRUE(contains(e.cause(), "input 'x'")) << e.cause();
+  EXPECT_TRUE(contains(e.cause(), "[1, 3, 8, 8] given, the manifest says [1, 3, 16, 16]")) << e.cause();
+  EXPECT_FALSE(e.et_error().has_value()) << "refused by etproof, not by ExecuTorch";
+  e = expect_error(ErrorKind::kShapeMismatch, [&] { m.run({{"x", float_tensor({3, 16, 16}, 0.5f)}}); });
+  EXPECT_TRUE(contains(e.cause(), "input 'x'")) << e.cause();
+  // The model is still usable after a refusal.
+  EXPECT_EQ(m.run({{"x", float_tensor({1, 3, 16, 16}, 0.5f)}}).at("y").shape, (std::vector<int64_t>{1, 4}));
+}
+
+TEST(Bundle, WrongInputDtypeIsRefusedBeforeRunning) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kPortable));
+  LoadedModel m = LoadedModel::load(open_bundle(exported(kPortable)));
+  HostTensor t;
+  t.dtype = DType::kFloat64;
+  t.shape = {1, 3, 16, 16};
+  t.data.resize(t.numel() * 8);
+  const Error e = expect_error(ErrorKind::kDtypeMismatch, [&] { m.run({{"x", t}}); });
+  EXPECT_TRUE(contains(e.cause(), "input 'x': dtype float64 given, the manifest says float32")) << e.cause();
+  EXPECT_FALSE(e.et_error().has_value());
+}
+
+TEST(Bundle, MissingOrUnknownInputsAreRefused) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kPortable));
+  LoadedModel m = LoadedModel::load(open_bundle(exported(kPortable)));
+  Error e = expect_error(ErrorKind::kInvalidArgument, [&] { m.run({}); });
+  EXPECT_TRUE(contains(e.cause(), "input 'x' not given")) << e.cause();
+  e = expect_error(ErrorKind::kInvalidArgument,
+                   [&] { m.run({{"x", float_tensor({1, 3, 16, 16}, 0)}, {"z", float_tensor({1}, 0)}}); });
+  EXPECT_TRUE(contains(e.cause(), "unknown input 'z'")) << e.cause();
+  HostTensor short_data = float_tensor({1, 3, 16, 16}, 0);
+  short_data.data.resize(10);
+  e = expect_error(ErrorKind::kInvalidArgument, [&] { m.run({{"x", short_data}}); });
+  EXPECT_TRUE(contains(e.cause(), "holds 10 bytes")) << e.cause();
+}
+
+// Loose agreement only: the real gate (derived bounds) is gate.cpp's job.
+TEST(Bundle, TinyBundlesRunCloseToTheirGoldens) {
+  for (const char* name : {kPortable, kXnnpack, kXnnpackInt8}) {
+    ETPROOF_REQUIRE_BUNDLE(exported(name));
+    SCOPED_TRACE(name);
+    const Bundle b = open_bundle(exported(name));
+    LoadedModel model = LoadedModel::load(b);
+    const bool quantized = b.manifest.recipe != "fp32";
+    ASSERT_FALSE(b.manifest.goldens.empty());
+    for (const auto& c : b.manifest.goldens) {
+      const auto out = model.run(read_golden_inputs(b, c));
+      const auto ref = read_golden_outputs(b, c).at("y").to_double();
+      const HostTensor& y = out.at("y");
+      EXPECT_EQ(y.dtype, DType::kFloat32);
+      ASSERT_EQ(y.shape, (std::vector<int64_t>{1, 4}));
+      const auto got = y.to_double();
+      double max_ref = 0, max_err = 0, dot = 0, ng = 0, nr = 0;
+      for (size_t i = 0; i < ref.size(); ++i) {
+        max_ref = std::max(max_ref, std::abs(ref[i]));
+        max_err = std::max(max_err, std::abs(got[i] - ref[i]));
+        dot += got[i] * ref[i];
+        ng += got[i] * got[i];
+        nr += ref[i] * ref[i];
+      }
+      const double tol = quantized ? 0.1 * max_ref + 1e-2 : 1e-4 * max_ref + 1e-5;
+      EXPECT_LE(max_err, tol) << "case " << c.id;
+      EXPECT_GT(dot / std::sqrt(ng * nr), quantized ? 0.98 : 0.99999) << "case " << c.id;
+    }
+  }
+}
+
+TEST(Bundle, LoadedModelIsMovable) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kXnnpack));
+  LoadedModel a = LoadedModel::load(open_bundle(exported(kXnnpack)));
+  LoadedModel b = std::move(a);
+  EXPECT_EQ(b.program_delegates(), std::vector<std::string>{"XnnpackBackend"});
+  const auto first = b.run({{"x", float_tensor({1, 3, 16, 16}, 0.5f)}}).at("y");
+  const auto second = b.run({{"x", float_tensor({1, 3, 16, 16}, 0.5f)}}).at("y");
+  EXPECT_EQ(first.data, second.data) << "the same input twice gives the same bytes";
+}
+
+}  // namespace
+}  // namespace etproof

@@ -1,0 +1,60 @@
+// Built WITHOUT any delegate library: a program that needs XNNPACK is refused by name, before
+// ExecuTorch's Method::init would fail with NotFound (0x20), while a portable program still runs.
+#include <algorithm>
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "etproof/bundle.h"
+#include "etproof/error.h"
+#include "etproof/registry.h"
+#include "../test_support.h"
+
+namespace etproof {
+namespace {
+namespace fs = std::filesystem;
+
+fs::path exported(const std::string& name) {
+  const auto root = testing::test_bundles();
+  return root.empty() ? fs::path() : root / name;
+}
+
+TEST(NotLinked, RegistryHasNoXnnpack) {
+  EXPECT_FALSE(find_backend("XnnpackBackend").has_value());
+  for (const auto& b : registered_backends()) EXPECT_NE(b.id, "XnnpackBackend");
+}
+
+TEST(NotLinked, XnnpackBundlesAreRefusedByName) {
+  for (const char* name : {"tiny-xnnpack-fp32", "tiny-xnnpack-int8-dynamic-per-channel"}) {
+    ETPROOF_REQUIRE_BUNDLE(exported(name));
+    SCOPED_TRACE(name);
+    const Bundle b = open_bundle(exported(name));  // the bundle itself is fine
+    try {
+      LoadedModel::load(b);
+      ADD_FAILURE() << "loaded an XNNPACK program in a binary without XNNPACK";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kBackendUnavailable) << e.what();
+      EXPECT_NE(e.cause().find("XnnpackBackend"), std::string::npos) << e.cause();
+      EXPECT_NE(e.cause().find("not registered"), std::string::npos) << e.cause();
+      EXPECT_NE(e.cause().find("registered here:"), std::string::npos) << e.cause();
+      EXPECT_NE(e.remedy().find("executorch::backend_xnnpack"), std::string::npos) << e.remedy();
+      EXPECT_FALSE(e.et_error().has_value()) << "refused before ExecuTorch was asked: " << e.what();
+    }
+  }
+}
+
+TEST(NotLinked, PortableBundleStillLoadsAndRuns) {
+  ETPROOF_REQUIRE_BUNDLE(exported("tiny-portable-fp32"));
+  const Bundle b = open_bundle(exported("tiny-portable-fp32"));
+  LoadedModel m = LoadedModel::load(b);
+  EXPECT_TRUE(m.program_delegates().empty());
+  ASSERT_FALSE(b.manifest.goldens.empty());
+  const auto& c = b.manifest.goldens.front();
+  const auto y = m.run(read_golden_inputs(b, c)).at("y").to_double();
+  const auto ref = read_golden_outputs(b, c).at("y").to_double();
+  ASSERT_EQ(y.size(), ref.size());
+  for (size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y[i], ref[i], 1e-4 + 1e-4 * std::abs(ref[i])) << i;
+}
+
+}  // namespace
+}  // namespace etproof
