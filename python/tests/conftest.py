@@ -1,0 +1,55 @@
+"""Shared, session-scoped exports (real ExecuTorch, no mocks): export once, test many times."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+warnings.filterwarnings("ignore", category=FutureWarning)
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURE = REPO / "tests" / "fixtures" / "manifest_v1.json"
+
+
+class PaddedConvNet(nn.Module):
+    """F.pad -> conv (EfficientNet's static "same" padding in miniature) -> pool -> linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, stride=2)
+        self.head = nn.Linear(8, 4)
+
+    def forward(self, x):
+        x = F.pad(x, [0, 1, 0, 1])
+        x = self.stem(x)
+        return self.head(x.mean((2, 3)))
+
+
+@pytest.fixture(scope="session")
+def test_bundles(tmp_path_factory):
+    """The three tiny bundles, exported as `python -m etproof test-bundles` does."""
+    from etproof.testbundles import export_test_bundles
+
+    out = tmp_path_factory.mktemp("test-bundles")
+    results = export_test_bundles(out, log=lambda _m: None)
+    assert [r["status"] for r in results] == ["exported"] * 3, results
+    return out
+
+
+@pytest.fixture(scope="session")
+def padded_int8_bundle(tmp_path_factory):
+    from etproof.export import export_model
+
+    torch.manual_seed(1)
+    model = PaddedConvNet().eval()
+    x = torch.randn(1, 3, 16, 16)
+    out = tmp_path_factory.mktemp("padded")
+    path = export_model(model, (x,), "padded-int8", out, "xnnpack", "int8-dynamic-per-channel",
+                        ["x"], ["y"], [("c0", "synthetic", "torch.randn seed 1", (x,))],
+                        model_name="padded")
+    return path

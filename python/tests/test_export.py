@@ -1,0 +1,207 @@
+import hashlib
+import json
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from etproof.errors import ExportError, InvalidArgument, QuantizationError
+from etproof.export import delegates_in_program, export_model, supported_pairs
+from etproof.manifest import read_manifest
+from etproof.models import tiny
+
+TINY = ["tiny-portable-fp32", "tiny-xnnpack-fp32", "tiny-xnnpack-int8-dynamic-per-channel"]
+
+
+def _only_bundles(out):
+    """Everything left in OUT, hidden entries (temp dirs, stamps) included."""
+    return sorted(p.name for p in out.iterdir())
+
+
+def test_layout(test_bundles):
+    for name in TINY:
+        b = test_bundles / name
+        assert sorted(p.name for p in b.iterdir()) == [
+            f"{name}.etproof.json", f"{name}.goldens", f"{name}.pte"]
+        files = sorted(p.name for p in (b / f"{name}.goldens").iterdir())
+        assert files == [f"case{i}.{d}.npy" for i in range(3) for d in ("in.x", "out.y")]
+    assert not [p for p in test_bundles.iterdir() if ".tmp-" in p.name or ".old-" in p.name]
+
+
+def test_delegates_read_from_program(test_bundles):
+    expected = {"tiny-portable-fp32": [], "tiny-xnnpack-fp32": ["XnnpackBackend"],
+                "tiny-xnnpack-int8-dynamic-per-channel": ["XnnpackBackend"]}
+    for name, want in expected.items():
+        doc = read_manifest(test_bundles / name)
+        program = (test_bundles / name / f"{name}.pte").read_bytes()
+        assert delegates_in_program(program) == want
+        assert doc["delegates"] == want
+        d = doc["delegation"]
+        assert d["delegated_nodes"] == sum(e["delegated"] for e in d["by_operator"])
+        assert d["non_delegated_nodes"] == sum(e["non_delegated"] for e in d["by_operator"])
+        if want:
+            assert d["delegated_nodes"] > 0
+        else:
+            assert d["delegated_nodes"] == 0
+
+
+def test_artifact_hash_and_size(test_bundles):
+    for name in TINY:
+        doc = read_manifest(test_bundles / name)
+        data = (test_bundles / name / doc["artifact"]["file"]).read_bytes()
+        assert doc["artifact"] == {"file": f"{name}.pte", "bytes": len(data),
+                                   "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def test_manifest_facts(test_bundles):
+    doc = read_manifest(test_bundles / "tiny-xnnpack-fp32")
+    assert doc["model"] == "tiny" and doc["backend"] == "xnnpack" and doc["recipe"] == "fp32"
+    assert doc["precision"] == "float32"
+    assert doc["engine"]["name"] == "executorch"
+    assert doc["inputs"] == [{"name": "x", "dtype": "float32", "shape": [1, 3, 16, 16],
+                              "layout": "nchw"}]
+    assert doc["outputs"] == [{"name": "y", "dtype": "float32", "shape": [1, 4]}]
+    for absent in ("quantization", "preprocessing", "labels", "compute_unit", "data_files"):
+        assert absent not in doc
+    assert [g["id"] for g in doc["goldens"]] == ["case0", "case1", "case2"]
+    assert all(g["data"] == "synthetic" for g in doc["goldens"])
+    assert set(doc["toolchain"]) == {"python", "torch", "executorch", "torchao", "numpy",
+                                     "etproof"}
+
+
+def test_goldens_are_the_eager_outputs(test_bundles):
+    model = tiny.build_model()
+    for name in TINY:
+        doc = read_manifest(test_bundles / name)
+        gdir = test_bundles / name / f"{name}.goldens"
+        for g, (cid, _, _, (x,)) in zip(doc["goldens"], tiny.golden_inputs()):
+            assert g["id"] == cid
+            x_file = np.load(gdir / g["inputs"]["x"])
+            assert x_file.dtype == np.float32 and np.array_equal(x_file, x.numpy())
+            with torch.no_grad():
+                y = model(torch.from_numpy(x_file)).numpy()
+            y_file = np.load(gdir / g["outputs"]["y"])
+            assert y_file.dtype == np.float32 and y_file.shape == (1, 4)
+            np.testing.assert_array_equal(y_file, y)
+
+
+@pytest.mark.parametrize("name, atol", [(TINY[0], 1e-5), (TINY[1], 1e-4), (TINY[2], 0.1)])
+def test_executorch_runtime_reproduces_goldens(test_bundles, name, atol):
+    from executorch.runtime import Runtime
+
+    b = test_bundles / name
+    doc = read_manifest(b)
+    method = Runtime.get().load_program(b / f"{name}.pte").load_method("forward")
+    for g in doc["goldens"]:
+        x = torch.from_numpy(np.load(b / f"{name}.goldens" / g["inputs"]["x"]))
+        ref = np.load(b / f"{name}.goldens" / g["outputs"]["y"])
+        (y,) = method.execute([x])
+        np.testing.assert_allclose(y.numpy(), ref, atol=atol, rtol=0.05)
+
+
+def test_int8_records_quantization(test_bundles):
+    doc = read_manifest(test_bundles / "tiny-xnnpack-int8-dynamic-per-channel")
+    q = doc["quantization"]
+    assert q["quantizer"] == "XNNPACKQuantizer"
+    assert "per output channel" in q["scheme"] and "dynamic" in q["scheme"]
+    assert q["skipped"] == []  # the tiny conv pads by itself, no constant_pad_nd
+    ops = {e["op"] for e in doc["delegation"]["by_operator"]}
+    assert any("quantize" in op for op in ops)
+
+
+def test_int8_skips_conv_fed_by_constant_pad(padded_int8_bundle):
+    from executorch.runtime import Runtime
+
+    doc = read_manifest(padded_int8_bundle)
+    skipped = doc["quantization"]["skipped"]
+    assert [s["module"] for s in skipped] == ["stem"]
+    assert "constant_pad_nd" in skipped[0]["reason"]
+    # the linear head is still quantized, and the program runs (it would not without the skip)
+    ops = {e["op"] for e in doc["delegation"]["by_operator"]}
+    assert "quantized_decomposed_dequantize_per_channel_default" in ops
+    name = padded_int8_bundle.name
+    g = doc["goldens"][0]
+    x = torch.from_numpy(np.load(padded_int8_bundle / f"{name}.goldens" / g["inputs"]["x"]))
+    ref = np.load(padded_int8_bundle / f"{name}.goldens" / g["outputs"]["y"])
+    (y,) = Runtime.get().load_program(padded_int8_bundle / f"{name}.pte").load_method(
+        "forward").execute([x])
+    np.testing.assert_allclose(y.numpy(), ref, atol=0.1, rtol=0.05)
+
+
+# --- refusals and failures leave nothing behind ----------------------------------------------------
+
+def _tiny_args(**over):
+    cases = tiny.golden_inputs()[:1]
+    args = dict(model=tiny.build_model(), example_inputs=cases[0][3], name="t",
+                backend="portable", recipe="fp32", input_names=["x"], output_names=["y"],
+                golden_inputs=cases, verify=False)
+    args.update(over)
+    return args
+
+
+def test_unknown_recipe_and_backend_refused(tmp_path):
+    for backend, recipe in (("xnnpack", "int3"), ("coreml", "fp32"), ("portable", "int8-dynamic-per-channel")):
+        with pytest.raises(InvalidArgument) as e:
+            export_model(out_dir=tmp_path, **_tiny_args(backend=backend, recipe=recipe))
+        assert e.value.stage == "export"
+        for b, r in supported_pairs():
+            assert f"{b}/{r}" in e.value.remedy
+    assert _only_bundles(tmp_path) == []
+
+
+@pytest.mark.parametrize("bad", ["a/b", "", "..", "sp ace"])
+def test_invalid_name_refused(tmp_path, bad):
+    with pytest.raises(InvalidArgument) as e:
+        export_model(out_dir=tmp_path, **_tiny_args(name=bad))
+    assert e.value.stage == "export"
+    assert _only_bundles(tmp_path) == []
+
+
+class Untraceable(nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:  # data-dependent control flow: torch.export refuses it
+            return x * 2
+        return x - 1
+
+
+def test_untraceable_model_fails_at_export_stage_and_leaves_nothing(tmp_path):
+    x = torch.ones(1, 4)
+    with pytest.raises(ExportError) as e:
+        export_model(Untraceable(), (x,), "untraceable", tmp_path, "xnnpack", "fp32", ["x"], ["y"],
+                     [("c0", "synthetic", "ones", (x,))])
+    assert e.value.stage == "export"
+    assert e.value.cause and e.value.remedy
+    assert _only_bundles(tmp_path) == []
+
+
+def test_quantized_nothing_is_refused(tmp_path):
+    x = torch.randn(1, 8)
+    with pytest.raises(QuantizationError) as e:
+        export_model(nn.Hardswish(), (x,), "nothing", tmp_path, "xnnpack",
+                     "int8-dynamic-per-channel", ["x"], ["y"], [("c0", "synthetic", "randn", (x,))])
+    assert e.value.stage == "quantize"
+    assert "quantized nothing" in e.value.cause
+    assert _only_bundles(tmp_path) == []
+
+
+def test_failed_reexport_keeps_the_old_bundle(tmp_path):
+    path = export_model(out_dir=tmp_path, **_tiny_args(name="keep"))
+    before = (path / "keep.etproof.json").read_bytes()
+    x = torch.ones(1, 4)
+    with pytest.raises(ExportError):
+        export_model(Untraceable(), (x,), "keep", tmp_path, "portable", "fp32", ["x"], ["y"],
+                     [("c0", "synthetic", "ones", (x,))])
+    assert _only_bundles(tmp_path) == ["keep"]
+    assert (path / "keep.etproof.json").read_bytes() == before
+    # a successful re-export replaces it in one step
+    path2 = export_model(out_dir=tmp_path, **_tiny_args(name="keep", backend="xnnpack"))
+    assert path2 == path and _only_bundles(tmp_path) == ["keep"]
+    assert json.loads((path / "keep.etproof.json").read_text())["backend"] == "xnnpack"
+
+
+def test_wrong_output_count_fails_in_goldens(tmp_path):
+    with pytest.raises(ExportError) as e:
+        export_model(out_dir=tmp_path, **_tiny_args(output_names=["y", "z"]))
+    assert e.value.stage == "goldens"
+    assert _only_bundles(tmp_path) == []

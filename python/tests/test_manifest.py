@@ -1,0 +1,80 @@
+import copy
+import json
+
+import pytest
+
+from etproof.errors import ManifestError
+from etproof.manifest import canonical_dumps, read_manifest, validate
+
+from conftest import FIXTURE
+
+
+def fixture_doc():
+    return json.loads(FIXTURE.read_text(encoding="utf-8"))
+
+
+def test_fixture_round_trips_byte_for_byte():
+    raw = FIXTURE.read_bytes()
+    doc = json.loads(raw.decode("utf-8"))
+    validate(doc)
+    assert canonical_dumps(doc).encode("utf-8") == raw
+
+
+def test_canonical_form():
+    text = canonical_dumps({"b": 1, "a": ["é"]})
+    assert text == '{\n  "a": [\n    "é"\n  ],\n  "b": 1\n}\n'
+    with pytest.raises(ValueError):
+        canonical_dumps({"x": float("nan")})
+
+
+@pytest.mark.parametrize("mutate, field", [
+    (lambda d: d.pop("artifact"), "artifact"),
+    (lambda d: d.__setitem__("schema_version", 2), "schema_version"),
+    (lambda d: d.__setitem__("schema_version", True), "schema_version"),
+    (lambda d: d.__setitem__("name", "a/b"), "name"),
+    (lambda d: d["artifact"].__setitem__("bytes", "5"), "artifact.bytes"),
+    (lambda d: d["artifact"].__setitem__("sha256", "XYZ"), "artifact.sha256"),
+    (lambda d: d.__setitem__("delegates", ["b", "a"]), "delegates"),
+    (lambda d: d["inputs"][0].__setitem__("dtype", "float8"), "inputs[0].dtype"),
+    (lambda d: d["outputs"][0].__setitem__("layout", "nchw"), "outputs[0].layout"),
+    (lambda d: d["inputs"][0]["shape"].__setitem__(0, -2), "inputs[0].shape[0]"),
+    (lambda d: d["goldens"][0].__setitem__("data", "fake"), "goldens[0].data"),
+    (lambda d: d["goldens"][0]["inputs"].pop("image"), "goldens[0].inputs.image"),
+    (lambda d: d["preprocessing"].__setitem__("mean", [127, 127, 127]), "preprocessing.mean[0]"),
+    (lambda d: d["labels"].__setitem__("output", "nope"), "labels.output"),
+    (lambda d: d["toolchain"].pop("torchao"), "toolchain.torchao"),
+    (lambda d: d.__setitem__("created_utc", "yesterday"), "created_utc"),
+    (lambda d: d.__setitem__("guessed", 1), "guessed"),
+    (lambda d: d["delegation"]["by_operator"].reverse(), "delegation.by_operator"),
+    (lambda d: d["quantization"]["skipped"][0].pop("reason"), "quantization.skipped[0].reason"),
+])
+def test_validate_names_the_field(mutate, field):
+    doc = fixture_doc()
+    mutate(doc)
+    with pytest.raises(ManifestError) as e:
+        validate(doc)
+    assert e.value.field == field
+    assert f"'{field}'" in str(e.value)
+    assert "remedy:" in str(e.value)
+
+
+def test_optional_fields_may_be_absent():
+    doc = fixture_doc()
+    for k in ("delegation", "quantization", "preprocessing", "labels"):
+        doc.pop(k)
+    validate(copy.deepcopy(doc))
+
+
+def test_read_manifest_accepts_dir_and_file(test_bundles):
+    b = test_bundles / "tiny-portable-fp32"
+    assert read_manifest(b) == read_manifest(b / "tiny-portable-fp32.etproof.json")
+    with pytest.raises(ManifestError):
+        read_manifest(test_bundles / "missing")
+
+
+def test_writer_output_validates_and_round_trips(test_bundles):
+    for b in sorted(p for p in test_bundles.iterdir() if p.is_dir()):
+        raw = (b / f"{b.name}.etproof.json").read_bytes()
+        doc = read_manifest(b)
+        assert canonical_dumps(doc).encode("utf-8") == raw
+        assert doc["name"] == b.name
