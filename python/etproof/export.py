@@ -33,8 +33,16 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from etproof import __version__
-from etproof.errors import EtproofError, ExportError, InvalidArgument, QuantizationError
+from etproof.errors import (
+    EtproofError,
+    ExportError,
+    InvalidArgument,
+    ManifestError,
+    QuantizationError,
+)
 from etproof.manifest import (
+    check_labels,
+    check_preprocessing,
     DTYPES,
     LAYOUTS,
     MANIFEST_SUFFIX,
@@ -142,6 +150,13 @@ def export_model(
                             output_names, golden_inputs, preprocessing, labels, model_name,
                             golden_meta, layouts, compute_unit)
     facts = RECIPES[(backend, recipe)]
+    in_specs = _tensor_specs(input_names, args.example_inputs, layouts or {}, "input")
+    if args.preprocessing is not None:
+        try:
+            check_preprocessing(args.preprocessing, in_specs)
+        except ManifestError as e:
+            raise _bad(e.cause.replace("manifest field", "field"),
+                       "see docs/manifest.md, 'preprocessing'") from e
     out = Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -168,7 +183,12 @@ def export_model(
                             f"{spec['shape']}",
                             "golden inputs must have the example inputs' shapes and dtypes",
                             stage="goldens")
-        in_specs = _tensor_specs(input_names, args.example_inputs, layouts or {}, "input")
+        if labels is not None:
+            try:
+                check_labels(labels, out_specs)
+            except ManifestError as e:
+                raise _bad(e.cause.replace("manifest field", "field"),
+                           "see docs/manifest.md, 'labels'") from e
 
         # 2. torch.export
         with _stage("export"):
@@ -491,17 +511,18 @@ def _is_constant_pad(node) -> bool:
     return False
 
 
-def find_padded_convs(graph) -> list[tuple[str, str]]:
-    """Conv nodes whose input is a constant pad: [(node name, owning module FQN or "")]."""
+def _is_padded_conv(n) -> bool:
     import torch
 
-    convs = {torch.ops.aten.conv1d.default, torch.ops.aten.conv2d.default,
-             torch.ops.aten.convolution.default}
-    found = []
-    for n in graph.nodes:
-        if n.op == "call_function" and n.target in convs and n.args and _is_constant_pad(n.args[0]):
-            found.append((n.name, _module_path(n)))
-    return found
+    convs = (torch.ops.aten.conv1d.default, torch.ops.aten.conv2d.default,
+             torch.ops.aten.convolution.default)
+    return (n.op == "call_function" and n.target in convs and bool(n.args)
+            and _is_constant_pad(n.args[0]))
+
+
+def find_padded_convs(graph) -> list[tuple[str, str]]:
+    """Conv nodes whose input is a constant pad: [(node name, owning module FQN or "")]."""
+    return [(n.name, _module_path(n)) for n in graph.nodes if _is_padded_conv(n)]
 
 
 def _padded_convs_quantized(ep, quantizer) -> list[tuple[str, str]]:
@@ -528,34 +549,27 @@ def _quantize(ep, scheme: str, example_inputs: tuple, cases: list):
         get_symmetric_quantization_config,
     )
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
-    from torchao.quantization.pt2e.quantizer.utils import get_module_name_filter
 
     assert scheme == "xnnpack-int8-dynamic-per-channel", scheme
     quantizer = XNNPACKQuantizer()
     quantizer.set_global(get_symmetric_quantization_config(is_per_channel=True, is_dynamic=True))
 
     # Work around XNNPACK's run-time failure on dynamically quantized convs fed by a constant
-    # pad: leave their owning modules float. Only convs the quantizer would actually quantize
-    # count (it leaves e.g. depthwise convs float on its own). XNNPACKQuantizer.set_module_name(
-    # fqn, None) asserts on None in this version, so the exclusion goes through its public
-    # set_filter_function.
+    # pad: leave those convs float (each recorded under its owning module, from
+    # nn_module_stack). Only convs the quantizer would actually quantize count: it leaves e.g.
+    # depthwise convs float on its own. XNNPACKQuantizer.set_module_name(fqn, None) asserts on
+    # None in this version, so the exclusion goes through its public set_filter_function, with a
+    # structural test (conv whose input is a constant pad) that touches nothing else in the
+    # owning module.
     padded = _padded_convs_quantized(ep, quantizer)
     reason = PAD_SKIP_REASON.format(et=_version("executorch"))
-    modules: list[str] = []
-    root_nodes: set[str] = set()
-    skipped = []
+    skipped: list[dict] = []
     for node_name, fqn in padded:
-        if fqn:
-            if fqn not in modules:
-                modules.append(fqn)
-                skipped.append({"module": fqn, "reason": reason})
-        else:
-            root_nodes.add(node_name)
-            skipped.append({"module": f"<root>:{node_name}", "reason": reason})
-    module_filters = [get_module_name_filter(m) for m in modules]
+        entry = {"module": fqn or f"<root>:{node_name}", "reason": reason}
+        if entry not in skipped:
+            skipped.append(entry)
     if padded:
-        quantizer.set_filter_function(
-            lambda n: n.name not in root_nodes and not any(f(n) for f in module_filters))
+        quantizer.set_filter_function(lambda n: not _is_padded_conv(n))
 
     prepared = prepare_pt2e(ep.module(), quantizer)
     with torch.no_grad():

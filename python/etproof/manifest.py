@@ -147,8 +147,7 @@ def _tensor_specs(v: _V, specs: Any, field: str) -> None:
         v.string(s["dtype"], f"{f}.dtype", choices=DTYPES)
         shape = v.array(s["shape"], f"{f}.shape")
         for j, d in enumerate(shape):
-            if v.integer(d, f"{f}.shape[{j}]", minimum=-1) == -1:
-                pass
+            v.integer(d, f"{f}.shape[{j}]", minimum=-1)  # -1 = dynamic dimension
         if "layout" in s:
             v.string(s["layout"], f"{f}.layout", choices=LAYOUTS)
             if len(shape) != 4:
@@ -213,14 +212,7 @@ def validate(doc: Any, origin: str | None = None) -> dict:
     if "preprocessing" in doc:
         _preprocessing(v, doc["preprocessing"], doc["inputs"])
     if "labels" in doc:
-        lab = v.obj(doc["labels"], "labels", ("output", "source", "names"))
-        v.string(lab["output"], "labels.output", choices=out_names)
-        v.string(lab["source"], "labels.source")
-        names = v.array(lab["names"], "labels.names")
-        if not names:
-            v.fail("labels.names", "must not be empty")
-        for i, n in enumerate(names):
-            v.string(n, f"labels.names[{i}]")
+        _labels(v, doc["labels"], out_names)
     ids = set()
     for i, g in enumerate(v.array(doc["goldens"], "goldens")):
         f = f"goldens[{i}]"
@@ -242,6 +234,27 @@ def validate(doc: Any, origin: str | None = None) -> dict:
         v.string(tc[k], f"toolchain.{k}")
     v.string(doc["created_utc"], "created_utc", pattern=CREATED_RE)
     return doc
+
+
+def check_preprocessing(p: Any, inputs: list) -> None:
+    """Validates a preprocessing object against the input specs (ManifestError on failure)."""
+    _preprocessing(_V(None), p, inputs)
+
+
+def check_labels(lab: Any, outputs: list) -> None:
+    """Validates a labels object against the output specs (ManifestError on failure)."""
+    _labels(_V(None), lab, [s["name"] for s in outputs])
+
+
+def _labels(v: _V, lab: Any, out_names: list) -> None:
+    v.obj(lab, "labels", ("output", "source", "names"))
+    v.string(lab["output"], "labels.output", choices=out_names)
+    v.string(lab["source"], "labels.source")
+    names = v.array(lab["names"], "labels.names")
+    if not names:
+        v.fail("labels.names", "must not be empty")
+    for i, n in enumerate(names):
+        v.string(n, f"labels.names[{i}]")
 
 
 def _preprocessing(v: _V, p: Any, inputs: list) -> None:

@@ -205,3 +205,48 @@ def test_wrong_output_count_fails_in_goldens(tmp_path):
         export_model(out_dir=tmp_path, **_tiny_args(output_names=["y", "z"]))
     assert e.value.stage == "goldens"
     assert _only_bundles(tmp_path) == []
+
+
+PRE = {"kind": "image", "input": "x", "color": "rgb", "resize_shorter": 16,
+       "interpolation": "bilinear", "crop": (16, 16), "mean": [127, 127, 127],
+       "std": [128.0, 128.0, 128.0], "value_range": [0, 255]}
+
+
+def test_preprocessing_and_labels_written(tmp_path):
+    labels = {"output": "y", "source": "test", "names": ["a", "b", "c", "Café ☕"]}
+    path = export_model(out_dir=tmp_path, **_tiny_args(preprocessing=PRE, labels=labels,
+                                                       layouts={"x": "nchw"}, model_name="tiny"))
+    doc = read_manifest(path)
+    assert doc["preprocessing"]["mean"] == [127.0, 127.0, 127.0]
+    assert doc["preprocessing"]["crop"] == [16, 16]
+    assert doc["labels"] == labels
+    assert '"Café ☕"' in (path / "t.etproof.json").read_text(encoding="utf-8")
+
+
+def test_invalid_preprocessing_refused_before_export(tmp_path):
+    bad = dict(PRE, input="nope")
+    with pytest.raises(InvalidArgument) as e:
+        export_model(out_dir=tmp_path, **_tiny_args(preprocessing=bad, layouts={"x": "nchw"}))
+    assert "preprocessing.input" in e.value.cause
+    with pytest.raises(InvalidArgument):  # preprocessing needs the input's layout
+        export_model(out_dir=tmp_path, **_tiny_args(preprocessing=PRE))
+    assert _only_bundles(tmp_path) == []
+
+
+def test_without_the_pad_workaround_the_program_fails_to_run(tmp_path, monkeypatch):
+    """The upstream bug the workaround exists for, caught by the runtime check at stage 'lower'.
+
+    If this starts passing the export, XNNPACK fixed the bug: drop the workaround.
+    """
+    import etproof.export as ex
+    from conftest import PaddedConvNet
+
+    monkeypatch.setattr(ex, "_padded_convs_quantized", lambda ep, q: [])
+    torch.manual_seed(1)
+    x = torch.randn(1, 3, 16, 16)
+    with pytest.raises(ExportError) as e:
+        export_model(PaddedConvNet().eval(), (x,), "padded-raw", tmp_path, "xnnpack",
+                     "int8-dynamic-per-channel", ["x"], ["y"], [("c0", "synthetic", "randn", (x,))])
+    assert e.value.stage == "lower"
+    assert "does not run" in e.value.cause
+    assert _only_bundles(tmp_path) == []
