@@ -360,7 +360,17 @@ LoadedModel::LoadedModel(LoadedModel&&) noexcept = default;
 LoadedModel& LoadedModel::operator=(LoadedModel&&) noexcept = default;
 LoadedModel::~LoadedModel() = default;
 
-const std::vector<std::string>& LoadedModel::program_delegates() const { return impl_->delegates; }
+namespace {
+void require_loaded(const void* impl) {
+  if (!impl)
+    throw Error(ErrorKind::kInvalidArgument, "this LoadedModel was moved from", "use the LoadedModel it was moved to");
+}
+}  // namespace
+
+const std::vector<std::string>& LoadedModel::program_delegates() const {
+  require_loaded(impl_.get());
+  return impl_->delegates;
+}
 
 LoadedModel LoadedModel::load(const Bundle& bundle) {
   et::runtime_init();
@@ -490,6 +500,7 @@ LoadedModel LoadedModel::load(const Bundle& bundle) {
 }
 
 std::map<std::string, HostTensor> LoadedModel::run(const std::map<std::string, HostTensor>& inputs) {
+  require_loaded(impl_.get());
   Impl& s = *impl_;
   std::vector<Problem> problems;
   for (const auto& [name, _] : inputs)

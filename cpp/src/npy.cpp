@@ -16,7 +16,6 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
-#include <sstream>
 #include <system_error>
 
 #include "etproof/error.h"
@@ -221,8 +220,12 @@ std::vector<uint8_t> read_file(const fs::path& path) {
                 "check the path; golden files live in NAME.goldens/ next to the manifest");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorKind::kIo, "cannot open " + path.string() + ": " + std::strerror(errno), "check the file's permissions");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw Error(ErrorKind::kIo, "error reading " + path.string(), "check the file system");
+  const auto size = fs::file_size(path, ec);
+  if (ec) throw Error(ErrorKind::kIo, "cannot stat " + path.string() + ": " + ec.message(), "check the file system");
+  std::vector<uint8_t> bytes(size);
+  in.read(reinterpret_cast<char*>(bytes.data()), std::streamsize(size));
+  if (size_t(in.gcount()) != size)
+    throw Error(ErrorKind::kIo, "error reading " + path.string() + " (short read)", "check the file system");
   return bytes;
 }
 

@@ -102,6 +102,23 @@ TEST(Manifest, FixtureReserializesByteIdentical) {
   EXPECT_EQ(to_canonical_json(json::parse(to_canonical_json(m.raw))), text);
 }
 
+// What the Python writer really wrote (test and demo bundles) is canonical by the C++ reader's rule.
+TEST(Manifest, ExportedManifestsReserializeByteIdentical) {
+  ETPROOF_REQUIRE_BUNDLE(testing::test_bundles());
+  size_t checked = 0;
+  for (const auto& root : {testing::test_bundles(), testing::demo_bundles()}) {
+    if (root.empty() || !fs::is_directory(root)) continue;
+    for (const auto& dir : fs::directory_iterator(root)) {
+      const fs::path p = dir.path() / (dir.path().filename().string() + ".etproof.json");
+      if (!fs::is_regular_file(p)) continue;
+      const Manifest m = read_manifest(p);
+      EXPECT_EQ(to_canonical_json(m.raw), slurp(p)) << p;
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 3u);
+}
+
 TEST(Manifest, AbsentOptionalFieldsAreUnknown) {
   json doc = fixture_doc();
   for (const char* k : {"delegation", "quantization", "preprocessing", "labels", "compute_unit", "data_files"})
