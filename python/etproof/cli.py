@@ -44,12 +44,26 @@ def _resolve_model(ref: str) -> tuple[str, dict]:
     target = builtin.get(ref, ref)
     if ":" not in target:
         raise InvalidArgument(f"unknown model {ref!r}",
-                              f"pass one of {', '.join(builtin)} or MODULE:FUNCTION", stage="export")
-    mod_name, func_name = target.split(":", 1)
+                              f"pass one of {', '.join(builtin)}, MODULE:FUNCTION or "
+                              "FILE.py:FUNCTION", stage="export")
+    mod_name, func_name = target.rsplit(":", 1)
     try:
-        sys.path.insert(0, str(Path.cwd()))
-        func = getattr(importlib.import_module(mod_name), func_name)
-    except (ImportError, AttributeError) as e:
+        if mod_name.endswith(".py"):
+            from importlib import util as importlib_util
+
+            file = Path(mod_name)
+            if not file.is_file():
+                raise ImportError(f"no such file {file}")
+            mspec = importlib_util.spec_from_file_location(file.stem, file)
+            module = importlib_util.module_from_spec(mspec)
+            sys.modules[file.stem] = module
+            mspec.loader.exec_module(module)
+        else:
+            if str(Path.cwd()) not in sys.path:
+                sys.path.insert(0, str(Path.cwd()))
+            module = importlib.import_module(mod_name)
+        func = getattr(module, func_name)
+    except Exception as e:  # noqa: BLE001 - whatever the user's module raises while loading
         raise InvalidArgument(f"cannot load {target}: {type(e).__name__}: {e}",
                               "MODULE must be importable (from the current directory or the "
                               "environment) and define FUNCTION", stage="export") from e
@@ -78,38 +92,76 @@ def _resolve_model(ref: str) -> tuple[str, dict]:
     return key, spec
 
 
-def cmd_export(a) -> int:
-    from etproof.export import RECIPES, export_model, supported_pairs_text
+def _pairs_for(backend: str, recipe: str | None) -> list[tuple[str, str]]:
+    from etproof.export import RECIPES, supported_pairs_text
 
-    key, spec = _resolve_model(a.model)
-    if a.backend == "all":
-        if a.recipe not in (None, "all"):
-            pairs = [(b, r) for b, r in sorted(RECIPES) if r == a.recipe]
-        else:
-            pairs = sorted(RECIPES)
+    if backend == "all":
+        pairs = [p for p in sorted(RECIPES) if recipe in (None, "all") or p[1] == recipe]
         if not pairs:
-            raise InvalidArgument(f"no backend supports recipe {a.recipe!r}",
+            raise InvalidArgument(f"no backend supports recipe {recipe!r}",
                                   f"supported (backend/recipe) pairs: {supported_pairs_text()}",
                                   stage="export")
-        if a.name:
-            raise InvalidArgument("--name names one bundle; --backend all writes several",
-                                  "drop --name (bundles are named MODEL-BACKEND-RECIPE)",
-                                  stage="export")
-        from etproof.runner import export_pairs
+        return pairs
+    if recipe is None:
+        raise InvalidArgument("--recipe is required",
+                              f"supported (backend/recipe) pairs: {supported_pairs_text()}",
+                              stage="export")
+    return [(backend, recipe)]
 
-        results = export_pairs(lambda: spec, key, pairs, Path(a.out), force=True, log=_log)
-        print(json.dumps({"results": results}, indent=2, ensure_ascii=False))
+
+def _try_report(out: Path, results: list[dict]) -> None:
+    from etproof.runner import write_report
+
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        write_report(out, results, merge=True)
+    except OSError as e:
+        print(f"warning: could not update {out}/export-report.json: {e}", file=sys.stderr)
+
+
+def cmd_export(a) -> int:
+    from etproof.export import RECIPES, export_model, supported_pairs_text
+    from etproof.runner import export_pairs, result_for_error
+
+    model_ref = a.model_pos or a.model
+    if not model_ref or (a.model_pos and a.model and a.model_pos != a.model):
+        raise InvalidArgument("give the model once: MODEL or --model MODEL",
+                              "efficientnet_lite0, tiny, MODULE:FUNCTION or FILE.py:FUNCTION",
+                              stage="export")
+    pairs = _pairs_for(a.backend, a.recipe)
+    out = Path(a.out)
+    if a.backend == "all" and a.name:
+        raise InvalidArgument("--name names one bundle; --backend all writes several",
+                              "drop --name (bundles are named MODEL-BACKEND-RECIPE)",
+                              stage="export")
+    unsupported = [p for p in pairs if p not in RECIPES]
+    if unsupported:  # refused before the model is even built, and said so in the report
+        b, r = unsupported[0]
+        known = any(k[0] == b for k in RECIPES)
+        e = InvalidArgument(f"unsupported {f'recipe {r!r} for backend {b!r}' if known else f'backend {b!r}'}",
+                            f"supported (backend/recipe) pairs: {supported_pairs_text()}",
+                            stage="export")
+        _try_report(out, [result_for_error(b, r, e)])
+        raise e
+    key, spec = _resolve_model(model_ref)
+    if a.backend == "all":
+        results = export_pairs(lambda: spec, key, pairs, out, force=True, log=_log)
+        _try_report(out, results)
         failed = [r for r in results if r["status"] != "exported"]
         for r in failed:
             print(f"error [{r['stage']}]: {r['backend']}/{r['recipe']}: {r['reason']}",
                   file=sys.stderr)
         return EXIT_ERROR if failed else EXIT_OK
-    if a.recipe is None:
-        raise InvalidArgument("--recipe is required", f"supported (backend/recipe) pairs: "
-                              f"{supported_pairs_text()}", stage="export")
-    name = a.name or f"{key}-{a.backend}-{a.recipe}"
-    path = export_model(name=name, out_dir=Path(a.out), backend=a.backend, recipe=a.recipe,
-                        log=_log, **spec)
+    (backend, recipe), = pairs
+    name = a.name or f"{key}-{backend}-{recipe}"
+    try:
+        path = export_model(name=name, out_dir=out, backend=backend, recipe=recipe, log=_log,
+                            **spec)
+    except EtproofError as e:
+        _try_report(out, [result_for_error(backend, recipe, e)])
+        raise
+    _try_report(out, [{"backend": backend, "recipe": recipe, "bundle": path.name,
+                       "status": "exported"}])
     print(path)
     return EXIT_OK
 
@@ -132,12 +184,19 @@ def _log(msg: str) -> None:
     print(msg, flush=True)
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # usage errors in etproof's format, exit 2
+        raise InvalidArgument(message, f"see {self.prog} --help")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m etproof",
+    p = _Parser(prog="python -m etproof",
                                 description="etproof export half: PyTorch -> ExecuTorch bundles")
     sub = p.add_subparsers(dest="cmd", required=True)
     e = sub.add_parser("export", help="export one model to one bundle per (backend, recipe)")
-    e.add_argument("--model", required=True, help="efficientnet_lite0, tiny, or MODULE:FUNCTION")
+    e.add_argument("model_pos", nargs="?", metavar="MODEL",
+                   help="efficientnet_lite0, tiny, MODULE:FUNCTION or FILE.py:FUNCTION")
+    e.add_argument("--model", help="the same as MODEL")
     e.add_argument("--backend", required=True, help="portable, xnnpack, or all")
     e.add_argument("--recipe", help="fp32, int8-dynamic-per-channel (all pairs with --backend all)")
     e.add_argument("--out", required=True, help="output directory (bundles go in OUT/NAME/)")
@@ -158,8 +217,11 @@ def main(argv=None) -> int:
     parser = build_parser()
     try:
         a = parser.parse_args(argv)
-    except SystemExit as e:
+    except SystemExit as e:  # --help
         return EXIT_OK if e.code in (0, None) else EXIT_ERROR
+    except InvalidArgument as e:
+        _print_error(e)
+        return EXIT_ERROR
     _quiet()
     try:
         return a.func(a)

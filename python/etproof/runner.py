@@ -2,12 +2,53 @@
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from pathlib import Path
 from typing import Callable
 
 from etproof import cache
-from etproof.errors import EtproofError, ExportError, InvalidArgument
+from etproof.errors import EtproofError, InvalidArgument
+
+REPORT = "export-report.json"
+
+
+def result_for_error(backend: str, recipe: str, e: EtproofError) -> dict:
+    """The export-report entry of a failed export: refused (arguments) or failed (a stage)."""
+    status = "export-refused" if isinstance(e, InvalidArgument) else "export-failed"
+    return {"backend": backend, "recipe": recipe, "status": status,
+            "stage": e.stage or "export", "reason": str(e)}
+
+
+def write_report(out: Path, results: list[dict], merge: bool = False) -> Path:
+    """Writes ``OUT/export-report.json`` = {"results": [...]} (canonical JSON).
+
+    merge: keep entries of other (backend, recipe) pairs already in the report; an entry for
+    the same pair is replaced in place.
+    """
+    from etproof.manifest import canonical_dumps
+
+    path = Path(out) / REPORT
+    merged: list[dict] = []
+    if merge:
+        try:
+            old = json.loads(path.read_text(encoding="utf-8"))["results"]
+            merged = [r for r in old if isinstance(r, dict) and "backend" in r]
+        except (OSError, ValueError, KeyError, TypeError):
+            merged = []
+    for r in results:
+        key = (r["backend"], r["recipe"])
+        for i, old in enumerate(merged):
+            if (old.get("backend"), old.get("recipe")) == key:
+                merged[i] = r
+                break
+        else:
+            merged.append(r)
+    tmp = path.with_name(f".{REPORT}.tmp")
+    tmp.write_text(canonical_dumps({"results": merged}), encoding="utf-8")
+    os.replace(tmp, path)
+    return path
 
 
 def export_pairs(spec_factory: Callable[[], dict], model_key: str, pairs, out: Path,
@@ -41,18 +82,9 @@ def export_pairs(spec_factory: Callable[[], dict], model_key: str, pairs, out: P
             result = {"backend": backend, "recipe": recipe, "bundle": path.name,
                       "status": "exported"}
             log(f"{name}: exported in {time.monotonic() - t0:.1f} s")
-        except InvalidArgument as e:
-            result = {"backend": backend, "recipe": recipe, "status": "export-refused",
-                      "stage": e.stage or "export", "reason": str(e)}
-            log(f"{name}: export refused: {e}")
-        except ExportError as e:
-            result = {"backend": backend, "recipe": recipe, "status": "export-failed",
-                      "stage": e.stage, "reason": str(e)}
-            log(f"{name}: export failed [{e.stage}]: {e}")
         except EtproofError as e:
-            result = {"backend": backend, "recipe": recipe, "status": "export-failed",
-                      "stage": e.stage or "export", "reason": str(e)}
-            log(f"{name}: export failed: {e}")
+            result = result_for_error(backend, recipe, e)
+            log(f"{name}: {result['status']} [{result['stage']}]: {e}")
         results.append(result)
         stamps[name] = {"stamp": stamp, "result": result}
         cache.save_stamps(out, stamps)
