@@ -249,7 +249,7 @@ int cmd_inspect(const std::string& path, bool json) {
               << " (verified)\n";
   if (bound)
     std::cout << "bound     atol " << bound->atol << " + rtol " << bound->rtol
-              << "·|ref|, cosine ≥ " << std::setprecision(9) << bound->min_cosine << "\n";
+              << "·|ref|, cosine ≥ " << std::setprecision(12) << bound->min_cosine << "\n";
   else
     std::cout << "bound     none derivable: " << bound_note << "\n";
   return 0;

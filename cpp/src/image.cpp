@@ -1,6 +1,13 @@
-// The classification demo's C++ side: decode (stb_image), resize (stb_image_resize, triangle =
-// bilinear filter), center-crop, normalize per the manifest's preprocessing, rank labels.
-// libstb provides the implementations; this file only includes the declarations.
+// The classification demo's C++ side: decode (stb_image), resize, center-crop, normalize per the
+// manifest's preprocessing, rank labels. libstb provides stb_image's implementation; this file
+// only includes its declarations.
+//
+// Resizing is not stb_image_resize: its triangle filter aborts the process on an assertion
+// (stbir__normalize_downsample_coefficients, `total < 1.1f`) for ordinary downscales such as
+// chelsea.png's 451×300 → 385×256 (Debian libstb 0.0~git20220908). Instead this file resamples
+// exactly as PIL's Image.resize(BILINEAR) does — the export half's preprocessing: a separable
+// triangle filter whose support widens with the downscale factor (antialiased), horizontal pass
+// then vertical, each rounded to 8 bits.
 #include "etproof/image.h"
 
 #include <algorithm>
@@ -11,7 +18,6 @@
 #include <numeric>
 
 #include <stb_image.h>
-#include <stb_image_resize.h>
 
 #include "etproof/error.h"
 
@@ -42,6 +48,74 @@ bool channels_first(const TensorSpec& spec, size_t rank) {
               "input \"" + spec.name + "\" " + shape_to_string(spec.shape) +
                   " has no recorded layout and its shape does not say where the channels are",
               "re-export the bundle so the manifest records the input's layout (nchw or nhwc)");
+}
+
+// One output pixel's source span and normalized weights (PIL's precompute_coeffs, bilinear).
+struct Taps {
+  int first = 0;
+  std::vector<double> w;
+};
+
+std::vector<Taps> triangle_taps(int in_size, int out_size) {
+  const double scale = static_cast<double>(in_size) / out_size;
+  const double filter_scale = std::max(scale, 1.0);
+  const double support = 1.0 * filter_scale;  // the triangle's support is 1 source pixel
+  std::vector<Taps> taps(static_cast<size_t>(out_size));
+  for (int o = 0; o < out_size; ++o) {
+    const double center = (o + 0.5) * scale;
+    const int lo = std::max(static_cast<int>(center - support + 0.5), 0);
+    const int hi = std::min(static_cast<int>(center + support + 0.5), in_size);
+    Taps& t = taps[static_cast<size_t>(o)];
+    t.first = lo;
+    double sum = 0;
+    for (int i = lo; i < hi; ++i) {
+      const double x = std::fabs((i - center + 0.5) / filter_scale);
+      const double w = x < 1 ? 1 - x : 0;
+      t.w.push_back(w);
+      sum += w;
+    }
+    if (sum > 0)
+      for (double& w : t.w) w /= sum;
+  }
+  return taps;
+}
+
+unsigned char to_u8(double v) {
+  return static_cast<unsigned char>(std::clamp(std::floor(v + 0.5), 0.0, 255.0));
+}
+
+// RGB8 w×h -> RGB8 rw×rh, PIL BILINEAR.
+std::vector<unsigned char> resize_bilinear(const unsigned char* src, int w, int h, int rw, int rh) {
+  std::vector<unsigned char> mid(static_cast<size_t>(rw) * h * 3);
+  if (rw == w) {
+    std::memcpy(mid.data(), src, mid.size());
+  } else {
+    const auto taps = triangle_taps(w, rw);
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < rw; ++x) {
+        const Taps& t = taps[static_cast<size_t>(x)];
+        for (int c = 0; c < 3; ++c) {
+          double acc = 0;
+          for (size_t k = 0; k < t.w.size(); ++k)
+            acc += t.w[k] * src[(static_cast<size_t>(y) * w + t.first + k) * 3 + c];
+          mid[(static_cast<size_t>(y) * rw + x) * 3 + c] = to_u8(acc);
+        }
+      }
+  }
+  if (rh == h) return mid;
+  std::vector<unsigned char> out(static_cast<size_t>(rw) * rh * 3);
+  const auto taps = triangle_taps(h, rh);
+  for (int y = 0; y < rh; ++y) {
+    const Taps& t = taps[static_cast<size_t>(y)];
+    for (int x = 0; x < rw; ++x)
+      for (int c = 0; c < 3; ++c) {
+        double acc = 0;
+        for (size_t k = 0; k < t.w.size(); ++k)
+          acc += t.w[k] * mid[((t.first + k) * static_cast<size_t>(rw) + x) * 3 + c];
+        out[(static_cast<size_t>(y) * rw + x) * 3 + c] = to_u8(acc);
+      }
+  }
+  return out;
 }
 
 }  // namespace
@@ -91,16 +165,16 @@ HostTensor load_image(const std::filesystem::path& image, const ImagePreprocessi
                     : "check the path; the file does not exist");
   }
 
-  // Shorter side -> resize_shorter, aspect kept (torchvision's Resize(int): the longer side is
-  // truncated, not rounded).
+  // Shorter side -> resize_shorter, aspect kept, the longer side rounded to the nearest pixel
+  // (as the export half does).
   const int64_t s = pp.resize_shorter;
   int rw, rh;
   if (w <= h) {
     rw = static_cast<int>(s);
-    rh = static_cast<int>(s * h / w);
+    rh = std::max(1, static_cast<int>(std::lround(static_cast<double>(h) * s / w)));
   } else {
     rh = static_cast<int>(s);
-    rw = static_cast<int>(s * w / h);
+    rw = std::max(1, static_cast<int>(std::lround(static_cast<double>(w) * s / h)));
   }
   if (rw < pp.crop_w || rh < pp.crop_h)
     throw Error(ErrorKind::kShapeMismatch,
@@ -108,16 +182,11 @@ HostTensor load_image(const std::filesystem::path& image, const ImagePreprocessi
                     " is smaller than the crop " + std::to_string(pp.crop_w) + "x" +
                     std::to_string(pp.crop_h),
                 "re-export the bundle; resize_shorter must be at least the crop size");
-  std::vector<unsigned char> resized(static_cast<size_t>(rw) * rh * 3);
-  if (!stbir_resize_uint8_generic(pixels.get(), w, h, 0, resized.data(), rw, rh, 0, 3,
-                                  STBIR_ALPHA_CHANNEL_NONE, 0, STBIR_EDGE_CLAMP,
-                                  STBIR_FILTER_TRIANGLE, STBIR_COLORSPACE_LINEAR, nullptr))
-    throw Error(ErrorKind::kIo, "cannot resize image " + image.string(),
-                "pass a smaller image");
+  const std::vector<unsigned char> resized = resize_bilinear(pixels.get(), w, h, rw, rh);
 
-  // Center crop (torchvision's CenterCrop: offsets rounded).
-  const int top = static_cast<int>(std::lround((rh - pp.crop_h) / 2.0));
-  const int left = static_cast<int>(std::lround((rw - pp.crop_w) / 2.0));
+  // Center crop, offsets floor((size - crop) / 2).
+  const int top = static_cast<int>((rh - pp.crop_h) / 2);
+  const int left = static_cast<int>((rw - pp.crop_w) / 2);
   const int ch = static_cast<int>(pp.crop_h), cw = static_cast<int>(pp.crop_w);
 
   HostTensor t;

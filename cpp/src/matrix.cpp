@@ -49,12 +49,12 @@ std::string fmt(double v, int precision = 3) {
   return os.str();
 }
 
-std::string fixed(double v, int decimals) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  std::ostringstream os;
-  os << std::fixed << std::setprecision(decimals) << v;
-  return os.str();
+// Cosines near 1 are written as 1 − ε so that fp32's 1 − 3e-12 does not print as "1.000000".
+std::string cosine_text(double c) {
+  if (std::isnan(c)) return "nan";
+  if (c == 1) return "1";
+  if (c > 0.999999 && c < 1) return "1-" + fmt(1 - c, 2);
+  return fmt(c, 6);
 }
 
 nlohmann::json opt_num(const std::optional<double>& v) {
@@ -318,14 +318,14 @@ std::string cell_text(const Cell* c) {
   if (!c) return "-";
   std::string s(to_string(c->status));
   if (c->max_abs_error) s += " " + fmt(*c->max_abs_error, 2);
-  if (c->cosine) s += " " + fixed(*c->cosine, 6);
+  if (c->cosine) s += " " + cosine_text(*c->cosine);
   return s;
 }
 
 std::string bound_text(const std::optional<Bound>& b) {
   if (!b) return "no bound";
   return "atol " + fmt(b->atol, 4) + " + rtol " + fmt(b->rtol, 4) + "·|ref|, cosine ≥ " +
-         fmt(b->min_cosine, 9) + (b->caller_supplied ? " (caller)" : " (derived)");
+         cosine_text(b->min_cosine) + (b->caller_supplied ? " (caller)" : " (derived)");
 }
 
 std::string summary(const Matrix& m) {
@@ -415,6 +415,19 @@ std::string to_text(const Matrix& m) {
          << ", delegates in program: " << (c.delegates.empty() ? "none" : join(c.delegates))
          << (c.backend == "portable" ? " (portable kernels)" : "") << "\n";
       os << "    bound: " << bound_text(c.bound) << "\n";
+      // The column's worst measured values, so the margin to the bound is visible at a glance.
+      std::optional<double> err, cos, sqnr, head;
+      for (const Cell& cell : m.cells) {
+        if (&m.columns[cell.column] != &c || !cell.max_abs_error) continue;
+        if (!err || *cell.max_abs_error > *err) err = cell.max_abs_error;
+        if (!cos || *cell.cosine < *cos) cos = cell.cosine;
+        if (!sqnr || *cell.sqnr_db < *sqnr) sqnr = cell.sqnr_db;
+        if (!head || *cell.headroom < *head) head = cell.headroom;
+      }
+      if (err)
+        os << "    worst measured: max abs error " << fmt(*err, 4) << ", cosine "
+           << cosine_text(*cos) << ", SQNR " << fmt(*sqnr, 4) << " dB, headroom " << fmt(*head, 3)
+           << "\n";
     }
     bool any = false;
     for (const Cell& c : m.cells)
@@ -461,7 +474,7 @@ std::string to_markdown(const Matrix& m) {
       }
       os << " `" << to_string(c->status) << "`";
       if (c->max_abs_error) os << " " << fmt(*c->max_abs_error, 2);
-      if (c->cosine) os << " cos " << fixed(*c->cosine, 6);
+      if (c->cosine) os << " cos " << cosine_text(*c->cosine);
       os << " |";
     }
     os << "\n";

@@ -1,0 +1,245 @@
+// The built `etproof` binary, run as a user runs it: exit codes, stdout/stderr, --json parses.
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "etproof/npy.h"
+#include "test_support.h"
+
+namespace etproof {
+namespace {
+
+namespace fs = std::filesystem;
+using etproof::testing::demo_bundles;
+using etproof::testing::demo_photos;
+using etproof::testing::scratch_dir;
+using etproof::testing::test_bundles;
+
+struct Result {
+  int rc = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs `etproof ARGS` (each already quoted as needed) with optional environment assignments.
+Result etproof_cli(const std::string& args, const std::string& env = "") {
+  const fs::path dir = fs::temp_directory_path() / "etproof-tests" / "cli-io";
+  fs::create_directories(dir);
+  const fs::path out = dir / "stdout", err = dir / "stderr";
+  const std::string cmd = env + (env.empty() ? "" : " ") + quote(ETPROOF_CLI) + " " + args +
+                          " >" + quote(out.string()) + " 2>" + quote(err.string());
+  const int status = std::system(cmd.c_str());
+  Result r;
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+nlohmann::json parse(const Result& r) {
+  try {
+    return nlohmann::json::parse(r.out);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "stdout is not JSON (" << e.what() << "):\n" << r.out << "\nstderr:\n" << r.err;
+    return {};
+  }
+}
+
+TEST(Cli, BackendsJsonListsTheLinkedDelegate) {
+  const Result r = etproof_cli("backends --json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const auto j = parse(r);
+  bool xnnpack = false;
+  for (const auto& b : j.at("runtime")) {
+    EXPECT_TRUE(b.at("registered").get<bool>());
+    xnnpack = xnnpack || (b.at("id") == "XnnpackBackend" && b.at("available").get<bool>());
+  }
+  EXPECT_TRUE(xnnpack) << r.out;
+  const Result text = etproof_cli("backends");
+  EXPECT_EQ(text.rc, 0);
+  EXPECT_NE(text.out.find("XnnpackBackend"), std::string::npos) << text.out;
+}
+
+TEST(Cli, UsageErrorsExitTwo) {
+  EXPECT_EQ(etproof_cli("").rc, 2);
+  EXPECT_EQ(etproof_cli("no-such-command").rc, 2);
+  EXPECT_EQ(etproof_cli("parity").rc, 2);  // BUNDLE is required
+  EXPECT_EQ(etproof_cli("--help").rc, 0);
+}
+
+TEST(Cli, ParityPassesOnTinyBundles) {
+  for (const char* name : {"tiny-portable-fp32", "tiny-xnnpack-fp32"}) {
+    const fs::path b = test_bundles() / name;
+    ETPROOF_REQUIRE_BUNDLE(b);
+    const Result r = etproof_cli("parity " + quote(b.string()) + " --json");
+    EXPECT_EQ(r.rc, 0) << r.out << r.err;
+    const auto j = parse(r);
+    EXPECT_TRUE(j.at("passed").get<bool>());
+    EXPECT_FALSE(j.at("bound").at("caller_supplied").get<bool>());
+    const Result text = etproof_cli("parity " + quote(b.string()));
+    EXPECT_EQ(text.rc, 0);
+    EXPECT_NE(text.out.find("cosine"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("result: PASS"), std::string::npos) << text.out;
+  }
+}
+
+TEST(Cli, ParityDriftExitsOneWithTheReport) {
+  const fs::path b = test_bundles() / "tiny-xnnpack-int8-dynamic-per-channel";
+  ETPROOF_REQUIRE_BUNDLE(b);
+  const Result r =
+      etproof_cli("parity " + quote(b.string()) + " --atol 1e-7 --rtol 0 --min-cosine 0.9999999");
+  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("supplied by the caller"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("DRIFT"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.find("error ["), std::string::npos) << r.err;  // drift is a report, not an error
+}
+
+TEST(Cli, BadBundleIsATypedErrorWithARemedy) {
+  const Result missing = etproof_cli("parity " + quote((scratch_dir() / "nope").string()));
+  EXPECT_EQ(missing.rc, 2);
+  EXPECT_NE(missing.err.find("error ["), std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find("remedy: "), std::string::npos) << missing.err;
+
+  const fs::path src = test_bundles() / "tiny-portable-fp32";
+  ETPROOF_REQUIRE_BUNDLE(src);
+  const fs::path dir = scratch_dir() / "tiny-portable-fp32";
+  fs::copy(src, dir, fs::copy_options::recursive);
+  fs::resize_file(dir / "tiny-portable-fp32.pte", fs::file_size(dir / "tiny-portable-fp32.pte") - 7);
+  for (const char* cmd : {"inspect", "parity"}) {
+    const Result r = etproof_cli(std::string(cmd) + " " + quote(dir.string()));
+    EXPECT_EQ(r.rc, 2) << cmd;
+    EXPECT_NE(r.err.find("error [artifact-mismatch]"), std::string::npos) << cmd << ": " << r.err;
+    EXPECT_NE(r.err.find("remedy: "), std::string::npos) << r.err;
+  }
+}
+
+TEST(Cli, InspectReadsTheDelegatesFromTheProgram) {
+  const fs::path b = test_bundles() / "tiny-xnnpack-fp32";
+  ETPROOF_REQUIRE_BUNDLE(b);
+  const Result r = etproof_cli("inspect " + quote(b.string()) + " --json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const auto j = parse(r);
+  EXPECT_EQ(j.at("delegates"), nlohmann::json::array({"XnnpackBackend"}));
+  EXPECT_EQ(j.at("delegates_from"), "program");
+  EXPECT_EQ(j.at("inputs").at(0).at("name"), "x");
+  EXPECT_EQ(j.at("outputs").at(0).at("name"), "y");
+  EXPECT_TRUE(j.at("delegation").at("by_operator").is_array());
+  EXPECT_EQ(j.at("artifact").at("sha256").get<std::string>().size(), 64u);
+  const Result text = etproof_cli("inspect " + quote(b.string()));
+  EXPECT_EQ(text.rc, 0);
+  EXPECT_NE(text.out.find("[read from the program]"), std::string::npos) << text.out;
+}
+
+TEST(Cli, RunWritesOutputsThatMatchTheGolden) {
+  const fs::path b = test_bundles() / "tiny-portable-fp32";
+  ETPROOF_REQUIRE_BUNDLE(b);
+  const fs::path goldens = b / "tiny-portable-fp32.goldens";
+  const fs::path out = scratch_dir() / "out";
+  const Result r = etproof_cli("run " + quote(b.string()) + " --input " +
+                               quote("x=" + (goldens / "case0.in.x.npy").string()) + " --out " +
+                               quote(out.string()));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("output y float32 [1, 4]"), std::string::npos) << r.out;
+  const HostTensor y = read_npy(out / "y.npy");
+  const HostTensor ref = read_npy(goldens / "case0.out.y.npy");
+  ASSERT_EQ(y.shape, ref.shape);
+  for (size_t i = 0; i < y.numel(); ++i)
+    EXPECT_NEAR(y.value_as_double(i), ref.value_as_double(i),
+                1e-4 * (1 + std::fabs(ref.value_as_double(i))));
+  // An input the program does not have is refused before anything runs.
+  const Result bad = etproof_cli("run " + quote(b.string()) + " --input " +
+                                 quote("z=" + (goldens / "case0.in.x.npy").string()));
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.err.find("error ["), std::string::npos) << bad.err;
+}
+
+TEST(Cli, MatrixJsonOverTestBundles) {
+  ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-portable-fp32");
+  const Result r = etproof_cli("matrix " + quote(test_bundles().string()) + " --json");
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  const auto j = parse(r);
+  EXPECT_EQ(j.at("measured").get<int>(), 9);
+  EXPECT_EQ(j.at("columns").size(), 3u);
+  const Result md = etproof_cli("matrix " + quote(test_bundles().string()) + " --markdown");
+  EXPECT_EQ(md.rc, 0);
+  EXPECT_NE(md.out.find("| case |"), std::string::npos) << md.out;
+  const Result text = etproof_cli("matrix " + quote(test_bundles().string()));
+  EXPECT_EQ(text.rc, 0);
+  EXPECT_NE(text.out.find("9 cells measured"), std::string::npos) << text.out;
+}
+
+TEST(Cli, MatrixOverNothingFails) {
+  const fs::path empty = scratch_dir();
+  const Result r = etproof_cli("matrix " + quote(empty.string()));
+  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("nothing was measured"), std::string::npos) << r.out;
+  EXPECT_EQ(etproof_cli("matrix " + quote((empty / "missing").string())).rc, 2);
+}
+
+TEST(Cli, ClassifyChelseaWithEachBackend) {
+  const fs::path photo = demo_photos() / "chelsea.png";
+  ETPROOF_REQUIRE_BUNDLE(photo);
+  ETPROOF_REQUIRE_BUNDLE(demo_bundles() / "efficientnet_lite0-xnnpack-fp32");
+  const std::string base = "classify " + quote(photo.string()) + " --bundles " +
+                           quote(demo_bundles().string()) + " --top 3";
+  const Result best = etproof_cli(base);
+  ASSERT_EQ(best.rc, 0) << best.err;
+  // The best runnable bundle here is the delegated fp32 one.
+  EXPECT_NE(best.out.find("efficientnet_lite0-xnnpack-fp32"), std::string::npos) << best.out;
+  for (const char* backend : {"portable", "xnnpack"}) {
+    const Result r = etproof_cli(base + " --backend " + backend);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_NE(r.out.find(std::string("backend ") + backend), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("cat"), std::string::npos) << r.out;
+  }
+  const Result q = etproof_cli(base + " --backend xnnpack --recipe int8-dynamic-per-channel");
+  ASSERT_EQ(q.rc, 0) << q.err;
+  EXPECT_NE(q.out.find("recipe int8-dynamic-per-channel"), std::string::npos) << q.out;
+  // A backend with no runnable bundle is a typed error that lists what can run.
+  const Result none = etproof_cli(base + " --backend coreml");
+  EXPECT_EQ(none.rc, 2);
+  EXPECT_NE(none.err.find("error ["), std::string::npos) << none.err;
+  EXPECT_NE(none.err.find("xnnpack/fp32"), std::string::npos) << none.err;
+}
+
+TEST(Cli, ExportHandsItsArgumentsToTheExportHalf) {
+  // ETPROOF_PYTHON names the interpreter; a missing one is a typed error, not a crash.
+  const Result missing =
+      etproof_cli("export tiny --backend portable", "ETPROOF_PYTHON=/nonexistent/python");
+  EXPECT_EQ(missing.rc, 2);
+  EXPECT_NE(missing.err.find("error [capability-unavailable]"), std::string::npos) << missing.err;
+  // The arguments and the exit code pass through unchanged: a stand-in interpreter that echoes
+  // its argv and exits 7.
+  const fs::path fake = scratch_dir() / "python";
+  std::ofstream(fake) << "#!/bin/sh\necho \"$@\"\nexit 7\n";
+  fs::permissions(fake, fs::perms::owner_all);
+  const Result r = etproof_cli("export model.py --backend xnnpack --out 'a b'",
+                               "ETPROOF_PYTHON=" + quote(fake.string()));
+  EXPECT_EQ(r.rc, 7) << r.err;
+  EXPECT_EQ(r.out, "-m etproof export model.py --backend xnnpack --out a b\n");
+}
+
+}  // namespace
+}  // namespace etproof

@@ -1,0 +1,323 @@
+// The gate: its rules on constructed tensors, the bound table, and parity on real exported
+// programs run through the real ExecuTorch runtime.
+#include "etproof/gate.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "etproof/bundle.h"
+#include "etproof/error.h"
+#include "test_support.h"
+
+namespace etproof {
+namespace {
+
+using etproof::testing::demo_bundles;
+using etproof::testing::test_bundles;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+HostTensor f64(std::vector<double> v, std::vector<int64_t> shape = {}) {
+  HostTensor t;
+  t.dtype = DType::kFloat64;
+  t.shape = shape.empty() ? std::vector<int64_t>{static_cast<int64_t>(v.size())} : shape;
+  t.data.resize(v.size() * sizeof(double));
+  std::memcpy(t.data.data(), v.data(), t.data.size());
+  return t;
+}
+
+HostTensor f32(std::vector<float> v, std::vector<int64_t> shape = {}) {
+  HostTensor t;
+  t.dtype = DType::kFloat32;
+  t.shape = shape.empty() ? std::vector<int64_t>{static_cast<int64_t>(v.size())} : shape;
+  t.data.resize(v.size() * sizeof(float));
+  std::memcpy(t.data.data(), v.data(), t.data.size());
+  return t;
+}
+
+Bound bound(double atol, double rtol, double min_cosine) {
+  Bound b;
+  b.atol = atol;
+  b.rtol = rtol;
+  b.min_cosine = min_cosine;
+  b.source = "test";
+  b.caller_supplied = true;
+  return b;
+}
+
+// A bound so loose that only the non-numeric rules (NaN, inf, constant output) can fail.
+const Bound kLoose = bound(1e9, 0, -1);
+
+TEST(GateRules, NaNMatchesNaN) {
+  auto r = compare_tensor("y", f64({1, kNaN, 3}), f64({1, kNaN, 3}), bound(1e-6, 0, 0.999));
+  EXPECT_TRUE(r.passed) << r.failure;
+  EXPECT_EQ(r.failure, "");
+  EXPECT_EQ(r.max_abs_error, 0);
+}
+
+TEST(GateRules, NaNAgainstANumberFailsEvenUnderALooseBound) {
+  auto r = compare_tensor("y", f64({1, kNaN, 3}), f64({1, 2, 3}), kLoose);
+  EXPECT_FALSE(r.passed);
+  EXPECT_NE(r.failure.find("non-finite"), std::string::npos) << r.failure;
+  EXPECT_EQ(r.worst_index, (std::vector<int64_t>{1}));
+  // And the other way round: a number where the reference is NaN.
+  auto r2 = compare_tensor("y", f64({1, 2, 3}), f64({1, kNaN, 3}), kLoose);
+  EXPECT_FALSE(r2.passed);
+  EXPECT_NE(r2.failure.find("non-finite"), std::string::npos) << r2.failure;
+}
+
+TEST(GateRules, InfMatchesOnlyTheSameInf) {
+  EXPECT_TRUE(compare_tensor("y", f64({kInf, 1, 2}), f64({kInf, 1, 2}), bound(0, 0, 0.99)).passed);
+  auto r = compare_tensor("y", f64({-kInf, 1, 2}), f64({kInf, 1, 2}), kLoose);
+  EXPECT_FALSE(r.passed);
+  EXPECT_NE(r.failure.find("non-finite"), std::string::npos) << r.failure;
+  EXPECT_FALSE(compare_tensor("y", f64({1e30, 1, 2}), f64({kInf, 1, 2}), kLoose).passed);
+}
+
+TEST(GateRules, AllZerosOutputFailsWhereTheReferenceIsNot) {
+  // Every element is within atol 1 of the reference, and cosine is not checked: only the
+  // constant-output rule can catch a dead model here.
+  auto r = compare_tensor("y", f64({0, 0, 0, 0}), f64({0.1, -0.2, 0.05, 0}), bound(1, 0, -1));
+  EXPECT_FALSE(r.passed);
+  EXPECT_NE(r.failure.find("constant output"), std::string::npos) << r.failure;
+  EXPECT_NE(r.failure.find("all zeros"), std::string::npos) << r.failure;
+  EXPECT_EQ(r.fraction_over, 0);  // it really was inside the elementwise bound
+}
+
+TEST(GateRules, ConstantOutputFails) {
+  auto r = compare_tensor("y", f64({0.5, 0.5, 0.5}), f64({0.4, 0.5, 0.6}), kLoose);
+  EXPECT_FALSE(r.passed);
+  EXPECT_NE(r.failure.find("constant output"), std::string::npos) << r.failure;
+}
+
+TEST(GateRules, ConstantOutputPassesWhereTheReferenceIsConstantToo) {
+  auto r = compare_tensor("y", f64({2, 2, 2}), f64({2, 2, 2}), bound(0, 0, 0.999));
+  EXPECT_TRUE(r.passed) << r.failure;
+  EXPECT_TRUE(std::isinf(r.sqnr_db) && r.sqnr_db > 0);
+  EXPECT_DOUBLE_EQ(r.cosine, 1);
+}
+
+TEST(GateRules, SignFlipFailsOnCosineUnderALooseElementwiseBound) {
+  const std::vector<double> ref{1, -2, 3, -4};
+  const std::vector<double> act{-1, 2, -3, 4};
+  // |a − r| = 2|r| ≤ 10 + 1·|r| for every element: allclose alone would pass it.
+  auto r = compare_tensor("y", f64(act), f64(ref), bound(10, 1, 0.9));
+  EXPECT_FALSE(r.passed);
+  EXPECT_EQ(r.fraction_over, 0);
+  EXPECT_NEAR(r.cosine, -1, 1e-12);
+  EXPECT_NE(r.failure.find("cosine"), std::string::npos) << r.failure;
+  EXPECT_EQ(r.failure.find("allclose"), std::string::npos) << r.failure;
+}
+
+TEST(GateRules, JustInsideAndJustOutsideTheBound) {
+  // tolerance at reference 10: atol 0.1 + rtol 0.01·10 = 0.2
+  const Bound b = bound(0.1, 0.01, 0.9);
+  auto inside = compare_tensor("y", f64({10.199, 0, -5}), f64({10, 0, -5}), b);
+  EXPECT_TRUE(inside.passed) << inside.failure;
+  EXPECT_LE(inside.worst_ratio, 1);
+  EXPECT_GT(inside.headroom, 0);
+  EXPECT_NEAR(inside.worst_ratio, 0.199 / 0.2, 1e-9);
+  EXPECT_EQ(inside.fraction_over, 0);
+
+  auto outside = compare_tensor("y", f64({10.201, 0, -5}), f64({10, 0, -5}), b);
+  EXPECT_FALSE(outside.passed);
+  EXPECT_GT(outside.worst_ratio, 1);
+  EXPECT_LT(outside.headroom, 0);
+  EXPECT_NEAR(outside.fraction_over, 1.0 / 3, 1e-12);
+  EXPECT_NE(outside.failure.find("allclose"), std::string::npos) << outside.failure;
+  EXPECT_NEAR(outside.max_abs_error, 0.201, 1e-9);
+}
+
+TEST(GateRules, WorstElementIsTheLargestBoundRatioWithItsMultiIndex) {
+  std::vector<double> ref(24), act(24);
+  for (size_t i = 0; i < ref.size(); ++i) ref[i] = act[i] = static_cast<double>(i) - 7.5;
+  // Flat 23 = [1, 2, 3] in [2, 3, 4]: the largest error. Flat 5 = [0, 1, 1]: a smaller one.
+  act[23] += 0.5;
+  act[5] -= 0.25;
+  auto r = compare_tensor("y", f64(act, {2, 3, 4}), f64(ref, {2, 3, 4}), bound(1e-3, 0, 0.9));
+  EXPECT_FALSE(r.passed);
+  EXPECT_EQ(r.worst_index, (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_DOUBLE_EQ(r.worst_reference, 15.5);
+  EXPECT_DOUBLE_EQ(r.worst_actual, 16.0);
+  EXPECT_DOUBLE_EQ(r.max_abs_error, 0.5);
+  EXPECT_NEAR(r.fraction_over, 2.0 / 24, 1e-12);
+  EXPECT_EQ(r.numel, 24u);
+  // The ratio picks the worst element, not the absolute error: with rtol dominating, a smaller
+  // error on a small reference is worse than a larger one on a large reference.
+  auto r2 = compare_tensor("y", f64({100.5, 1.3}), f64({100, 1}), bound(0, 0.01, 0.9));
+  EXPECT_EQ(r2.worst_index, (std::vector<int64_t>{1}));
+}
+
+TEST(GateRules, SqnrAndCosineAreMeasured) {
+  // reference energy 1+4+9+16 = 30, noise 0.01·4 = 0.04 → 10·log10(750)
+  auto r = compare_tensor("y", f64({1.1, 2.1, 3.1, 4.1}), f64({1, 2, 3, 4}), bound(1, 0, 0.99));
+  EXPECT_TRUE(r.passed) << r.failure;
+  EXPECT_NEAR(r.sqnr_db, 10 * std::log10(750.0), 1e-9);
+  EXPECT_GT(r.cosine, 0.99);
+  EXPECT_LT(r.cosine, 1);
+}
+
+TEST(GateRules, ShapeAndDtypeMustMatch) {
+  try {
+    compare_tensor("y", f64({1, 2}), f64({1, 2, 3}), kLoose);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kShapeMismatch);
+    EXPECT_NE(e.cause().find("\"y\""), std::string::npos);
+  }
+  try {
+    compare_tensor("y", f32({1, 2}), f64({1, 2}), kLoose);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kDtypeMismatch);
+  }
+}
+
+TEST(BoundTable, EveryEntryCitesItsMeasurement) {
+  const auto table = bound_table();
+  ASSERT_FALSE(table.empty());
+  for (const BoundTerm& t : table) {
+    EXPECT_FALSE(t.source.empty()) << t.axis << " " << t.key;
+    EXPECT_GE(t.atol, 0);
+    EXPECT_GE(t.rtol, 0);
+    EXPECT_LE(t.min_cosine, 1);
+    EXPECT_GT(t.min_cosine, 0);
+  }
+}
+
+TEST(BoundTable, RecipeAndPrecisionCompound) {
+  const auto table = bound_table();
+  auto term = [&](const std::string& axis, const std::string& key) {
+    for (const BoundTerm& t : table)
+      if (t.axis == axis && t.key == key) return t;
+    ADD_FAILURE() << "no " << axis << " " << key;
+    return BoundTerm{};
+  };
+  const BoundTerm int8 = term("recipe", "int8-dynamic-per-channel");
+  const BoundTerm fp32 = term("recipe", "fp32");
+  const BoundTerm f32p = term("precision", "float32");
+  const Bound q = derive_bound("int8-dynamic-per-channel", "float32");
+  EXPECT_DOUBLE_EQ(q.atol, int8.atol + f32p.atol);
+  EXPECT_DOUBLE_EQ(q.rtol, int8.rtol + f32p.rtol);
+  EXPECT_DOUBLE_EQ(q.min_cosine, int8.min_cosine * f32p.min_cosine);
+  EXPECT_FALSE(q.caller_supplied);
+  EXPECT_NE(q.source.find("int8-dynamic-per-channel"), std::string::npos) << q.source;
+  EXPECT_NE(q.source.find("float32"), std::string::npos) << q.source;
+  const Bound f = derive_bound("fp32", "float32");
+  EXPECT_DOUBLE_EQ(f.atol, fp32.atol + f32p.atol);
+  EXPECT_DOUBLE_EQ(f.min_cosine, fp32.min_cosine * f32p.min_cosine);
+  // Quantization can only loosen the bound.
+  EXPECT_GT(q.atol, f.atol);
+  EXPECT_LT(q.min_cosine, f.min_cosine);
+}
+
+TEST(BoundTable, UnknownPairIsRefusedWithARemedy) {
+  for (auto [recipe, precision] : {std::pair<std::string, std::string>{"fp32", "float16"},
+                                   {"int4-weight-only", "float32"}}) {
+    try {
+      derive_bound(recipe, precision);
+      FAIL() << recipe << "/" << precision << " derived a bound it never measured";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kCapabilityUnavailable);
+      EXPECT_NE(e.cause().find(recipe), std::string::npos) << e.cause();
+      EXPECT_NE(e.cause().find(precision), std::string::npos) << e.cause();
+      EXPECT_NE(e.remedy().find("--atol/--rtol/--min-cosine"), std::string::npos) << e.remedy();
+    }
+  }
+  // A compute unit nobody measured is unknown too, never ignored.
+  EXPECT_THROW(derive_bound("fp32", "float32", std::string("ane")), Error);
+}
+
+// ---- parity on real exported programs ----------------------------------------------------------
+
+TEST(Parity, TinyBundlesPassWithTheDerivedBound) {
+  for (const char* name :
+       {"tiny-portable-fp32", "tiny-xnnpack-fp32", "tiny-xnnpack-int8-dynamic-per-channel"}) {
+    const auto dir = test_bundles() / name;
+    ETPROOF_REQUIRE_BUNDLE(dir);
+    const Bundle b = open_bundle(dir);
+    const ParityReport r = run_parity(b);
+    EXPECT_TRUE(r.passed) << to_text(r);
+    EXPECT_FALSE(r.bound.caller_supplied);
+    EXPECT_EQ(r.cases.size(), b.manifest.goldens.size());
+    ASSERT_FALSE(r.cases.empty());
+    for (const auto& c : r.cases) {
+      ASSERT_EQ(c.outputs.size(), 1u);
+      EXPECT_EQ(c.outputs[0].output, "y");
+      EXPECT_EQ(c.outputs[0].numel, 4u);
+      EXPECT_LE(c.outputs[0].worst_ratio, 1);
+    }
+    if (b.manifest.backend == "xnnpack")
+      EXPECT_EQ(r.delegates, std::vector<std::string>{"XnnpackBackend"}) << name;
+    else
+      EXPECT_TRUE(r.delegates.empty()) << name;
+    const std::string text = to_text(r);
+    EXPECT_NE(text.find("(derived)"), std::string::npos) << text;
+    EXPECT_NE(text.find("result: PASS"), std::string::npos) << text;
+  }
+}
+
+TEST(Parity, Int8OutputsJudgedByTheFp32BoundAreDrift) {
+  const auto dir = test_bundles() / "tiny-xnnpack-int8-dynamic-per-channel";
+  ETPROOF_REQUIRE_BUNDLE(dir);
+  const Bundle b = open_bundle(dir);
+  const Bound fp32 = derive_bound("fp32", "float32");
+  ParityReport r;
+  ASSERT_NO_THROW(r = run_parity(b, fp32));  // drift is a value, never an exception
+  EXPECT_FALSE(r.passed) << to_text(r);
+  EXPECT_TRUE(r.bound.caller_supplied);
+  size_t failed = 0;
+  for (const auto& c : r.cases)
+    for (const auto& t : c.outputs)
+      if (!t.passed) {
+        ++failed;
+        EXPECT_FALSE(t.failure.empty());
+        EXPECT_GT(t.worst_ratio, 1);
+      }
+  EXPECT_GT(failed, 0u);
+  const std::string text = to_text(r);
+  EXPECT_NE(text.find("supplied by the caller"), std::string::npos) << text;
+  EXPECT_NE(text.find("DRIFT"), std::string::npos) << text;
+  const auto j = to_json(r);
+  EXPECT_FALSE(j.at("passed").get<bool>());
+  EXPECT_TRUE(j.at("bound").at("caller_supplied").get<bool>());
+}
+
+TEST(Parity, DemoInt8JudgedByTheFp32BoundIsDriftAndByItsOwnAgrees) {
+  const auto dir = demo_bundles() / "efficientnet_lite0-xnnpack-int8-dynamic-per-channel";
+  ETPROOF_REQUIRE_BUNDLE(dir);
+  const Bundle b = open_bundle(dir);
+  LoadedModel model = LoadedModel::load(b);
+  const ParityReport own = run_parity(b, model);
+  EXPECT_TRUE(own.passed) << to_text(own);
+  const ParityReport strict = run_parity(b, model, derive_bound("fp32", "float32"));
+  EXPECT_FALSE(strict.passed) << to_text(strict);
+  for (const auto& c : strict.cases) EXPECT_FALSE(c.passed) << c.case_id;
+}
+
+TEST(Parity, DemoFp32BundlesPassAndReportEveryField) {
+  for (const char* name : {"efficientnet_lite0-portable-fp32", "efficientnet_lite0-xnnpack-fp32"}) {
+    const auto dir = demo_bundles() / name;
+    ETPROOF_REQUIRE_BUNDLE(dir);
+    const ParityReport r = run_parity(open_bundle(dir));
+    EXPECT_TRUE(r.passed) << to_text(r);
+    EXPECT_EQ(r.cases.size(), 6u);
+    const auto j = to_json(r);
+    for (const auto& c : j.at("cases"))
+      for (const auto& o : c.at("outputs")) {
+        for (const char* key : {"worst_index", "worst_actual", "worst_reference", "max_abs_error",
+                                "worst_ratio", "fraction_over", "cosine", "sqnr_db", "headroom"})
+          EXPECT_TRUE(o.contains(key)) << key;
+        EXPECT_EQ(o.at("worst_index").size(), 2u);
+      }
+  }
+}
+
+}  // namespace
+}  // namespace etproof

@@ -1,0 +1,240 @@
+// The matrix over real exported bundles: every column found is measured or listed with a reason.
+#include "etproof/matrix.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "etproof/bundle.h"
+#include "etproof/error.h"
+#include "test_support.h"
+
+namespace etproof {
+namespace {
+
+namespace fs = std::filesystem;
+using etproof::testing::demo_bundles;
+using etproof::testing::scratch_dir;
+using etproof::testing::test_bundles;
+
+size_t column_of(const Matrix& m, const std::string& bundle) {
+  for (size_t i = 0; i < m.columns.size(); ++i)
+    if (m.columns[i].bundle == bundle) return i;
+  ADD_FAILURE() << "no column for " << bundle;
+  return m.columns.size();
+}
+
+std::vector<const Cell*> cells_of(const Matrix& m, size_t col) {
+  std::vector<const Cell*> out;
+  for (const Cell& c : m.cells)
+    if (c.column == col) out.push_back(&c);
+  return out;
+}
+
+void copy_bundle(const fs::path& from, const fs::path& to_dir) {
+  fs::copy(from, to_dir / from.filename(), fs::copy_options::recursive);
+}
+
+// Rewrites one field of a copied bundle's manifest (canonical form, as the writer would).
+void edit_manifest(const fs::path& bundle_dir, const std::function<void(nlohmann::json&)>& edit) {
+  fs::path path;
+  for (const auto& e : fs::directory_iterator(bundle_dir))
+    if (e.path().filename().string().ends_with(".etproof.json")) path = e.path();
+  ASSERT_FALSE(path.empty());
+  nlohmann::json doc;
+  {
+    std::ifstream in(path);
+    doc = nlohmann::json::parse(in);
+  }
+  edit(doc);
+  std::ofstream(path) << doc.dump(2) << "\n";
+}
+
+TEST(Matrix, TestBundlesAreAllMeasuredAndAgree) {
+  ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-portable-fp32");
+  const Matrix m = build_matrix(test_bundles());
+  ASSERT_EQ(m.columns.size(), 3u) << to_text(m);
+  EXPECT_EQ(m.cases.size(), 3u);
+  EXPECT_EQ(m.measured, 9u) << to_text(m);
+  EXPECT_EQ(m.exit_code(), 0) << to_text(m);
+  for (const Cell& c : m.cells) EXPECT_EQ(c.status, CellStatus::kAgreed) << c.detail;
+
+  const size_t portable = column_of(m, "tiny-portable-fp32");
+  EXPECT_TRUE(m.columns[portable].delegates.empty());
+  EXPECT_EQ(m.columns[portable].backend, "portable");
+  const size_t xnn = column_of(m, "tiny-xnnpack-fp32");
+  EXPECT_EQ(m.columns[xnn].delegates, std::vector<std::string>{"XnnpackBackend"});
+  // Portable and XNNPACK fp32 share one bound; int8 has its own, looser one.
+  ASSERT_TRUE(m.columns[xnn].bound && m.columns[portable].bound);
+  EXPECT_EQ(m.columns[xnn].bound->atol, m.columns[portable].bound->atol);
+  const size_t q = column_of(m, "tiny-xnnpack-int8-dynamic-per-channel");
+  ASSERT_TRUE(m.columns[q].bound);
+  EXPECT_GT(m.columns[q].bound->atol, m.columns[xnn].bound->atol);
+  for (const Cell* c : cells_of(m, q)) {
+    ASSERT_TRUE(c->max_abs_error && c->cosine && c->headroom);
+    EXPECT_GE(*c->headroom, 0);
+  }
+
+  const std::string text = to_text(m);
+  EXPECT_NE(text.find("9 cells measured: 9 agreed, 0 drifted"), std::string::npos) << text;
+  EXPECT_NE(text.find("xnnpack/int8-dynamic-per-channel"), std::string::npos) << text;
+  const std::string md = to_markdown(m);
+  EXPECT_NE(md.find("| case |"), std::string::npos) << md;
+  EXPECT_NE(md.find("`agreed`"), std::string::npos) << md;
+}
+
+TEST(Matrix, JsonHasTheDocumentedKeys) {
+  ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-portable-fp32");
+  const Matrix m = build_matrix(test_bundles());
+  const auto j = nlohmann::json::parse(to_json(m).dump());
+  ASSERT_EQ(j.at("columns").size(), m.columns.size());
+  for (const auto& c : j.at("columns"))
+    for (const char* k : {"backend", "recipe", "precision", "delegates", "bundle", "bound"})
+      EXPECT_TRUE(c.contains(k)) << k;
+  ASSERT_EQ(j.at("cells").size(), 9u);
+  for (const auto& c : j.at("cells")) {
+    for (const char* k : {"case", "backend", "recipe", "status", "max_abs_error", "cosine",
+                          "sqnr_db", "headroom", "bound", "detail"})
+      EXPECT_TRUE(c.contains(k)) << k;
+    EXPECT_EQ(c.at("status"), "agreed");
+    EXPECT_TRUE(c.at("max_abs_error").is_number());
+  }
+  EXPECT_TRUE(j.at("not_run").is_array());
+  EXPECT_EQ(j.at("measured").get<size_t>(), 9u);
+}
+
+TEST(Matrix, ExportReportRefusalsAreListedNotLeftOut) {
+  ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-portable-fp32");
+  const fs::path dir = scratch_dir();
+  copy_bundle(test_bundles() / "tiny-portable-fp32", dir);
+  std::ofstream(dir / "export-report.json") << R"({"results": [
+    {"backend": "portable", "recipe": "fp32", "status": "exported"},
+    {"backend": "coreml", "recipe": "fp32", "status": "export-refused",
+     "reason": "coremltools is not installed (pip install coremltools); macOS only"},
+    {"backend": "vulkan", "recipe": "fp32", "status": "export-failed", "stage": "lower",
+     "reason": "RuntimeError: no partitioner tagged any node"}
+  ]})";
+  const Matrix m = build_matrix(dir);
+  EXPECT_EQ(m.measured, 3u);
+  EXPECT_EQ(m.exit_code(), 0);
+  ASSERT_EQ(m.not_run.size(), 2u) << to_text(m);
+  const NotRun& refused = m.not_run[0];
+  EXPECT_EQ(refused.backend, "coreml");
+  EXPECT_EQ(refused.status, CellStatus::kExportRefused);
+  EXPECT_NE(refused.reason.find("coremltools is not installed"), std::string::npos);
+  EXPECT_EQ(m.not_run[1].status, CellStatus::kExportFailed);
+  EXPECT_NE(m.not_run[1].reason.find("lower"), std::string::npos);
+  const std::string text = to_text(m);
+  EXPECT_NE(text.find("coreml/fp32: export-refused: coremltools is not installed"),
+            std::string::npos)
+      << text;
+  const auto j = to_json(m);
+  bool found = false;
+  for (const auto& n : j.at("not_run"))
+    found = found || (n.at("backend") == "coreml" && n.at("status") == "export-refused");
+  EXPECT_TRUE(found) << j.dump(2);
+}
+
+TEST(Matrix, EmptyDirectoryMeasuresNothingAndFails) {
+  const fs::path dir = scratch_dir();
+  const Matrix m = build_matrix(dir);
+  EXPECT_EQ(m.measured, 0u);
+  EXPECT_TRUE(m.columns.empty());
+  EXPECT_EQ(m.exit_code(), 1);
+  EXPECT_NE(to_text(m).find("nothing was measured"), std::string::npos) << to_text(m);
+}
+
+TEST(Matrix, MissingDirectoryIsAnError) {
+  try {
+    build_matrix(scratch_dir() / "does-not-exist");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kIo);
+  }
+}
+
+TEST(Matrix, TamperedArtifactIsABundleInvalidColumnAndTheOthersStillRun) {
+  ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-xnnpack-fp32");
+  const fs::path dir = scratch_dir();
+  copy_bundle(test_bundles() / "tiny-portable-fp32", dir);
+  copy_bundle(test_bundles() / "tiny-xnnpack-fp32", dir);
+  {
+    const fs::path pte = dir / "tiny-xnnpack-fp32" / "tiny-xnnpack-fp32.pte";
+    std::fstream f(pte, std::ios::in | std::ios::out | std::ios::binary);
+    const auto at = static_cast<std::streamoff>(fs::file_size(pte) / 2);
+    f.seekg(at);
+    const char byte = static_cast<char>(f.get());
+    f.seekp(at);
+    f.put(static_cast<char>(byte ^ 0x5a));  // one byte changed, size kept
+  }
+  const Matrix m = build_matrix(dir);
+  EXPECT_EQ(m.measured, 3u) << to_text(m);
+  const size_t bad = column_of(m, "tiny-xnnpack-fp32");
+  const auto cells = cells_of(m, bad);
+  ASSERT_EQ(cells.size(), 3u);
+  for (const Cell* c : cells) {
+    EXPECT_EQ(c->status, CellStatus::kBundleInvalid);
+    EXPECT_NE(c->detail.find("artifact-mismatch"), std::string::npos) << c->detail;
+  }
+  ASSERT_EQ(m.not_run.size(), 1u);
+  EXPECT_EQ(m.not_run[0].status, CellStatus::kBundleInvalid);
+  EXPECT_EQ(m.exit_code(), 0);  // nothing drifted, and the portable column was measured
+}
+
+TEST(Matrix, DelegateBackendWithNoDelegateInTheProgramIsAgreedUndelegated) {
+  // A real program with no delegate, recorded as an xnnpack export: what the export half writes
+  // when the partitioner tags nothing. The cells must not count as XNNPACK coverage.
+  ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-portable-fp32");
+  const fs::path dir = scratch_dir();
+  copy_bundle(test_bundles() / "tiny-portable-fp32", dir);
+  edit_manifest(dir / "tiny-portable-fp32", [](nlohmann::json& d) { d["backend"] = "xnnpack"; });
+  const Matrix m = build_matrix(dir);
+  ASSERT_EQ(m.columns.size(), 1u);
+  EXPECT_EQ(m.measured, 3u);
+  for (const Cell& c : m.cells) {
+    EXPECT_EQ(c.status, CellStatus::kAgreedUndelegated);
+    EXPECT_NE(c.detail.find("portable kernels"), std::string::npos) << c.detail;
+  }
+  EXPECT_NE(to_text(m).find("agreed-undelegated"), std::string::npos);
+}
+
+TEST(Matrix, DelegateMissingFromTheBinaryIsNotLinkedByName) {
+  ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-xnnpack-fp32");
+  const fs::path dir = scratch_dir();
+  copy_bundle(test_bundles() / "tiny-xnnpack-fp32", dir);
+  edit_manifest(dir / "tiny-xnnpack-fp32", [](nlohmann::json& d) {
+    d["delegates"] = {"VulkanBackend", "XnnpackBackend"};
+  });
+  const Matrix m = build_matrix(dir);
+  EXPECT_EQ(m.measured, 0u);
+  EXPECT_EQ(m.exit_code(), 1);
+  ASSERT_EQ(m.cells.size(), 3u);
+  for (const Cell& c : m.cells) {
+    EXPECT_EQ(c.status, CellStatus::kNotLinked);
+    EXPECT_NE(c.detail.find("VulkanBackend"), std::string::npos) << c.detail;
+  }
+  ASSERT_EQ(m.not_run.size(), 1u);
+  EXPECT_EQ(m.not_run[0].status, CellStatus::kNotLinked);
+}
+
+TEST(Matrix, DemoBundlesEveryPhotoOnEveryColumn) {
+  ETPROOF_REQUIRE_BUNDLE(demo_bundles() / "efficientnet_lite0-xnnpack-int8-dynamic-per-channel");
+  const Matrix m = build_matrix(demo_bundles());
+  EXPECT_EQ(m.columns.size(), 3u);
+  EXPECT_EQ(m.cases.size(), 6u);
+  EXPECT_EQ(m.measured, 18u) << to_text(m);
+  EXPECT_EQ(m.exit_code(), 0) << to_text(m);
+  for (const Cell& c : m.cells) {
+    EXPECT_EQ(c.status, CellStatus::kAgreed) << c.case_id << ": " << c.detail;
+    EXPECT_TRUE(c.sqnr_db.has_value());
+  }
+  for (const char* photo : {"chelsea", "coffee", "astronaut", "rocket", "china", "flower"})
+    EXPECT_NE(std::find(m.cases.begin(), m.cases.end(), photo), m.cases.end()) << photo;
+}
+
+}  // namespace
+}  // namespace etproof
