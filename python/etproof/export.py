@@ -703,9 +703,16 @@ def _fsync_dir(path: Path) -> None:
 
 
 def _replace_dir(new: Path, final: Path) -> None:
-    """Renames ``new`` to ``final``; an existing ``final`` is removed only after the rename."""
+    """Renames ``new`` to ``final``; an existing ``final`` is removed only after the rename.
+
+    On Linux an existing bundle is swapped in one step (renameat2 RENAME_EXCHANGE), so a reader
+    never finds the name missing; elsewhere the old bundle is moved aside first.
+    """
     if not final.exists() and not final.is_symlink():
         os.rename(new, final)
+        return
+    if final.is_dir() and not final.is_symlink() and _exchange(new, final):
+        shutil.rmtree(new, ignore_errors=True)  # ``new`` now holds the old bundle
         return
     old = Path(tempfile.mkdtemp(prefix=f".{final.name}.old-", dir=final.parent))
     os.rmdir(old)
@@ -719,6 +726,24 @@ def _replace_dir(new: Path, final: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
     else:
         old.unlink()
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swaps two paths (Linux renameat2 RENAME_EXCHANGE); False if unsupported."""
+    import ctypes
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    fn.restype = ctypes.c_int
+    return fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
 
 
 # --- versions ------------------------------------------------------------------------------------
