@@ -45,7 +45,10 @@ std::string slurp(const fs::path& p) {
 
 // Runs `etproof ARGS` (each already quoted as needed) with optional environment assignments.
 Result etproof_cli(const std::string& args, const std::string& env = "") {
-  const fs::path dir = fs::temp_directory_path() / "etproof-tests" / "cli-io";
+  // One stdout/stderr pair per test: CTest runs tests in parallel processes.
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const fs::path dir = fs::temp_directory_path() / "etproof-tests" / "cli-io" /
+                       (std::string(info->test_suite_name()) + "." + info->name());
   fs::create_directories(dir);
   const fs::path out = dir / "stdout", err = dir / "stderr";
   const std::string cmd = env + (env.empty() ? "" : " ") + quote(ETPROOF_CLI) + " " + args +
