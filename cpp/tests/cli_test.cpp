@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "etproof/bundle.h"
 #include "etproof/npy.h"
 #include "test_support.h"
 
@@ -199,6 +200,17 @@ TEST(Cli, MatrixOverNothingFails) {
   EXPECT_EQ(r.rc, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("nothing was measured"), std::string::npos) << r.out;
   EXPECT_EQ(etproof_cli("matrix " + quote((empty / "missing").string())).rc, 2);
+}
+
+TEST(Cli, MatrixDefaultsToTheDemoBundlesBesideTheBinary) {
+  // <directory of etproof>/demo/bundles, resolved through /proc/self/exe — build/demo/bundles.
+  const fs::path expected = fs::path(ETPROOF_CLI).parent_path() / "demo" / "bundles";
+  if (!fs::exists(expected)) GTEST_SKIP() << "demo bundles not exported: " << expected;
+  const Result r = etproof_cli("matrix --json");
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  const auto j = parse(r);
+  EXPECT_EQ(j.at("columns").size(), find_bundles(expected).size());
+  EXPECT_GT(j.at("measured").get<int>(), 0);
 }
 
 TEST(Cli, ClassifyChelseaWithEachBackend) {
