@@ -20,6 +20,8 @@ mkdir -p "$BUILD"
 
 step() { printf '\n== %s\n' "$*"; }
 hash_of() { cat "$@" 2>/dev/null | sha256sum | cut -c1-16; }
+# pip, quiet; this machine's extra local indexes make pip warn once per package: drop those lines.
+pip_install() { "$PY" -m pip install -q "$@" 2> >(grep -v 'is ignored: it is neither a file' >&2); }
 
 # --- 1. Debian packages (C++ libraries the runtime half uses; see README "Dependencies") -------
 DEBS=(build-essential nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libstb-dev libssl-dev)
@@ -38,13 +40,13 @@ py_key="$(hash_of requirements.txt python/pyproject.toml)"
 if [[ ! -x "$PY" || "$(cat "$PY_STAMP" 2>/dev/null)" != "$py_key" ]]; then
   step "creating .venv (torch 2.13.0 CPU, executorch 1.5.1, …)"
   [[ -x "$PY" ]] || python3 -m venv "$VENV"
-  "$PY" -m pip install -q --upgrade pip
-  "$PY" -m pip install -q "torch==2.13.0"
-  "$PY" -m pip install -q -r requirements.txt
-  "$PY" -m pip install -q --no-deps -e python
+  pip_install --upgrade pip
+  pip_install "torch==2.13.0"
+  pip_install -r requirements.txt
+  pip_install --no-deps -e python
   echo "$py_key" > "$PY_STAMP"
 fi
-ET_DIR="$("$PY" -c 'import executorch, os; print(os.path.dirname(executorch.__file__))')"
+ET_DIR="$("$PY" -c 'import executorch; print(list(executorch.__path__)[0])')"
 if [[ ! -f "$ET_DIR/share/cmake/executorch-config.cmake" ]]; then
   echo "error: the installed executorch wheel ships no C++ SDK ($ET_DIR/share/cmake missing)" >&2
   exit 2
