@@ -74,7 +74,7 @@ step "etproof backends"
 step "etproof matrix build/demo/bundles"
 matrix_rc=0
 "$BUILD/etproof" matrix "$BUILD/demo/bundles" || matrix_rc=$?
-step "etproof classify (each demo photo, best runnable backend, then every column)"
+step "etproof classify (each demo photo, on the best runnable backend)"
 for photo in "$BUILD"/demo/photos/*; do
   "$BUILD/etproof" classify "$photo" --top 3
 done
