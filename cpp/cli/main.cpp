@@ -29,6 +29,7 @@
 #include "etproof/matrix.h"
 #include "etproof/npy.h"
 #include "etproof/registry.h"
+#include "etproof/runtime_log.h"
 
 namespace fs = std::filesystem;
 using etproof::Error;
@@ -567,6 +568,7 @@ int run_cli(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  etproof::install_runtime_log_filter();
   try {
     return run_cli(argc, argv);
   } catch (const Error& e) {

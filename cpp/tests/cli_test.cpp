@@ -71,6 +71,19 @@ nlohmann::json parse(const Result& r) {
   }
 }
 
+// ExecuTorch's Info lines (XNNPACK's CPU probing on every load) are kept out of reports unless
+// ETPROOF_LOG=info asks for them (etproof/runtime_log.h).
+TEST(Cli, ExecutorchInfoLogIsFilteredUnlessAsked) {
+  const auto bundle = test_bundles() / "tiny-xnnpack-fp32";
+  ETPROOF_REQUIRE_BUNDLE(bundle);
+  const Result quiet = etproof_cli("parity " + quote(bundle.string()));
+  ASSERT_EQ(quiet.rc, 0) << quiet.err;
+  EXPECT_EQ(quiet.err.find("executorch:"), std::string::npos) << quiet.err;
+  const Result loud = etproof_cli("parity " + quote(bundle.string()), "ETPROOF_LOG=info");
+  ASSERT_EQ(loud.rc, 0) << loud.err;
+  EXPECT_NE(loud.err.find("I executorch:"), std::string::npos) << loud.err;
+}
+
 TEST(Cli, BackendsJsonListsTheLinkedDelegate) {
   const Result r = etproof_cli("backends --json");
   ASSERT_EQ(r.rc, 0) << r.err;

@@ -1,0 +1,17 @@
+// etproof/runtime_log.h — how much of ExecuTorch's own log reaches stderr.
+//
+// ExecuTorch logs through its platform layer (runtime/platform/platform.h). Its default sink prints
+// every Info line, e.g. the XNNPACK delegate's CPU probing ("cpuinfo_utils.cpp … Reading file
+// /sys/devices/soc0/image_version") on each load — noise in a report. This installs a sink, with
+// ExecuTorch's own register_pal(), that keeps Error and Fatal lines (they carry the details behind
+// an error code) and drops Debug/Info unless the environment says otherwise:
+//   ETPROOF_LOG=info   (or debug) prints everything, in ExecuTorch's format.
+#pragma once
+
+namespace etproof {
+
+// Installs the filter for this process. Call once, before the first ExecuTorch call.
+// Returns false when ExecuTorch refused the registration (its default sink then stays).
+bool install_runtime_log_filter();
+
+}  // namespace etproof
