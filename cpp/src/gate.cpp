@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "etproof/error.h"
+#include "text_format.h"
 
 namespace etproof {
 
@@ -90,11 +91,7 @@ std::string known_keys(Axis axis) {
 }
 
 std::string fmt(double v, int precision = 6) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  std::ostringstream os;
-  os << std::setprecision(precision) << v;
-  return os.str();
+  return detail::format_number(v, precision);
 }
 
 std::string fixed(double v, int decimals) {
@@ -105,13 +102,7 @@ std::string fixed(double v, int decimals) {
   return os.str();
 }
 
-// Cosines near 1 are written as 1 − ε so that fp32's 1 − 3e-12 does not print as "1.000000".
-std::string cosine_text(double c) {
-  if (std::isnan(c)) return "nan";
-  if (c == 1) return "1";
-  if (c > 0.999999 && c < 1) return "1-" + fmt(1 - c, 2);
-  return fmt(c, 6);
-}
+using detail::cosine_text;
 
 std::vector<int64_t> unravel(size_t flat, const std::vector<int64_t>& shape) {
   std::vector<int64_t> idx(shape.size(), 0);

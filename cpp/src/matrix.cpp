@@ -13,6 +13,7 @@
 #include "etproof/bundle.h"
 #include "etproof/error.h"
 #include "etproof/registry.h"
+#include "text_format.h"
 
 namespace etproof {
 
@@ -42,20 +43,10 @@ int Matrix::exit_code() const {
 namespace {
 
 std::string fmt(double v, int precision = 3) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  std::ostringstream os;
-  os << std::setprecision(precision) << v;
-  return os.str();
+  return detail::format_number(v, precision);
 }
 
-// Cosines near 1 are written as 1 − ε so that fp32's 1 − 3e-12 does not print as "1.000000".
-std::string cosine_text(double c) {
-  if (std::isnan(c)) return "nan";
-  if (c == 1) return "1";
-  if (c > 0.999999 && c < 1) return "1-" + fmt(1 - c, 2);
-  return fmt(c, 6);
-}
+using detail::cosine_text;
 
 nlohmann::json opt_num(const std::optional<double>& v) {
   if (v && std::isfinite(*v)) return *v;
