@@ -266,8 +266,11 @@ Bundle open_bundle(const fs::path& path) {
     throw Error(ErrorKind::kIo, "no bundle at " + path.string() + ": no such file or directory",
                 "give a bundle directory or its NAME.etproof.json");
   Bundle b;
-  if (fs::is_directory(path, ec)) {
-    b.dir = normalized(path);
+  // A file inside the bundle that is not its manifest (the .pte, most often) names its bundle.
+  const bool inner_file = !fs::is_directory(path, ec) &&
+                          !ends_with(path.filename().string(), kManifestSuffix);
+  if (fs::is_directory(path, ec) || inner_file) {
+    b.dir = normalized(inner_file ? normalized(path).parent_path() : path);
     const fs::path preferred = b.dir / (b.dir.filename().string() + kManifestSuffix);
     if (fs::is_regular_file(preferred, ec)) {
       b.manifest_path = preferred;
@@ -304,6 +307,19 @@ Bundle open_bundle(const fs::path& path) {
                 b.manifest_path.string() + ": name: '" + b.manifest.name + "' does not match the manifest's file name (" +
                     expected_file + " expected)",
                 kReexport);
+  // The backend the manifest claims must be able to own the delegates it records: a bundle
+  // relabelled "portable" while its program carries XnnpackBackend would otherwise pass as a
+  // claim about portable kernels. (LoadedModel::load checks the recorded delegates against the
+  // program itself.)
+  if (const auto owned = runtime_ids_for_backend(b.manifest.backend)) {
+    for (const auto& id : b.manifest.delegates)
+      if (std::find(owned->begin(), owned->end(), id) == owned->end())
+        throw Error(ErrorKind::kManifestInvalid,
+                    b.manifest_path.string() + ": backend: '" + b.manifest.backend +
+                        "' cannot own delegate " + id + " (its runtime ids: [" +
+                        list_or_none(*owned) + "]); the manifest was edited or is wrong",
+                    kReexport);
+  }
   b.artifact_path = b.dir / b.manifest.artifact.file;
   b.goldens_dir = b.dir / (b.manifest.name + ".goldens");
 

@@ -238,13 +238,31 @@ TEST(Bundle, ReadsDelegatesFromTheProgram) {
 }
 
 TEST(Bundle, ManifestDelegatesThatLieAreRefused) {
-  ETPROOF_REQUIRE_BUNDLE(exported(kPortable));
-  const fs::path dir = copy_bundle(kPortable);
+  ETPROOF_REQUIRE_BUNDLE(exported(kXnnpack));
+  const fs::path dir = copy_bundle(kXnnpack);
   json doc = load_json(manifest_of(dir));
-  doc["delegates"] = {"XnnpackBackend"};
+  doc["delegates"] = json::array();  // claims nothing was delegated; the program says otherwise
   save_json(manifest_of(dir), doc);
   const Error e = expect_error(ErrorKind::kArtifactMismatch, [&] { LoadedModel::load(open_bundle(dir)); });
-  EXPECT_TRUE(contains(e.cause(), "the program contains [none]")) << e.cause();
+  EXPECT_TRUE(contains(e.cause(), "the program contains [XnnpackBackend]")) << e.cause();
+}
+
+// An XNNPACK bundle relabelled "portable" would pass as a claim about portable kernels.
+TEST(Bundle, BackendThatCannotOwnTheRecordedDelegatesIsRefused) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kXnnpack));
+  const fs::path dir = copy_bundle(kXnnpack);
+  json doc = load_json(manifest_of(dir));
+  doc["backend"] = "portable";
+  save_json(manifest_of(dir), doc);
+  const Error e = expect_error(ErrorKind::kManifestInvalid, [&] { open_bundle(dir); });
+  EXPECT_TRUE(contains(e.cause(), "'portable' cannot own delegate XnnpackBackend")) << e.cause();
+}
+
+TEST(Bundle, ThePteItselfNamesItsBundle) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kXnnpack));
+  const Bundle b = open_bundle(pte_of(exported(kXnnpack)));
+  EXPECT_EQ(b.manifest.name, kXnnpack);
+  EXPECT_EQ(fs::canonical(b.dir), fs::canonical(exported(kXnnpack)));
 }
 
 TEST(Bundle, TruncatedProgramWithMatchingHashIsRefusedWithoutCrashing) {

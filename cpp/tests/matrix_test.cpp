@@ -202,25 +202,6 @@ TEST(Matrix, DelegateBackendWithNoDelegateInTheProgramIsAgreedUndelegated) {
   EXPECT_NE(to_text(m).find("agreed-undelegated"), std::string::npos);
 }
 
-TEST(Matrix, DelegateMissingFromTheBinaryIsNotLinkedByName) {
-  ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-xnnpack-fp32");
-  const fs::path dir = scratch_dir();
-  copy_bundle(test_bundles() / "tiny-xnnpack-fp32", dir);
-  edit_manifest(dir / "tiny-xnnpack-fp32", [](nlohmann::json& d) {
-    d["delegates"] = {"VulkanBackend", "XnnpackBackend"};
-  });
-  const Matrix m = build_matrix(dir);
-  EXPECT_EQ(m.measured, 0u);
-  EXPECT_EQ(m.exit_code(), 1);
-  ASSERT_EQ(m.cells.size(), 3u);
-  for (const Cell& c : m.cells) {
-    EXPECT_EQ(c.status, CellStatus::kNotLinked);
-    EXPECT_NE(c.detail.find("VulkanBackend"), std::string::npos) << c.detail;
-  }
-  ASSERT_EQ(m.not_run.size(), 1u);
-  EXPECT_EQ(m.not_run[0].status, CellStatus::kNotLinked);
-}
-
 TEST(Matrix, DemoBundlesEveryPhotoOnEveryColumn) {
   ETPROOF_REQUIRE_BUNDLE(demo_bundles() / "efficientnet_lite0-xnnpack-int8-dynamic-per-channel");
   const Matrix m = build_matrix(demo_bundles());
