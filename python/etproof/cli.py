@@ -7,8 +7,7 @@ execs this). Errors print ``error [STAGE]: CAUSE`` and ``remedy: REMEDY`` on std
 from __future__ import annotations
 
 import argparse
-import importlib
-import json
+import difflib
 import sys
 import warnings
 from pathlib import Path
@@ -37,76 +36,74 @@ def _print_error(e: EtproofError) -> None:
         print(f"remedy: {e.remedy}", file=sys.stderr)
 
 
-def _resolve_model(ref: str) -> tuple[str, dict]:
-    """``efficientnet_lite0``, ``tiny`` or ``MODULE:FUNCTION`` -> (model key, export kwargs)."""
-    builtin = {"efficientnet_lite0": "etproof.models.efficientnet_lite0:spec",
-               "tiny": "etproof.models.tiny:spec"}
-    target = builtin.get(ref, ref)
-    if ":" not in target:
-        raise InvalidArgument(f"unknown model {ref!r}",
-                              f"pass one of {', '.join(builtin)}, MODULE:FUNCTION or "
-                              "FILE.py:FUNCTION", stage="export")
-    mod_name, func_name = target.rsplit(":", 1)
-    try:
-        if mod_name.endswith(".py"):
-            from importlib import util as importlib_util
+def _usage(cause: str, remedy: str) -> InvalidArgument:
+    """A usage error: exit 2, recorded nowhere (no stage: it is not an export column)."""
+    return InvalidArgument(cause, remedy)
 
-            file = Path(mod_name)
-            if not file.is_file():
-                raise ImportError(f"no such file {file}")
-            mspec = importlib_util.spec_from_file_location(file.stem, file)
-            module = importlib_util.module_from_spec(mspec)
-            sys.modules[file.stem] = module
-            mspec.loader.exec_module(module)
-        else:
-            if str(Path.cwd()) not in sys.path:
-                sys.path.insert(0, str(Path.cwd()))
-            module = importlib.import_module(mod_name)
-        func = getattr(module, func_name)
-    except Exception as e:  # noqa: BLE001 - whatever the user's module raises while loading
-        raise InvalidArgument(f"cannot load {target}: {type(e).__name__}: {e}",
-                              "MODULE must be importable (from the current directory or the "
-                              "environment) and define FUNCTION", stage="export") from e
-    try:
-        spec = func()
-    except Exception as e:  # noqa: BLE001
-        raise InvalidArgument(f"{target}() failed: {type(e).__name__}: {e}",
-                              "FUNCTION must build and return the model dict", stage="export") from e
-    if not isinstance(spec, dict):
-        raise InvalidArgument(f"{target}() returned {type(spec).__name__}, not a dict",
-                              "return {model, example_inputs, input_names, output_names, "
-                              "golden_inputs[, preprocessing, labels, layouts, model_name]}",
-                              stage="export")
-    required = {"model", "example_inputs", "input_names", "output_names", "golden_inputs"}
-    optional = {"preprocessing", "labels", "layouts", "model_name", "golden_meta",
-                "compute_unit"}
-    missing = required - set(spec)
-    extra = set(spec) - required - optional
-    if missing or extra:
-        raise InvalidArgument(
-            f"{target}() returned a dict with "
-            + (f"missing keys {sorted(missing)}" if missing else f"unknown keys {sorted(extra)}"),
-            f"required: {sorted(required)}; optional: {sorted(optional)}", stage="export")
-    key = spec.get("model_name") or (ref if ref in builtin else func_name)
-    spec.setdefault("model_name", key)
-    return key, spec
+
+def _unknown(kind: str, value: str, supported: list[str]) -> InvalidArgument:
+    from etproof.export import supported_pairs_text
+
+    close = _closest(value, supported)
+    return _usage(f"unknown {kind} {value!r}; supported: {', '.join(supported)}",
+                  _hint(close, supported_pairs_text()))
+
+
+def _closest(value: str, choices) -> list[str]:
+    """The one closest name (difflib), or the one the value abbreviates ("int8")."""
+    choices = list(choices)
+    close = difflib.get_close_matches(value, choices, n=1, cutoff=0.5)
+    prefixed = [c for c in choices if value and c.startswith(value)]
+    return close or prefixed[:1]
+
+
+def _hint(close: list[str], pairs: str) -> str:
+    return (f"did you mean {close[0]!r}? (backend/recipe pairs: {pairs})" if close
+            else f"backend/recipe pairs: {pairs}")
 
 
 def _pairs_for(backend: str, recipe: str | None) -> list[tuple[str, str]]:
-    from etproof.export import RECIPES, supported_pairs_text
+    """The (backend, recipe) columns asked for; unknown names are usage errors.
 
+    A backend ExecuTorch has but etproof does not export (EXECUTORCH_BACKENDS) with a known recipe
+    is returned as asked: the caller refuses it and records the refusal in the report.
+    """
+    from etproof.export import (EXECUTORCH_BACKENDS, RECIPES, supported_backends,
+                                supported_pairs_text, supported_recipes)
+
+    backends = supported_backends()
+    if backend != "all" and backend not in backends and backend not in EXECUTORCH_BACKENDS:
+        close = _closest(backend, backends + ["all"]) or _closest(backend, EXECUTORCH_BACKENDS)
+        raise _usage(f"unknown backend {backend!r}; supported: {', '.join(backends + ['all'])}",
+                     _hint(close, supported_pairs_text()))
+    if recipe is not None and recipe != "all" and recipe not in supported_recipes():
+        raise _unknown("recipe", recipe, supported_recipes() + ["all"])
+    if backend in EXECUTORCH_BACKENDS and backend not in backends:
+        if recipe in (None, "all"):
+            raise _usage(f"backend {backend!r} (ExecuTorch has it) is not exported by etproof "
+                         f"yet; supported: {', '.join(backends + ['all'])}",
+                         f"backend/recipe pairs: {supported_pairs_text()}")
+        return [(backend, recipe)]
     if backend == "all":
-        pairs = [p for p in sorted(RECIPES) if recipe in (None, "all") or p[1] == recipe]
-        if not pairs:
-            raise InvalidArgument(f"no backend supports recipe {recipe!r}",
-                                  f"supported (backend/recipe) pairs: {supported_pairs_text()}",
-                                  stage="export")
-        return pairs
+        return [p for p in sorted(RECIPES) if recipe in (None, "all") or p[1] == recipe]
+    own = [r for b, r in sorted(RECIPES) if b == backend]
     if recipe is None:
-        raise InvalidArgument("--recipe is required",
-                              f"supported (backend/recipe) pairs: {supported_pairs_text()}",
-                              stage="export")
+        raise _usage(f"--recipe is required with --backend {backend}",
+                     f"{backend} recipes: {', '.join(own)}, or all")
+    if recipe == "all":
+        return [(backend, r) for r in own]
     return [(backend, recipe)]
+
+
+def _error_lines(results: list[dict]) -> list[str]:
+    """One ``error [STAGE]: COLUMNS: REASON`` line per distinct failure, columns grouped."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for r in results:
+        if r["status"] != "exported":
+            groups.setdefault((r["stage"], r["reason"]), []).append(
+                f"{r['backend']}/{r['recipe']}")
+    return [f"error [{stage}]: {', '.join(cols)}: {reason}"
+            for (stage, reason), cols in groups.items()]
 
 
 def _try_report(out: Path, results: list[dict]) -> None:
@@ -120,43 +117,48 @@ def _try_report(out: Path, results: list[dict]) -> None:
 
 
 def cmd_export(a) -> int:
+    from etproof import userspec
     from etproof.export import RECIPES, export_model, supported_pairs_text
     from etproof.runner import export_pairs, result_for_error
 
     model_ref = a.model_pos or a.model
     if not model_ref or (a.model_pos and a.model and a.model_pos != a.model):
         raise InvalidArgument("give the model once: MODEL or --model MODEL",
-                              "efficientnet_lite0, tiny, MODULE:FUNCTION or FILE.py:FUNCTION",
-                              stage="export")
+                              "efficientnet_lite0, tiny, MODULE:FUNCTION or FILE.py:FUNCTION; "
+                              "see python -m etproof export --help", stage="export")
     pairs = _pairs_for(a.backend, a.recipe)
     out = Path(a.out)
-    if a.backend == "all" and a.name:
-        raise InvalidArgument("--name names one bundle; --backend all writes several",
-                              "drop --name (bundles are named MODEL-BACKEND-RECIPE)",
-                              stage="export")
+    if len(pairs) > 1 and a.name:
+        raise InvalidArgument("--name names one bundle; this writes several",
+                              "drop --name (bundles are named NAME-BACKEND-RECIPE; set 'name' in "
+                              "the returned dict to change NAME)", stage="export")
     unsupported = [p for p in pairs if p not in RECIPES]
     if unsupported:  # refused before the model is even built, and said so in the report
         b, r = unsupported[0]
-        known = any(k[0] == b for k in RECIPES)
-        e = InvalidArgument(f"unsupported {f'recipe {r!r} for backend {b!r}' if known else f'backend {b!r}'}",
+        what = (f"recipe {r!r} for backend {b!r}" if any(k[0] == b for k in RECIPES)
+                else f"backend {b!r} (ExecuTorch has it; etproof does not export it yet)")
+        e = InvalidArgument(f"unsupported {what}",
                             f"supported (backend/recipe) pairs: {supported_pairs_text()}",
                             stage="export")
         _try_report(out, [result_for_error(b, r, e)])
         raise e
-    key, spec = _resolve_model(model_ref)
-    if a.backend == "all":
-        results = export_pairs(lambda: spec, key, pairs, out, force=True, log=_log)
+    loaded = userspec.load(model_ref)  # once, checked, before any column
+    names = [a.name or f"{loaded.stem}-{b}-{r}" for b, r in pairs]
+    if loaded.stem_from_function and not a.name:
+        print(f"bundle name{'s' if len(names) > 1 else ''}: {', '.join(names)} (from the "
+              "function name; set 'name' to change it)", flush=True)
+    if len(pairs) > 1:
+        results = export_pairs(lambda: loaded.kwargs, loaded.stem, pairs, out, force=True,
+                               log=_log, log_errors=False)
         _try_report(out, results)
-        failed = [r for r in results if r["status"] != "exported"]
-        for r in failed:
-            print(f"error [{r['stage']}]: {r['backend']}/{r['recipe']}: {r['reason']}",
-                  file=sys.stderr)
-        return EXIT_ERROR if failed else EXIT_OK
+        errors = _error_lines(results)
+        for line in errors:
+            print(line, file=sys.stderr)
+        return EXIT_ERROR if errors else EXIT_OK
     (backend, recipe), = pairs
-    name = a.name or f"{key}-{backend}-{recipe}"
     try:
-        path = export_model(name=name, out_dir=out, backend=backend, recipe=recipe, log=_log,
-                            **spec)
+        path = export_model(name=names[0], out_dir=out, backend=backend, recipe=recipe, log=_log,
+                            **loaded.kwargs)
     except EtproofError as e:
         _try_report(out, [result_for_error(backend, recipe, e)])
         raise
@@ -193,14 +195,24 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="python -m etproof",
                                 description="etproof export half: PyTorch -> ExecuTorch bundles")
     sub = p.add_subparsers(dest="cmd", required=True)
-    e = sub.add_parser("export", help="export one model to one bundle per (backend, recipe)")
+    from etproof.export import supported_backends, supported_pairs_text, supported_recipes
+    from etproof.userspec import CONTRACT
+
+    e = sub.add_parser("export", help="export one model to one bundle per (backend, recipe)",
+                       description="Export MODEL to one bundle per (backend, recipe).\n"
+                                   f"Supported pairs: {supported_pairs_text()}.",
+                       epilog=CONTRACT, formatter_class=argparse.RawDescriptionHelpFormatter)
     e.add_argument("model_pos", nargs="?", metavar="MODEL",
-                   help="efficientnet_lite0, tiny, MODULE:FUNCTION or FILE.py:FUNCTION")
+                   help="efficientnet_lite0, tiny, MODULE:FUNCTION or FILE.py:FUNCTION "
+                        "(FUNCTION's contract: below)")
     e.add_argument("--model", help="the same as MODEL")
-    e.add_argument("--backend", required=True, help="portable, xnnpack, or all")
-    e.add_argument("--recipe", help="fp32, int8-dynamic-per-channel (all pairs with --backend all)")
+    e.add_argument("--backend", required=True,
+                   help=f"{', '.join(supported_backends())}, or all")
+    e.add_argument("--recipe", help=f"{', '.join(supported_recipes())}, or all (default with "
+                                    "--backend all: every pair)")
     e.add_argument("--out", required=True, help="output directory (bundles go in OUT/NAME/)")
-    e.add_argument("--name", help="bundle name (default MODEL-BACKEND-RECIPE)")
+    e.add_argument("--name", help="bundle name (default NAME-BACKEND-RECIPE, NAME from the dict's "
+                                  "'name', else the function's name)")
     e.set_defaults(func=cmd_export)
     t = sub.add_parser("test-bundles", help="the tiny bundles the C++ tests use")
     t.add_argument("--out", default="build/test-bundles")

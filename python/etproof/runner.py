@@ -52,11 +52,13 @@ def write_report(out: Path, results: list[dict], merge: bool = False) -> Path:
 
 
 def export_pairs(spec_factory: Callable[[], dict], model_key: str, pairs, out: Path,
-                 stamp_parts=(), force: bool = False, log=print) -> list[dict]:
+                 stamp_parts=(), force: bool = False, log=print,
+                 log_errors: bool = True) -> list[dict]:
     """Exports ``model_key-backend-recipe`` bundles into ``out``; returns report results.
 
     spec_factory() returns export_model's keyword arguments except name/out_dir/backend/recipe;
-    it is called only when some bundle needs exporting.
+    it is called only when some bundle needs exporting. log_errors=False: a failed column logs
+    its status and stage only, for callers that print the reasons themselves (once each).
     """
     from etproof.export import export_model
 
@@ -84,7 +86,8 @@ def export_pairs(spec_factory: Callable[[], dict], model_key: str, pairs, out: P
             log(f"{name}: exported in {time.monotonic() - t0:.1f} s")
         except EtproofError as e:
             result = result_for_error(backend, recipe, e)
-            log(f"{name}: {result['status']} [{result['stage']}]: {e}")
+            log(f"{name}: {result['status']} [{result['stage']}]"
+                + (f": {e}" if log_errors else ""))
         results.append(result)
         stamps[name] = {"stamp": stamp, "result": result}
         cache.save_stamps(out, stamps)

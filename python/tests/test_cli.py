@@ -21,18 +21,68 @@ def test_cli_export_and_error(tmp_path, capsys):
                  "--out", str(tmp_path), "--name", "cli-tiny"]) == 0
     assert (tmp_path / "cli-tiny" / "cli-tiny.pte").is_file()
     capsys.readouterr()
-    assert main(["export", "--model", "tiny", "--backend", "xnnpack", "--recipe", "int2",
-                 "--out", str(tmp_path)]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("error [export]: unsupported recipe 'int2' for backend 'xnnpack'\n")
-    assert "remedy: supported (backend/recipe) pairs: portable/fp32, xnnpack/fp32" in err
+    # A real column etproof does not export (a known recipe on a known backend, or a backend
+    # ExecuTorch has) is refused and recorded, so the matrix lists it with why.
+    for backend, recipe in (("portable", "int8-dynamic-per-channel"), ("vulkan", "fp32")):
+        assert main(["export", "--model", "tiny", "--backend", backend, "--recipe", recipe,
+                     "--out", str(tmp_path)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error [export]: unsupported "), err
+        assert "remedy: supported (backend/recipe) pairs: portable/fp32, xnnpack/fp32" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cli-tiny", "export-report.json"]
     report = json.loads((tmp_path / "export-report.json").read_text())["results"]
-    assert report == [
-        {"backend": "portable", "recipe": "fp32", "bundle": "cli-tiny", "status": "exported"},
-        {"backend": "xnnpack", "recipe": "int2", "status": "export-refused", "stage": "export",
-         "reason": report[1]["reason"]}]
+    assert [(r["backend"], r["recipe"], r["status"]) for r in report] == [
+        ("portable", "fp32", "exported"),
+        ("portable", "int8-dynamic-per-channel", "export-refused"),
+        ("vulkan", "fp32", "export-refused")]
     assert "unsupported recipe" in report[1]["reason"]
+    assert "unsupported backend 'vulkan'" in report[2]["reason"]
+
+
+def _export_err(capsys, out, *args) -> str:
+    capsys.readouterr()
+    assert main(["export", "tiny", *args, "--out", str(out)]) == 2
+    return capsys.readouterr().err
+
+
+def test_unknown_backend_or_recipe_is_a_usage_error_recorded_nowhere(tmp_path, capsys):
+    out = tmp_path / "out"
+    err = _export_err(capsys, out, "--backend", "xnnpak", "--recipe", "fp32")
+    assert err.startswith("error [invalid-argument]: unknown backend 'xnnpak'; supported: "
+                          "portable, xnnpack, all\nremedy: did you mean 'xnnpack'?"), err
+    err = _export_err(capsys, out, "--backend", "xnnpak")  # the backend is checked first
+    assert "unknown backend 'xnnpak'" in err and "--recipe" not in err
+    err = _export_err(capsys, out, "--backend", "xnnpack", "--recipe", "int2")
+    assert err.startswith("error [invalid-argument]: unknown recipe 'int2'; supported: fp32, "
+                          "int8-dynamic-per-channel, all\n"), err
+    err = _export_err(capsys, out, "--backend", "xnnpack", "--recipe", "int8")
+    assert "did you mean 'int8-dynamic-per-channel'?" in err
+    err = _export_err(capsys, out, "--backend", "all", "--recipe", "fp23")
+    assert "unknown recipe 'fp23'" in err and "did you mean 'fp32'?" in err
+    # A backend ExecuTorch has, without a recipe: said about the backend, not the recipe.
+    err = _export_err(capsys, out, "--backend", "vulkan")
+    assert err.startswith("error [invalid-argument]: backend 'vulkan' (ExecuTorch has it) is "
+                          "not exported by etproof yet; supported: portable, xnnpack, all"), err
+    err = _export_err(capsys, out, "--backend", "xnnpack")
+    assert "--recipe is required with --backend xnnpack" in err
+    assert "xnnpack recipes: fp32, int8-dynamic-per-channel, or all" in err
+    assert not out.exists()  # nothing written, no report, no directory
+    # ...and an existing report is left exactly as it was.
+    out.mkdir()
+    (out / "export-report.json").write_text("{\"results\": []}")
+    _export_err(capsys, out, "--backend", "xnnpak", "--recipe", "fp32")
+    _export_err(capsys, out, "--backend", "portable", "--recipe", "fp33")
+    assert (out / "export-report.json").read_text() == "{\"results\": []}"
+    assert sorted(p.name for p in out.iterdir()) == ["export-report.json"]
+
+
+def test_recipe_all_on_one_backend_exports_its_recipes():
+    from etproof.cli import _pairs_for
+
+    assert _pairs_for("xnnpack", "all") == [("xnnpack", "fp32"),
+                                            ("xnnpack", "int8-dynamic-per-channel")]
+    assert _pairs_for("portable", "all") == [("portable", "fp32")]
+    assert _pairs_for("all", "fp32") == [("portable", "fp32"), ("xnnpack", "fp32")]
 
 
 def test_cli_module_function_spec(tmp_path, capsys):
