@@ -1,12 +1,13 @@
 // etproof — the command-line front end of the runtime half (DESIGN.md §8).
 //
 // Exit codes: 0 success / parity passed / matrix passed; 1 drift (parity) or a failing matrix
-// (drift, or nothing measured); 2 an error (printed as "error [kind]: cause" + "remedy: …").
+// (see Matrix::exit_code: drift, a broken column, no bound, or nothing measured); 2 an error (printed as "error [kind]: cause" + "remedy: …").
 // `etproof export …` hands its arguments to the export half and returns its exit code.
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -249,8 +250,7 @@ int cmd_inspect(const std::string& path, bool json) {
     std::cout << "data      " << f.file << ", " << f.bytes << " bytes, sha256 " << f.sha256
               << " (verified)\n";
   if (bound)
-    std::cout << "bound     atol " << bound->atol << " + rtol " << bound->rtol
-              << "·|ref|, cosine ≥ " << std::setprecision(12) << bound->min_cosine << "\n";
+    std::cout << "bound     " << etproof::describe_bound(*bound) << "\n";
   else
     std::cout << "bound     none derivable: " << bound_note << "\n";
   return 0;
@@ -310,38 +310,12 @@ int cmd_run(const std::string& path, const std::vector<std::string>& input_args,
 }
 
 // ---- parity ------------------------------------------------------------------------------------
-int cmd_parity(const std::string& path, bool json, std::optional<double> atol,
-               std::optional<double> rtol, std::optional<double> min_cosine) {
+int cmd_parity(const std::string& path, bool json, const etproof::BoundOverride& caller) {
   const etproof::Bundle b = etproof::open_bundle(path);
   std::optional<etproof::Bound> bound;
-  if (atol || rtol || min_cosine) {
-    std::optional<etproof::Bound> derived;
-    try {
-      derived = etproof::derive_bound(b.manifest.recipe, b.manifest.precision,
-                                      b.manifest.compute_unit);
-    } catch (const Error& e) {
-      if (!(atol && rtol && min_cosine))
-        throw Error(ErrorKind::kInvalidArgument,
-                    e.cause() + ", so a partial caller bound cannot be completed",
-                    "pass all of --atol, --rtol and --min-cosine");
-    }
-    etproof::Bound bd = derived.value_or(etproof::Bound{});
-    std::vector<std::string> given;
-    auto set = [&](std::optional<double> v, double& slot, const char* flag) {
-      if (!v) return;
-      slot = *v;
-      std::ostringstream os;
-      os << flag << " " << *v;
-      given.push_back(os.str());
-    };
-    set(atol, bd.atol, "--atol");
-    set(rtol, bd.rtol, "--rtol");
-    set(min_cosine, bd.min_cosine, "--min-cosine");
-    bd.source = "caller: " + join(given, " ") +
-                (given.size() < 3 ? "; the rest from the " + bd.source : std::string());
-    bd.caller_supplied = true;
-    bound = bd;
-  }
+  if (!caller.empty())
+    bound = etproof::override_bound(caller, b.manifest.recipe, b.manifest.precision,
+                                    b.manifest.compute_unit);
   const etproof::ParityReport r = etproof::run_parity(b, bound);
   if (json)
     std::cout << etproof::to_json(r).dump(2) << "\n";
@@ -351,9 +325,10 @@ int cmd_parity(const std::string& path, bool json, std::optional<double> atol,
 }
 
 // ---- matrix ------------------------------------------------------------------------------------
-int cmd_matrix(const std::string& dir_arg, bool json, bool markdown) {
+int cmd_matrix(const std::string& dir_arg, bool json, bool markdown,
+               const etproof::BoundOverride& caller) {
   const fs::path dir = dir_arg.empty() ? default_bundles_dir() : fs::path(dir_arg);
-  const etproof::Matrix m = etproof::build_matrix(dir);
+  const etproof::Matrix m = etproof::build_matrix(dir, caller);
   if (json)
     std::cout << etproof::to_json(m).dump(2) << "\n";
   else if (markdown)
@@ -523,13 +498,20 @@ int run_cli(int argc, char** argv) {
   run->add_option("--input", input_args, "NAME=FILE.npy, once per input")->required();
   run->add_option("--out", out_dir, "write NAME.npy per output here");
 
-  std::optional<double> atol, rtol, min_cosine;
+  // A caller bound (parity and matrix): each flag replaces that field of the derived bound.
+  etproof::BoundOverride caller;
+  auto add_bound_options = [&caller](CLI::App* sub, const std::string& scope) {
+    sub->add_option("--atol", caller.atol, "caller bound" + scope + ": absolute tolerance");
+    sub->add_option("--rtol", caller.rtol, "caller bound" + scope + ": relative tolerance");
+    sub->add_option("--min-cosine", caller.min_cosine,
+                    "caller bound" + scope + ": minimum cosine similarity");
+    sub->add_option("--min-sqnr", caller.min_sqnr_db,
+                    "caller bound" + scope + ": minimum SQNR per output, in dB");
+  };
   auto* parity = app.add_subcommand("parity", "the gate on one bundle (exit 0 pass, 1 drift)");
   parity->add_option("BUNDLE", bundle, "bundle directory or manifest")->required();
   parity->add_flag("--json", json, "JSON output");
-  parity->add_option("--atol", atol, "caller bound: absolute tolerance");
-  parity->add_option("--rtol", rtol, "caller bound: relative tolerance");
-  parity->add_option("--min-cosine", min_cosine, "caller bound: minimum cosine similarity");
+  add_bound_options(parity, "");
 
   std::string dir;
   auto* matrix = app.add_subcommand("matrix", "every golden case × every bundle column");
@@ -537,6 +519,7 @@ int run_cli(int argc, char** argv) {
   auto* mj = matrix->add_flag("--json", json, "JSON output");
   auto* mm = matrix->add_flag("--markdown", markdown, "Markdown output");
   mj->excludes(mm);
+  add_bound_options(matrix, ", applied to every column");
 
   std::string image, backend, recipe, bundles_dir;
   size_t top = 5;
@@ -558,8 +541,13 @@ int run_cli(int argc, char** argv) {
   if (backends->parsed()) return cmd_backends(json);
   if (inspect->parsed()) return cmd_inspect(bundle, json);
   if (run->parsed()) return cmd_run(bundle, input_args, out_dir);
-  if (parity->parsed()) return cmd_parity(bundle, json, atol, rtol, min_cosine);
-  if (matrix->parsed()) return cmd_matrix(dir, json, markdown);
+  for (auto [v, flag] : {std::pair{caller.atol, "--atol"}, {caller.rtol, "--rtol"},
+                         {caller.min_cosine, "--min-cosine"}, {caller.min_sqnr_db, "--min-sqnr"}})
+    if (v && std::isnan(*v))
+      throw Error(ErrorKind::kInvalidArgument, std::string(flag) + " is NaN",
+                  "pass a number (--min-sqnr -inf turns the SQNR rule off)");
+  if (parity->parsed()) return cmd_parity(bundle, json, caller);
+  if (matrix->parsed()) return cmd_matrix(dir, json, markdown, caller);
   if (classify->parsed()) return cmd_classify(image, backend, recipe, bundles_dir, top);
   std::cerr << app.help();
   return kExitError;

@@ -21,25 +21,35 @@ namespace {
 //
 // A bound is the sum of terms along independent axes: what the recipe did to the weights and
 // activations (quantization) and what the delegate computes in (precision), plus the compute unit
-// where a backend records one. derive_bound adds the atol and rtol terms and multiplies the
-// cosine floors, so an int8 model on a float16 delegate is charged for both.
+// where a backend records one. derive_bound adds the atol and rtol terms, multiplies the cosine
+// floors and adds the noise powers the SQNR floors allow, so an int8 model on a float16 delegate
+// is charged for both.
 //
-// Every number is a measurement on the demo goldens (6 real photos — chelsea, coffee, astronaut,
-// rocket, china, flower — through EfficientNet-Lite0, logits [1, 1000], reference = float32 eager
-// PyTorch) run by this binary's runtime, times one stated margin: 4× in error amplitude.
-//   atol       = 4 × the worst |actual − reference| over every element of every photo
-//   min_cosine = 1 − 16 × the worst (1 − cosine)   (1 − cosine grows with the square of the error
-//                                                    amplitude, so 16× is the same 4× margin)
-//   rtol       = 0: in every column the worst |a − r| does not grow with |r| (see each source),
-//                so a relative term would only loosen the bound on the large logits that decide
-//                the class.
+// Every measured number is a measurement on the demo goldens (6 real photos — chelsea, coffee,
+// astronaut, rocket, china, flower — through EfficientNet-Lite0, logits [1, 1000], reference =
+// float32 eager PyTorch) run by this binary's runtime, times one stated margin: 4× in error
+// amplitude.
+//   atol        = 4 × the worst |actual − reference| over every element of every photo
+//   min_cosine  = 1 − 16 × the worst (1 − cosine)   (1 − cosine grows with the square of the
+//                                                     error amplitude, so 16× is the same 4× margin)
+//   min_sqnr_db = the worst SQNR − 20·log10(4) = worst − 12.04 dB (4× the noise amplitude is 16×
+//                 its power), rounded down. Cosine is blind to scale (outputs × 0.5 keep cosine
+//                 1) and atol is in the units of the measured model's logits (±10), so on a model
+//                 whose outputs are ±0.3 only the SQNR floor catches a rescaled output.
+//   rtol        = 0 where measured: in those columns the worst |a − r| does not grow with |r|
+//                 (see each source). The one exception is float32's rtol, which is not a
+//                 measurement but float32's own rounding bound (see that entry): EfficientNet's
+//                 logits are ±10, a model whose outputs are ±300 differs from its eager
+//                 reference by float32 rounding far above a ±10-logit atol.
 // Reproduce (x86-64, ExecuTorch 1.5.1, XNNPACK from the wheel):
 //   build/etproof matrix --json build/demo/bundles        (cells: max_abs_error, cosine, sqnr_db)
 //   build/etproof parity build/demo/bundles/NAME --json --atol 1e9 --rtol 0 --min-cosine -1
-//     (a loose caller bound, so every number is reported whatever it is)
+//     --min-sqnr -1e9  (a loose caller bound, so every number is reported whatever it is)
 // Re-measure when ExecuTorch, XNNPACK or the demo model changes, and on each new machine class.
 // ---------------------------------------------------------------------------------------------
 enum class Axis { kRecipe, kPrecision, kComputeUnit };
+
+constexpr double kNoFloor = std::numeric_limits<double>::infinity();  // a term adding no noise
 
 struct TableRow {
   Axis axis;
@@ -47,6 +57,7 @@ struct TableRow {
   double atol;
   double rtol;
   double min_cosine;
+  double min_sqnr_db;
   const char* source;
 };
 
@@ -54,24 +65,31 @@ constexpr TableRow kBoundTable[] = {
     // Recipe "fp32": weights and activations are exported as they are; the recipe adds nothing.
     // All fp32 drift (kernel order, fusion, XNNPACK's own float32 kernels) is charged to the
     // precision term below, measured on both fp32 columns.
-    {Axis::kRecipe, "fp32", 0.0, 0.0, 1.0,
-     "no quantization, so no term of its own: fp32 drift is measured under precision float32"},
+    {Axis::kRecipe, "fp32", 0.0, 0.0, 1.0, kNoFloor,
+     "no quantization, so no term of its own (no SQNR floor: adds no noise): fp32 drift is "
+     "measured under precision float32"},
     // Recipe "int8-dynamic-per-channel": per-channel int8 weights, int8 activations quantized at
     // run time (XNNPACKQuantizer, dynamic), on XNNPACK.
-    {Axis::kRecipe, "int8-dynamic-per-channel", 1.6, 0.0, 0.947,
+    {Axis::kRecipe, "int8-dynamic-per-channel", 1.6, 0.0, 0.947, 9.6,
      "measured 2026-11-29 on efficientnet_lite0-xnnpack-int8-dynamic-per-channel, 6 demo photos "
      "(x86-64, ExecuTorch 1.5.1): worst max |a-r| 0.3887 (astronaut; 0.352 where |r| < 1, so "
-     "not relative), worst 1-cosine 0.00330 (cosine 0.99670), min SQNR 21.7 dB; atol = 4 x "
-     "0.3887 rounded up, min_cosine = 1 - 16 x 0.00330 rounded down. Reproduce: build/etproof "
-     "matrix --json build/demo/bundles"},
+     "not relative), worst 1-cosine 0.00330 (cosine 0.99670), worst SQNR 21.70 dB (astronaut); "
+     "atol = 4 x 0.3887 rounded up, min_cosine = 1 - 16 x 0.00330 rounded down, min_sqnr = "
+     "21.70 - 20 log10(4) = 9.66 dB rounded down to 9.6 dB. Reproduce: build/etproof matrix "
+     "--json build/demo/bundles"},
     // Precision "float32": the delegate computes in IEEE float32, as the reference does, but in a
     // different order. Portable and XNNPACK fp32 share this term.
-    {Axis::kPrecision, "float32", 4.2e-5, 0.0, 1.0 - 5.4e-11,
+    {Axis::kPrecision, "float32", 4.2e-5, 1e-5, 1.0 - 5.4e-11, 99.0,
      "measured 2026-11-29 on efficientnet_lite0-portable-fp32 and efficientnet_lite0-xnnpack-fp32, "
      "6 demo photos each (x86-64, ExecuTorch 1.5.1): worst max |a-r| 1.049e-05 (portable, "
-     "astronaut; 8.6e-06 where |r| < 1, so not relative), worst 1-cosine 3.33e-12 (xnnpack), min "
-     "SQNR 111.8 dB; atol = 4 x 1.049e-05 rounded up, min_cosine = 1 - 16 x 3.33e-12 rounded "
-     "down. Reproduce: build/etproof matrix --json build/demo/bundles"},
+     "astronaut; 8.6e-06 where |r| < 1, so not relative), worst 1-cosine 3.33e-12 (xnnpack), "
+     "worst SQNR 111.75 dB (xnnpack, rocket); atol = 4 x 1.049e-05 rounded up, min_cosine = 1 - "
+     "16 x 3.33e-12 rounded down, min_sqnr = 111.75 - 20 log10(4) = 99.7 dB rounded down to "
+     "99 dB. rtol 1e-5 is not a measurement but float32's rounding bound: unit roundoff u = "
+     "2^-24 ~ 6e-8, and a sum of n terms reordered may differ by up to ~n u relative (Higham, "
+     "Accuracy and Stability of Numerical Algorithms, 2nd ed., sec. 3.1); 1e-5 ~ 168 u covers "
+     "reductions of a few hundred terms on outputs of any size (EfficientNet's own errors stay "
+     "under atol). Reproduce: build/etproof matrix --json build/demo/bundles"},
 };
 
 const TableRow* find_term(Axis axis, const std::string& key) {
@@ -125,14 +143,29 @@ nlohmann::json num(double v) {
   return nullptr;
 }
 
-std::string describe_bound(const Bound& b) {
-  std::ostringstream os;
-  os << "atol " << fmt(b.atol) << " + rtol " << fmt(b.rtol) << "·|ref|, cosine ≥ "
-     << cosine_text(b.min_cosine);
-  return os.str();
+std::string sqnr_text(double db) {
+  return std::isfinite(db) ? fixed(db, 1) : fmt(db);
 }
 
 }  // namespace
+
+std::string describe_bound(const Bound& b) {
+  std::ostringstream os;
+  os << "atol " << fmt(b.atol) << " + rtol " << fmt(b.rtol) << "·|ref|, cosine ≥ "
+     << cosine_text(b.min_cosine) << ", ";
+  if (b.min_sqnr_db == -std::numeric_limits<double>::infinity())
+    os << "no SQNR floor";
+  else
+    os << "SQNR ≥ " << fmt(b.min_sqnr_db, 4) << " dB";
+  return os.str();
+}
+
+double combine_sqnr_floors(const std::vector<double>& floors_db) {
+  double noise = 0;  // relative noise power each floor allows, Σ 10^(−s/10)
+  for (double s : floors_db)
+    if (s != std::numeric_limits<double>::infinity()) noise += std::pow(10.0, -s / 10);
+  return noise == 0 ? std::numeric_limits<double>::infinity() : -10 * std::log10(noise);
+}
 
 Bound derive_bound(const std::string& recipe, const std::string& precision,
                    const std::optional<std::string>& compute_unit) {
@@ -154,24 +187,71 @@ Bound derive_bound(const std::string& recipe, const std::string& precision,
                         ": the bound table has no entry for ";
     for (size_t i = 0; i < missing.size(); ++i) cause += (i ? "; " : "") + missing[i];
     throw Error(ErrorKind::kCapabilityUnavailable, cause,
-                "pass --atol/--rtol/--min-cosine (a caller bound), or measure this recipe and "
-                "precision and add it to the table in cpp/src/gate.cpp");
+                "pass --atol/--rtol/--min-cosine (and optionally --min-sqnr) as a caller bound, "
+                "or measure this recipe and precision and add it to the table in "
+                "cpp/src/gate.cpp");
   }
   Bound b;
   std::string source;
+  std::vector<double> floors;
   for (const TableRow* t : {r, p, c}) {
     if (!t) continue;
     b.atol += t->atol;
     b.rtol += t->rtol;
     b.min_cosine *= t->min_cosine;
+    floors.push_back(t->min_sqnr_db);
     if (!source.empty()) source += " + ";
     source += std::string(t->axis == Axis::kRecipe      ? "recipe "
                           : t->axis == Axis::kPrecision ? "precision "
                                                         : "compute unit ") +
               t->key + " [" + t->source + "]";
   }
+  // No term with a floor: nothing was measured to set one, so no SQNR rule (not "exact").
+  b.min_sqnr_db = combine_sqnr_floors(floors);
+  if (b.min_sqnr_db == std::numeric_limits<double>::infinity())
+    b.min_sqnr_db = -std::numeric_limits<double>::infinity();
   b.source = "derived: " + source;
   b.caller_supplied = false;
+  return b;
+}
+
+Bound override_bound(const BoundOverride& o, const std::string& recipe,
+                     const std::string& precision,
+                     const std::optional<std::string>& compute_unit) {
+  std::optional<Bound> derived;
+  try {
+    derived = derive_bound(recipe, precision, compute_unit);
+  } catch (const Error& e) {
+    if (!(o.atol && o.rtol && o.min_cosine)) {
+      std::vector<std::string> missing;
+      if (!o.atol) missing.push_back("--atol");
+      if (!o.rtol) missing.push_back("--rtol");
+      if (!o.min_cosine) missing.push_back("--min-cosine");
+      std::string m;
+      for (size_t i = 0; i < missing.size(); ++i) m += (i ? ", " : "") + missing[i];
+      throw Error(ErrorKind::kInvalidArgument,
+                  e.cause() + ", so a partial caller bound cannot be completed (missing " + m + ")",
+                  "pass all of --atol, --rtol and --min-cosine (--min-sqnr is optional)");
+    }
+  }
+  Bound b = derived.value_or(Bound{});
+  std::vector<std::string> given;
+  auto set = [&](const std::optional<double>& v, double& slot, const char* flag) {
+    if (!v) return;
+    slot = *v;
+    given.push_back(std::string(flag) + " " + fmt(*v, 12));
+  };
+  set(o.atol, b.atol, "--atol");
+  set(o.rtol, b.rtol, "--rtol");
+  set(o.min_cosine, b.min_cosine, "--min-cosine");
+  set(o.min_sqnr_db, b.min_sqnr_db, "--min-sqnr");
+  std::string source = "caller:";
+  for (const auto& g : given) source += " " + g;
+  if (given.size() < 4)
+    source += derived ? "; the rest from the " + derived->source
+                      : std::string("; no SQNR floor (no bound is derivable for this pair)");
+  b.source = source;
+  b.caller_supplied = true;
   return b;
 }
 
@@ -181,7 +261,7 @@ std::vector<BoundTerm> bound_table() {
     out.push_back({t.axis == Axis::kRecipe      ? "recipe"
                    : t.axis == Axis::kPrecision ? "precision"
                                                 : "compute_unit",
-                   t.key, t.atol, t.rtol, t.min_cosine, t.source});
+                   t.key, t.atol, t.rtol, t.min_cosine, t.min_sqnr_db, t.source});
   return out;
 }
 
@@ -270,7 +350,11 @@ TensorReport compare_tensor(const std::string& output, const HostTensor& actual,
     rep.sqnr_db = -std::numeric_limits<double>::infinity();
   else
     rep.sqnr_db = 10 * std::log10(sig / noise);
+  const double finite_sqnr = rep.sqnr_db;  // over the finite pairs, for the SQNR rule
   if (nonfinite_mismatch) rep.sqnr_db = -std::numeric_limits<double>::infinity();
+  // A reference with no energy has no signal to measure noise against: the SQNR rule is skipped
+  // (allclose, cosine and the constant-output rule still judge it).
+  rep.sqnr_skipped = sig == 0;
 
   // The rules, every failing one named at once.
   std::vector<std::string> failures;
@@ -306,6 +390,11 @@ TensorReport compare_tensor(const std::string& output, const HostTensor& actual,
   }
   if (!(rep.cosine >= bound.min_cosine))
     failures.push_back("cosine " + cosine_text(rep.cosine) + " < min " + cosine_text(bound.min_cosine));
+  if (!rep.sqnr_skipped && !(finite_sqnr >= bound.min_sqnr_db))
+    failures.push_back("sqnr below bound: SQNR " + sqnr_text(finite_sqnr) + " dB < " +
+                       fmt(bound.min_sqnr_db, 4) +
+                       " dB (the output's error power is too large for its signal: wrong scale, "
+                       "offset or noise that cosine and atol can miss)");
 
   rep.passed = failures.empty();
   for (size_t i = 0; i < failures.size(); ++i) rep.failure += (i ? "; " : "") + failures[i];
@@ -393,8 +482,12 @@ std::string to_text(const ParityReport& r) {
       os << "    max abs error " << fmt(t.max_abs_error, 4) << ", worst ratio "
          << fmt(t.worst_ratio, 4) << " of the bound, headroom " << fmt(t.headroom, 4)
          << ", over the bound " << fixed(100 * t.fraction_over, 2) << "%\n";
-      os << "    cosine " << cosine_text(t.cosine) << ", SQNR "
-         << (std::isfinite(t.sqnr_db) ? fixed(t.sqnr_db, 1) : fmt(t.sqnr_db)) << " dB\n";
+      os << "    cosine " << cosine_text(t.cosine) << ", SQNR " << sqnr_text(t.sqnr_db) << " dB";
+      if (t.sqnr_skipped)
+        os << " (SQNR rule skipped: the reference is all zeros)";
+      else if (r.bound.min_sqnr_db != -std::numeric_limits<double>::infinity())
+        os << " (floor " << fmt(r.bound.min_sqnr_db, 4) << " dB)";
+      os << "\n";
       if (!t.passed) os << "    failed: " << t.failure << "\n";
     }
   }
@@ -402,6 +495,11 @@ std::string to_text(const ParityReport& r) {
      << " cases within the bound)";
   if (r.cases.empty()) os << " — no golden cases ran, nothing was measured";
   os << "\n";
+  if (!r.passed && !r.cases.empty() && !r.bound.caller_supplied)
+    os << "hint: the bound was derived for recipe " << r.recipe << " / precision " << r.precision
+       << " from measurements on the demo model; if this bound does not fit this model, pass "
+          "--atol/--rtol/--min-cosine/--min-sqnr (the report then says the bound was "
+          "caller-supplied)\n";
   return os.str();
 }
 
@@ -409,6 +507,7 @@ nlohmann::json to_json(const Bound& b) {
   return {{"atol", b.atol},
           {"rtol", b.rtol},
           {"min_cosine", b.min_cosine},
+          {"min_sqnr_db", num(b.min_sqnr_db)},  // null: no SQNR rule
           {"source", b.source},
           {"caller_supplied", b.caller_supplied}};
 }
@@ -430,6 +529,7 @@ nlohmann::json to_json(const ParityReport& r) {
                       {"fraction_over", t.fraction_over},
                       {"cosine", num(t.cosine)},
                       {"sqnr_db", num(t.sqnr_db)},
+                      {"sqnr_skipped", t.sqnr_skipped},
                       {"headroom", num(t.headroom)}});
     }
     cases.push_back(

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 #include <iomanip>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -29,14 +30,36 @@ std::string_view to_string(CellStatus s) {
     case CellStatus::kLoadFailed: return "load-failed";
     case CellStatus::kRunFailed: return "run-failed";
     case CellStatus::kBundleInvalid: return "bundle-invalid";
+    case CellStatus::kNoBound: return "no-bound";
   }
   return "unknown";
+}
+
+bool fails_run(CellStatus s) {
+  switch (s) {
+    case CellStatus::kDrifted:
+    case CellStatus::kBundleInvalid:
+    case CellStatus::kLoadFailed:
+    case CellStatus::kRunFailed:
+    case CellStatus::kExportFailed:
+    case CellStatus::kNoBound:
+      return true;
+    case CellStatus::kAgreed:
+    case CellStatus::kAgreedUndelegated:
+    case CellStatus::kExportRefused:
+    case CellStatus::kNotLinked:
+    case CellStatus::kUnavailable:
+      return false;
+  }
+  return true;
 }
 
 int Matrix::exit_code() const {
   if (measured == 0) return 1;
   for (const Cell& c : cells)
-    if (c.status == CellStatus::kDrifted) return 1;
+    if (fails_run(c.status)) return 1;
+  for (const NotRun& n : not_run)
+    if (fails_run(n.status)) return 1;
   return 0;
 }
 
@@ -118,7 +141,30 @@ std::optional<std::pair<CellStatus, std::string>> check_delegates(
   return std::nullopt;
 }
 
-void run_column(Matrix& m, const std::filesystem::path& path) {
+// After a column's cases ran: every case that could not be gated becomes part of a not_run line,
+// one per status, with the cases and the first reason.
+void note_unmeasured(Matrix& m, size_t col) {
+  std::map<CellStatus, std::vector<const Cell*>> by_status;
+  size_t total = 0;
+  for (const Cell& c : m.cells) {
+    if (c.column != col) continue;
+    ++total;
+    if (c.status != CellStatus::kAgreed && c.status != CellStatus::kAgreedUndelegated &&
+        c.status != CellStatus::kDrifted)
+      by_status[c.status].push_back(&c);
+  }
+  const Column& column = m.columns[col];
+  for (const auto& [status, cells] : by_status) {
+    std::vector<std::string> ids;
+    for (const Cell* c : cells) ids.push_back(c->case_id);
+    std::ostringstream os;
+    os << column.bundle << ": " << cells.size() << " of " << total << " case(s) (" << join(ids)
+       << "): " << cells.front()->detail;
+    m.not_run.push_back({column.backend, column.recipe, status, os.str()});
+  }
+}
+
+void run_column(Matrix& m, const std::filesystem::path& path, const BoundOverride& caller) {
   // 1. Open: manifest and artifact hash. If the manifest reads but the artifact does not match,
   //    the column is still shown (its cases are known); otherwise it becomes a not_run line.
   Bundle bundle;
@@ -153,13 +199,17 @@ void run_column(Matrix& m, const std::filesystem::path& path) {
                        std::nullopt});
   const size_t col = m.columns.size() - 1;
 
-  // 2. The bound: a column whose recipe/precision has no measured bound cannot be judged.
+  // 2. The bound: a column whose recipe/precision has no bound still runs, so its numbers are
+  //    shown, but cannot be judged (no-bound, which fails the run).
+  std::string no_bound;
   try {
-    m.columns[col].bound = derive_bound(man.recipe, man.precision, man.compute_unit);
+    m.columns[col].bound = caller.empty()
+                               ? derive_bound(man.recipe, man.precision, man.compute_unit)
+                               : override_bound(caller, man.recipe, man.precision, man.compute_unit);
   } catch (const Error& e) {
-    fail_column(m, col, man.goldens, CellStatus::kBundleInvalid,
-                "cannot be judged: " + error_text(e));
-    return;
+    no_bound = "ran, but no bound is known for recipe " + man.recipe + " / precision " +
+               man.precision + "; pass one (--atol/--rtol/--min-cosine/--min-sqnr) or measure it "
+               "into the table in cpp/src/gate.cpp: " + error_text(e);
   }
 
   // 3. The delegates the program needs, against this binary's registry.
@@ -192,7 +242,11 @@ void run_column(Matrix& m, const std::filesystem::path& path) {
     fail_column(m, col, man.goldens, why->first, why->second);
     return;
   }
-  const Bound& bound = *m.columns[col].bound;
+  // Without a bound, measure against one no output can exceed: the numbers, not a verdict.
+  Bound unbounded;
+  unbounded.atol = std::numeric_limits<double>::infinity();
+  unbounded.min_cosine = -std::numeric_limits<double>::infinity();
+  const Bound& bound = m.columns[col].bound ? *m.columns[col].bound : unbounded;
   const bool undelegated = man.backend != "portable" && model->program_delegates().empty();
 
   // 5. Every golden case: run, gate every output. One case's failure never stops the next.
@@ -239,10 +293,16 @@ void run_column(Matrix& m, const std::filesystem::path& path) {
         worst(cell.max_abs_error, t.max_abs_error, true);
         worst(cell.cosine, t.cosine, false);
         worst(cell.sqnr_db, t.sqnr_db, false);
-        worst(cell.headroom, t.headroom, false);
+        if (no_bound.empty()) worst(cell.headroom, t.headroom, false);
       }
     } catch (const Error& e) {
       cell = Cell{g.id, col, CellStatus::kBundleInvalid, {}, {}, {}, {}, error_text(e)};
+      m.cells.push_back(std::move(cell));
+      continue;
+    }
+    if (!no_bound.empty()) {  // measured numbers, no verdict: not counted as measured
+      cell.status = CellStatus::kNoBound;
+      cell.detail = no_bound;
       m.cells.push_back(std::move(cell));
       continue;
     }
@@ -258,6 +318,7 @@ void run_column(Matrix& m, const std::filesystem::path& path) {
     }
     m.cells.push_back(std::move(cell));
   }
+  note_unmeasured(m, col);
 }
 
 // dir/export-report.json, written by the export half.
@@ -315,8 +376,11 @@ std::string cell_text(const Cell* c) {
 
 std::string bound_text(const std::optional<Bound>& b) {
   if (!b) return "no bound";
-  return "atol " + fmt(b->atol, 4) + " + rtol " + fmt(b->rtol, 4) + "·|ref|, cosine ≥ " +
-         cosine_text(b->min_cosine) + (b->caller_supplied ? " (caller)" : " (derived)");
+  return describe_bound(*b) + (b->caller_supplied ? " (caller-supplied)" : " (derived)");
+}
+
+std::string not_run_label(const NotRun& n) {
+  return (n.backend.empty() ? "?" : n.backend) + "/" + (n.recipe.empty() ? "?" : n.recipe);
 }
 
 std::string summary(const Matrix& m) {
@@ -340,26 +404,68 @@ std::string summary(const Matrix& m) {
     }
     os << ")";
   }
-  if (!m.not_run.empty()) os << "; " << m.not_run.size() << " column(s) not run";
+  if (!m.not_run.empty()) {
+    std::map<CellStatus, size_t> nr;
+    for (const NotRun& n : m.not_run) ++nr[n.status];
+    os << "; " << m.not_run.size() << " not run (";
+    bool first = true;
+    for (auto [s, n] : nr) {
+      os << (first ? "" : ", ") << n << " " << to_string(s);
+      first = false;
+    }
+    os << ")";
+  }
   return os.str();
 }
 
 std::string verdict(const Matrix& m) {
-  if (m.measured == 0) return "FAIL: nothing was measured";
-  return m.exit_code() == 0 ? "PASS" : "FAIL: drift";
+  if (m.exit_code() == 0) return "PASS";
+  std::vector<std::string> why;
+  if (m.measured == 0) why.push_back("nothing was measured");
+  size_t drifted = 0;
+  for (const Cell& c : m.cells) drifted += c.status == CellStatus::kDrifted;
+  if (drifted) why.push_back(std::to_string(drifted) + " cell(s) drifted");
+  for (const NotRun& n : m.not_run)
+    if (fails_run(n.status)) why.push_back(not_run_label(n) + " " + std::string(to_string(n.status)));
+  return "FAIL: " + join(why, "; ");
 }
+
+// Drift under a derived bound: say how to pass one, as parity does.
+bool drifted_under_derived(const Matrix& m) {
+  for (const Cell& c : m.cells)
+    if (c.status == CellStatus::kDrifted && m.columns[c.column].bound &&
+        !m.columns[c.column].bound->caller_supplied)
+      return true;
+  return false;
+}
+
+constexpr const char* kBoundHint =
+    "hint: the bounds were derived from measurements on the demo model; if a bound does not fit "
+    "this model, pass --atol/--rtol/--min-cosine/--min-sqnr (the report then says the bound was "
+    "caller-supplied)";
 
 }  // namespace
 
-Matrix build_matrix(const std::filesystem::path& dir) {
+Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& caller) {
   if (!std::filesystem::is_directory(dir))
     throw Error(ErrorKind::kIo, "bundle directory " + dir.string() + " does not exist",
                 "pass the directory the export half wrote (etproof export … --out DIR), or "
                 "export the demo bundles first");
   Matrix m;
+  if (!caller.empty()) {
+    std::vector<std::string> given;
+    auto add = [&](const std::optional<double>& v, const char* flag) {
+      if (v) given.push_back(std::string(flag) + " " + fmt(*v, 12));
+    };
+    add(caller.atol, "--atol");
+    add(caller.rtol, "--rtol");
+    add(caller.min_cosine, "--min-cosine");
+    add(caller.min_sqnr_db, "--min-sqnr");
+    m.caller_bound = join(given, " ");
+  }
   for (const auto& path : find_bundles(dir)) {
     try {
-      run_column(m, path);
+      run_column(m, path, caller);
     } catch (const Error& e) {  // anything unforeseen in one column never stops the others
       m.not_run.push_back({path.filename().string(), "", CellStatus::kBundleInvalid,
                            path.filename().string() + ": " + error_text(e)});
@@ -371,6 +477,9 @@ Matrix build_matrix(const std::filesystem::path& dir) {
 
 std::string to_text(const Matrix& m) {
   std::ostringstream os;
+  if (!m.caller_bound.empty())
+    os << "bound: caller-supplied for every column (" << m.caller_bound
+       << "); fields not given come from each column's derived bound\n\n";
   if (m.columns.empty()) {
     os << "no bundle columns\n";
   } else {
@@ -408,21 +517,24 @@ std::string to_text(const Matrix& m) {
       os << "    bound: " << bound_text(c.bound) << "\n";
       // The column's worst measured values, so the margin to the bound is visible at a glance.
       std::optional<double> err, cos, sqnr, head;
+      auto lower = [](std::optional<double>& slot, const std::optional<double>& v) {
+        if (v && (!slot || *v < *slot)) slot = v;
+      };
       for (const Cell& cell : m.cells) {
         if (&m.columns[cell.column] != &c || !cell.max_abs_error) continue;
         if (!err || *cell.max_abs_error > *err) err = cell.max_abs_error;
-        if (!cos || *cell.cosine < *cos) cos = cell.cosine;
-        if (!sqnr || *cell.sqnr_db < *sqnr) sqnr = cell.sqnr_db;
-        if (!head || *cell.headroom < *head) head = cell.headroom;
+        lower(cos, cell.cosine);
+        lower(sqnr, cell.sqnr_db);
+        lower(head, cell.headroom);
       }
       if (err)
         os << "    worst measured: max abs error " << fmt(*err, 4) << ", cosine "
-           << cosine_text(*cos) << ", SQNR " << fmt(*sqnr, 4) << " dB, headroom " << fmt(*head, 3)
-           << "\n";
+           << (cos ? cosine_text(*cos) : "-") << ", SQNR " << (sqnr ? fmt(*sqnr, 4) : "-")
+           << " dB, headroom " << (head ? fmt(*head, 3) : "- (no bound)") << "\n";
     }
     bool any = false;
     for (const Cell& c : m.cells)
-      if (c.status == CellStatus::kDrifted || c.status == CellStatus::kRunFailed) {
+      if (c.status == CellStatus::kDrifted) {
         if (!any) os << "\nfailures:\n";
         any = true;
         os << "  " << c.case_id << " × " << column_label(m.columns[c.column]) << ": "
@@ -432,10 +544,11 @@ std::string to_text(const Matrix& m) {
   if (!m.not_run.empty()) {
     os << "\nnot run:\n";
     for (const NotRun& n : m.not_run)
-      os << "  " << (n.backend.empty() ? "?" : n.backend) << "/" << (n.recipe.empty() ? "?" : n.recipe)
-         << ": " << to_string(n.status) << ": " << n.reason << "\n";
+      os << "  " << not_run_label(n) << ": " << to_string(n.status)
+         << (fails_run(n.status) ? " (fails the run)" : "") << ": " << n.reason << "\n";
   }
   os << "\n" << summary(m) << "\n" << verdict(m) << "\n";
+  if (drifted_under_derived(m)) os << kBoundHint << "\n";
   return os.str();
 }
 
@@ -476,12 +589,15 @@ std::string to_markdown(const Matrix& m) {
        << (c.delegates.empty() ? std::string("none") : esc(join(c.delegates))) << " | "
        << esc(bound_text(c.bound)) << " |\n";
   if (!m.not_run.empty()) {
-    os << "\n**Not run**\n\n| backend | recipe | status | reason |\n| --- | --- | --- | --- |\n";
+    os << "\n**Not run**\n\n| backend | recipe | status | fails the run | reason |\n"
+          "| --- | --- | --- | --- | --- |\n";
     for (const NotRun& n : m.not_run)
       os << "| " << esc(n.backend) << " | " << esc(n.recipe) << " | `" << to_string(n.status)
-         << "` | " << esc(n.reason) << " |\n";
+         << "` | " << (fails_run(n.status) ? "yes" : "no") << " | " << esc(n.reason) << " |\n";
   }
   os << "\n" << summary(m) << " — **" << verdict(m) << "**\n";
+  if (!m.caller_bound.empty())
+    os << "\nBound: caller-supplied for every column (" << esc(m.caller_bound) << ").\n";
   return os.str();
 }
 
@@ -514,10 +630,18 @@ nlohmann::json to_json(const Matrix& m) {
     not_run.push_back({{"backend", n.backend},
                        {"recipe", n.recipe},
                        {"status", std::string(to_string(n.status))},
+                       {"fails_run", fails_run(n.status)},
                        {"reason", n.reason}});
-  return {{"columns", cols},      {"cases", m.cases},        {"cells", cells},
-          {"not_run", not_run},   {"measured", m.measured},  {"exit_code", m.exit_code()},
-          {"summary", summary(m)}};
+  return {{"columns", cols},
+          {"cases", m.cases},
+          {"cells", cells},
+          {"not_run", not_run},
+          {"measured", m.measured},
+          {"exit_code", m.exit_code()},
+          {"summary", summary(m)},
+          {"verdict", verdict(m)},
+          {"caller_bound", m.caller_bound.empty() ? nlohmann::json(nullptr)
+                                                  : nlohmann::json(m.caller_bound)}};
 }
 
 }  // namespace etproof

@@ -120,7 +120,10 @@ TEST(Matrix, ExportReportRefusalsAreListedNotLeftOut) {
   ]})";
   const Matrix m = build_matrix(dir);
   EXPECT_EQ(m.measured, 3u);
-  EXPECT_EQ(m.exit_code(), 0);
+  // export-refused is an absent capability; export-failed is a failed claim and fails the run.
+  EXPECT_FALSE(fails_run(CellStatus::kExportRefused));
+  EXPECT_TRUE(fails_run(CellStatus::kExportFailed));
+  EXPECT_EQ(m.exit_code(), 1) << to_text(m);
   ASSERT_EQ(m.not_run.size(), 2u) << to_text(m);
   const NotRun& refused = m.not_run[0];
   EXPECT_EQ(refused.backend, "coreml");
@@ -132,6 +135,11 @@ TEST(Matrix, ExportReportRefusalsAreListedNotLeftOut) {
   EXPECT_NE(text.find("coreml/fp32: export-refused: coremltools is not installed"),
             std::string::npos)
       << text;
+  EXPECT_NE(text.find("vulkan/fp32: export-failed (fails the run): at lower: RuntimeError"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("FAIL: vulkan/fp32 export-failed"), std::string::npos) << text;
+  EXPECT_EQ(text.find("FAIL: nothing"), std::string::npos) << text;
   const auto j = to_json(m);
   bool found = false;
   for (const auto& n : j.at("not_run"))
@@ -182,7 +190,10 @@ TEST(Matrix, TamperedArtifactIsABundleInvalidColumnAndTheOthersStillRun) {
   }
   ASSERT_EQ(m.not_run.size(), 1u);
   EXPECT_EQ(m.not_run[0].status, CellStatus::kBundleInvalid);
-  EXPECT_EQ(m.exit_code(), 0);  // nothing drifted, and the portable column was measured
+  EXPECT_NE(m.not_run[0].reason.find("artifact-mismatch"), std::string::npos)
+      << m.not_run[0].reason;
+  // Nothing drifted and the portable column agreed, but a broken bundle is a failed claim.
+  EXPECT_EQ(m.exit_code(), 1) << to_text(m);
 }
 
 TEST(Matrix, DelegateBackendWithNoDelegateInTheProgramIsAgreedUndelegated) {

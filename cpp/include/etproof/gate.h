@@ -1,7 +1,10 @@
 // etproof/gate.h — the gate: replay goldens, measure drift against a derived bound (DESIGN.md §5).
 //
 // Per element: |actual − reference| ≤ atol + rtol·|reference| (numpy.allclose's form).
-// Per tensor:   cosine(actual, reference) ≥ min_cosine.
+// Per tensor:   cosine(actual, reference) ≥ min_cosine, and
+//               SQNR = 10·log10(Σr² / Σ(a−r)²) ≥ min_sqnr_db (skipped when the reference is all
+//               zeros; the other rules still apply). Cosine cannot see scale (a·0.5 has cosine 1);
+//               SQNR can.
 // NaN matches only NaN (at the same index); ±inf only the same inf. An output that is constant
 // (all elements equal, all zeros included) where the reference is not never passes.
 // Drift is a measurement, returned in a report, never thrown.
@@ -9,6 +12,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,16 +28,40 @@ struct Bound {
   double atol = 0;        // absolute term, in the output's units
   double rtol = 0;        // relative term, fraction of |reference|
   double min_cosine = 1;  // minimum cosine similarity per tensor
+  // Minimum SQNR per tensor, in dB. −inf (the default): no SQNR rule.
+  double min_sqnr_db = -std::numeric_limits<double>::infinity();
   std::string source;     // where the numbers come from (measurement, with the command)
   bool caller_supplied = false;
 };
 
 // The bound a manifest's recipe and precision (and compute unit, when recorded) imply, from the
-// one table in gate.cpp. Recipe and precision compound: the atol and rtol terms add and the
-// cosine floors multiply. Throws Error{kCapabilityUnavailable} when the table has no entry,
-// naming the pair and the remedy (pass a bound explicitly).
+// one table in gate.cpp. Recipe and precision compound: the atol and rtol terms add, the cosine
+// floors multiply, and the SQNR floors combine as noise powers add:
+//   floor = −10·log10(Σ 10^(−floor_i/10))   (a term with no floor, +inf, contributes 0; when no
+//                                             term has a floor the bound has no SQNR rule)
+// Throws Error{kCapabilityUnavailable} when the table has no entry, naming the pair and the
+// remedy (pass a bound explicitly).
 Bound derive_bound(const std::string& recipe, const std::string& precision,
                    const std::optional<std::string>& compute_unit = std::nullopt);
+
+// Combines SQNR floors (dB) as derive_bound does: noise powers add. +inf terms contribute 0;
+// all +inf (or none) gives +inf.
+double combine_sqnr_floors(const std::vector<double>& floors_db);
+
+// A caller's bound, field by field (the CLI's --atol/--rtol/--min-cosine/--min-sqnr). Fields left
+// unset come from the derived bound.
+struct BoundOverride {
+  std::optional<double> atol, rtol, min_cosine, min_sqnr_db;
+  bool empty() const { return !atol && !rtol && !min_cosine && !min_sqnr_db; }
+};
+
+// The bound a caller's override gives for this recipe/precision: the derived bound with the given
+// fields replaced, caller_supplied = true, and a source naming what was given. Where the table
+// has no entry, atol, rtol and min_cosine must all be given (min_sqnr_db unset: no SQNR rule);
+// otherwise throws Error{kInvalidArgument} naming the missing fields.
+Bound override_bound(const BoundOverride& o, const std::string& recipe,
+                     const std::string& precision,
+                     const std::optional<std::string>& compute_unit = std::nullopt);
 
 // One row of that table, read-only: a term along one axis ("recipe", "precision",
 // "compute_unit") with the measurement it came from. derive_bound sums these.
@@ -43,6 +71,7 @@ struct BoundTerm {
   double atol = 0;
   double rtol = 0;
   double min_cosine = 1;
+  double min_sqnr_db = std::numeric_limits<double>::infinity();  // +inf: adds no noise
   std::string source;
 };
 std::vector<BoundTerm> bound_table();
@@ -60,6 +89,7 @@ struct TensorReport {
   double fraction_over = 0;            // fraction of elements outside the bound, 0..1
   double cosine = 0;
   double sqnr_db = 0;                  // 10·log10(Σr² / Σ(a−r)²); +inf when identical
+  bool sqnr_skipped = false;           // reference all zeros: the SQNR rule did not apply
   double headroom = 0;                 // 1 − worst_ratio (negative when over)
 };
 
@@ -92,7 +122,10 @@ ParityReport run_parity(const Bundle& bundle, const std::optional<Bound>& bound 
 ParityReport run_parity(const Bundle& bundle, LoadedModel& model,
                         const std::optional<Bound>& bound = std::nullopt);
 
+// Text report. When it drifted under a derived bound, it ends with a hint: pass a caller bound.
 std::string to_text(const ParityReport& r);
+// "atol A + rtol R·|ref|, cosine ≥ C, SQNR ≥ S dB" (or "no SQNR floor").
+std::string describe_bound(const Bound& b);
 nlohmann::json to_json(const ParityReport& r);
 nlohmann::json to_json(const Bound& b);
 
