@@ -144,6 +144,7 @@ nlohmann::json num(double v) {
 }
 
 std::string sqnr_text(double db) {
+  if (db > -0.05 && db < 0.05) db = 0;  // never "-0.0"
   return std::isfinite(db) ? fixed(db, 1) : fmt(db);
 }
 
@@ -393,8 +394,8 @@ TensorReport compare_tensor(const std::string& output, const HostTensor& actual,
   if (!rep.sqnr_skipped && !(finite_sqnr >= bound.min_sqnr_db))
     failures.push_back("sqnr below bound: SQNR " + sqnr_text(finite_sqnr) + " dB < " +
                        fmt(bound.min_sqnr_db, 4) +
-                       " dB (the output's error power is too large for its signal: wrong scale, "
-                       "offset or noise that cosine and atol can miss)");
+                       " dB (too much error power for the signal: a wrong scale, offset or "
+                       "noise that the elementwise and direction rules can miss)");
 
   rep.passed = failures.empty();
   for (size_t i = 0; i < failures.size(); ++i) rep.failure += (i ? "; " : "") + failures[i];

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <string>
 #include <vector>
@@ -17,7 +18,9 @@
 namespace etproof {
 namespace {
 
+namespace fs = std::filesystem;
 using etproof::testing::demo_bundles;
+using etproof::testing::scratch_dir;
 using etproof::testing::test_bundles;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -39,6 +42,23 @@ HostTensor f32(std::vector<float> v, std::vector<int64_t> shape = {}) {
   t.data.resize(v.size() * sizeof(float));
   std::memcpy(t.data.data(), v.data(), t.data.size());
   return t;
+}
+
+// A float32 tensor's values times k (float32 again).
+HostTensor scaled(const HostTensor& t, double k) {
+  std::vector<float> v;
+  for (double x : t.to_double()) v.push_back(static_cast<float>(x * k));
+  return f32(v, t.shape);
+}
+
+// A copy of a test bundle in a scratch directory, with every golden output multiplied by k.
+fs::path copy_with_scaled_goldens(const std::string& name, double k) {
+  const fs::path dir = scratch_dir() / name;
+  fs::copy(test_bundles() / name, dir, fs::copy_options::recursive);
+  for (const auto& e : fs::directory_iterator(dir / (name + ".goldens")))
+    if (e.path().filename().string().find(".out.") != std::string::npos)
+      write_npy(e.path(), scaled(read_npy(e.path()), k));
+  return dir;
 }
 
 Bound bound(double atol, double rtol, double min_cosine) {
@@ -232,6 +252,162 @@ TEST(BoundTable, UnknownPairIsRefusedWithARemedy) {
   }
   // A compute unit nobody measured is unknown too, never ignored.
   EXPECT_THROW(derive_bound("fp32", "float32", std::string("ane")), Error);
+}
+
+// ---- the SQNR floor -----------------------------------------------------------------------------
+
+TEST(SqnrFloor, RejectsAReferenceScaledByHalfThatAtolAndCosineLetThrough) {
+  // The real int8 tiny model's outputs (±0.45) against its goldens × 0.5: every error is under
+  // the int8 atol of 1.6 and cosine is exactly as good as before (scale-invariant). Only SQNR
+  // sees that the output is twice the reference: Σr² / Σ(a−r)² = 1, 0 dB.
+  const auto name = std::string("tiny-xnnpack-int8-dynamic-per-channel");
+  ETPROOF_REQUIRE_BUNDLE(test_bundles() / name);
+  const Bundle b = open_bundle(test_bundles() / name);
+  LoadedModel model = LoadedModel::load(b);
+  const Bound derived = derive_bound(b.manifest.recipe, b.manifest.precision);
+  ASSERT_GT(derived.min_sqnr_db, 9);
+  ASSERT_LT(derived.min_sqnr_db, 9.7);
+  for (const GoldenCase& g : b.manifest.goldens) {
+    const auto actual = model.run(read_golden_inputs(b, g));
+    const HostTensor ref = read_golden_outputs(b, g).at("y");
+    const HostTensor half = scaled(ref, 0.5);
+    const TensorReport r = compare_tensor("y", actual.at("y"), half, derived);
+    EXPECT_FALSE(r.passed) << g.id;
+    EXPECT_NEAR(r.sqnr_db, 0, 0.1) << g.id;  // a − r ≈ r: noise power = signal power
+    EXPECT_GT(r.cosine, derived.min_cosine) << g.id;
+    EXPECT_EQ(r.fraction_over, 0) << g.id;  // inside atol + rtol·|r| everywhere
+    // The SQNR rule, and only it, failed (failures are joined by "; ").
+    EXPECT_EQ(r.failure.rfind("sqnr below bound: SQNR 0.0 dB < 9.6 dB", 0), 0u) << r.failure;
+    EXPECT_EQ(r.failure.find("; "), std::string::npos) << r.failure;
+    // The same comparison without the floor passes: this is the gap the floor closes.
+    Bound no_floor = derived;
+    no_floor.min_sqnr_db = -kInf;
+    EXPECT_TRUE(compare_tensor("y", actual.at("y"), half, no_floor).passed) << g.id;
+    // And the true reference still agrees under the floor.
+    EXPECT_TRUE(compare_tensor("y", actual.at("y"), ref, derived).passed) << g.id;
+  }
+}
+
+TEST(SqnrFloor, ParityOnABundleWithHalvedGoldensDriftsAndSaysWhy) {
+  const auto name = std::string("tiny-xnnpack-int8-dynamic-per-channel");
+  ETPROOF_REQUIRE_BUNDLE(test_bundles() / name);
+  const fs::path dir = copy_with_scaled_goldens(name, 0.5);
+  const ParityReport r = run_parity(open_bundle(dir));
+  EXPECT_FALSE(r.passed) << to_text(r);
+  EXPECT_FALSE(r.bound.caller_supplied);
+  ASSERT_EQ(r.cases.size(), 3u);
+  for (const CaseReport& c : r.cases) {
+    EXPECT_FALSE(c.passed) << c.case_id;
+    EXPECT_NE(c.outputs.at(0).failure.find("sqnr below bound"), std::string::npos)
+        << c.outputs.at(0).failure;
+  }
+  const std::string text = to_text(r);
+  EXPECT_NE(text.find("SQNR ≥ 9.6 dB"), std::string::npos) << text;
+  EXPECT_NE(text.find("SQNR 0.0 dB (floor 9.6 dB)"), std::string::npos) << text;
+  // Drift under a derived bound ends with the hint to pass a caller bound.
+  EXPECT_NE(text.find("pass --atol/--rtol/--min-cosine/--min-sqnr"), std::string::npos) << text;
+  const auto j = to_json(r);
+  EXPECT_NEAR(j.at("bound").at("min_sqnr_db").get<double>(), 9.6, 1e-6);
+  // Under a caller bound the hint is not given: the caller chose the bound.
+  Bound caller = r.bound;
+  caller.caller_supplied = true;
+  const ParityReport rc = run_parity(open_bundle(dir), caller);
+  EXPECT_FALSE(rc.passed);
+  EXPECT_EQ(to_text(rc).find("hint:"), std::string::npos) << to_text(rc);
+}
+
+TEST(SqnrFloor, AllZeroReferenceSkipsTheSqnrRuleOnly) {
+  // No signal to measure noise against: SQNR is skipped, allclose still judges.
+  Bound b = bound(0.05, 0, -1);
+  b.min_sqnr_db = 40;
+  auto r = compare_tensor("y", f64({0.01, -0.02, 0.0}), f64({0, 0, 0}), b);
+  EXPECT_TRUE(r.passed) << r.failure;
+  EXPECT_TRUE(r.sqnr_skipped);
+  EXPECT_EQ(r.sqnr_db, -kInf);  // measured (no signal, some noise), just not judged
+  auto over = compare_tensor("y", f64({0.1, -0.02, 0.0}), f64({0, 0, 0}), b);
+  EXPECT_FALSE(over.passed);
+  EXPECT_NE(over.failure.find("allclose"), std::string::npos) << over.failure;
+  EXPECT_EQ(over.failure.find("sqnr"), std::string::npos) << over.failure;
+}
+
+TEST(SqnrFloor, FloorsCompoundAsNoisePowersAdd) {
+  // −10·log10(10^(−s1/10) + 10^(−s2/10)); a term with no floor (+inf) adds no noise.
+  EXPECT_NEAR(combine_sqnr_floors({10, 10}), 10 - 10 * std::log10(2.0), 1e-12);
+  EXPECT_NEAR(combine_sqnr_floors({20, 30}), -10 * std::log10(0.01 + 0.001), 1e-12);
+  EXPECT_DOUBLE_EQ(combine_sqnr_floors({kInf, 20}), 20);
+  EXPECT_EQ(combine_sqnr_floors({kInf, kInf}), kInf);
+
+  const auto table = bound_table();
+  auto term = [&](const std::string& axis, const std::string& key) {
+    for (const BoundTerm& t : table)
+      if (t.axis == axis && t.key == key) return t;
+    ADD_FAILURE() << "no " << axis << " " << key;
+    return BoundTerm{};
+  };
+  const BoundTerm int8 = term("recipe", "int8-dynamic-per-channel");
+  const BoundTerm fp32 = term("recipe", "fp32");
+  const BoundTerm f32p = term("precision", "float32");
+  // Each measured floor is the worst measured SQNR − 20·log10(4), rounded down.
+  EXPECT_DOUBLE_EQ(int8.min_sqnr_db, 9.6);
+  EXPECT_LE(int8.min_sqnr_db, 21.70 - 20 * std::log10(4.0));
+  EXPECT_DOUBLE_EQ(f32p.min_sqnr_db, 99);
+  EXPECT_LE(f32p.min_sqnr_db, 111.75 - 20 * std::log10(4.0));
+  EXPECT_EQ(fp32.min_sqnr_db, kInf);  // no noise of its own
+
+  const Bound q = derive_bound("int8-dynamic-per-channel", "float32");
+  const double expected = -10 * std::log10(std::pow(10, -9.6 / 10) + std::pow(10, -99.0 / 10));
+  EXPECT_NEAR(q.min_sqnr_db, expected, 1e-12);
+  EXPECT_LT(q.min_sqnr_db, 9.6);           // both noises charged…
+  EXPECT_GT(q.min_sqnr_db, 9.6 - 1e-8);   // …and float32's is negligible next to int8's
+  EXPECT_DOUBLE_EQ(derive_bound("fp32", "float32").min_sqnr_db, 99);
+  const auto j = to_json(q);
+  EXPECT_NEAR(j.at("min_sqnr_db").get<double>(), expected, 1e-12);
+  EXPECT_NE(describe_bound(q).find("SQNR ≥ 9.6 dB"), std::string::npos) << describe_bound(q);
+  // A bound with no floor says so.
+  EXPECT_NE(describe_bound(kLoose).find("no SQNR floor"), std::string::npos);
+  EXPECT_TRUE(j.contains("min_sqnr_db"));
+  EXPECT_TRUE(to_json(kLoose).at("min_sqnr_db").is_null());
+}
+
+// ---- float32 on large outputs -------------------------------------------------------------------
+
+TEST(Fp32Bound, AcceptsFloat32RoundingOnOutputsNear300AndStillRejectsInt8) {
+  const Bound fp32 = derive_bound("fp32", "float32");
+  EXPECT_DOUBLE_EQ(fp32.rtol, 1e-5);
+  // The user's case: a Linear with weights × 1000, one output 284.74243 vs 284.74219.
+  {
+    auto r = compare_tensor("y", f32({284.74243f, -12.5f, 3.25f}), f32({284.74219f, -12.5f, 3.25f}),
+                            fp32);
+    EXPECT_TRUE(r.passed) << r.failure;
+    EXPECT_GT(r.max_abs_error, fp32.atol);  // atol alone would have failed it
+  }
+  // 1e-6-relative errors of alternating sign on 256 outputs ≈ 300.
+  std::vector<float> ref, act;
+  for (int i = 0; i < 256; ++i) {
+    const double r = 300 + 0.37 * (i % 17) - 0.21 * (i % 5);
+    ref.push_back(static_cast<float>(r));
+    act.push_back(static_cast<float>(r * (1 + (i % 2 ? 1e-6 : -1e-6))));
+  }
+  auto r = compare_tensor("y", f32(act), f32(ref), fp32);
+  EXPECT_TRUE(r.passed) << r.failure;
+  EXPECT_GT(r.max_abs_error, fp32.atol);
+  EXPECT_LT(r.worst_ratio, 0.2);  // 1e-6 relative against 1e-5: a tenth of the rtol term
+  EXPECT_GT(r.sqnr_db, 110);
+  // 1e-4-relative errors are not float32 rounding: rejected.
+  std::vector<float> bad;
+  for (size_t i = 0; i < ref.size(); ++i) bad.push_back(ref[i] * (i % 2 ? 1.0001f : 0.9999f));
+  EXPECT_FALSE(compare_tensor("y", f32(bad), f32(ref), fp32).passed);
+
+  // The real int8 tiny model judged by this fp32 bound is still drift, on every case.
+  const auto dir = test_bundles() / "tiny-xnnpack-int8-dynamic-per-channel";
+  ETPROOF_REQUIRE_BUNDLE(dir);
+  const ParityReport q = run_parity(open_bundle(dir), fp32);
+  EXPECT_FALSE(q.passed) << to_text(q);
+  for (const CaseReport& c : q.cases) {
+    EXPECT_FALSE(c.passed) << c.case_id;
+    EXPECT_NE(c.outputs.at(0).failure.find("allclose"), std::string::npos);
+    EXPECT_NE(c.outputs.at(0).failure.find("sqnr below bound"), std::string::npos);
+  }
 }
 
 // ---- parity on real exported programs ----------------------------------------------------------
