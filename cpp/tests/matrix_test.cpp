@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -194,6 +195,154 @@ TEST(Matrix, TamperedArtifactIsABundleInvalidColumnAndTheOthersStillRun) {
       << m.not_run[0].reason;
   // Nothing drifted and the portable column agreed, but a broken bundle is a failed claim.
   EXPECT_EQ(m.exit_code(), 1) << to_text(m);
+}
+
+TEST(Matrix, BundleInvalidColumnFailsTheRunAndIsListedWithItsReason) {
+  // A copy of a tiny bundle with its goldens directory removed: the manifest and artifact are
+  // fine, so the column is found, but none of its cases can be gated. The other column agrees.
+  ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-xnnpack-fp32");
+  const fs::path dir = scratch_dir();
+  copy_bundle(test_bundles() / "tiny-portable-fp32", dir);
+  copy_bundle(test_bundles() / "tiny-xnnpack-fp32", dir);
+  fs::remove_all(dir / "tiny-xnnpack-fp32" / "tiny-xnnpack-fp32.goldens");
+  const Matrix m = build_matrix(dir);
+  EXPECT_EQ(m.measured, 3u) << to_text(m);
+  for (const Cell* c : cells_of(m, column_of(m, "tiny-portable-fp32")))
+    EXPECT_EQ(c->status, CellStatus::kAgreed) << c->detail;
+  for (const Cell* c : cells_of(m, column_of(m, "tiny-xnnpack-fp32")))
+    EXPECT_EQ(c->status, CellStatus::kBundleInvalid) << c->detail;
+  EXPECT_EQ(m.exit_code(), 1) << to_text(m);
+
+  ASSERT_EQ(m.not_run.size(), 1u) << to_text(m);
+  const NotRun& n = m.not_run[0];
+  EXPECT_EQ(n.backend, "xnnpack");
+  EXPECT_EQ(n.recipe, "fp32");
+  EXPECT_EQ(n.status, CellStatus::kBundleInvalid);
+  EXPECT_NE(n.reason.find("3 of 3 case(s)"), std::string::npos) << n.reason;
+  EXPECT_NE(n.reason.find("goldens unreadable"), std::string::npos) << n.reason;
+
+  const std::string text = to_text(m);
+  EXPECT_NE(text.find("xnnpack/fp32: bundle-invalid (fails the run): tiny-xnnpack-fp32: 3 of 3 "
+                      "case(s) (case0, case1, case2): goldens unreadable"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("3 cells measured: 3 agreed, 0 drifted; 3 not measured (3 bundle-invalid)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("FAIL: xnnpack/fp32 bundle-invalid"), std::string::npos) << text;
+  const auto j = to_json(m);
+  EXPECT_EQ(j.at("exit_code").get<int>(), 1);
+  ASSERT_EQ(j.at("not_run").size(), 1u);
+  EXPECT_EQ(j.at("not_run")[0].at("status"), "bundle-invalid");
+  EXPECT_TRUE(j.at("not_run")[0].at("fails_run").get<bool>());
+  EXPECT_NE(j.at("not_run")[0].at("reason").get<std::string>().find("goldens unreadable"),
+            std::string::npos);
+}
+
+TEST(Matrix, NotLinkedColumnIsListedButDoesNotFailTheRun) {
+  ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-xnnpack-fp32");
+  const fs::path dir = scratch_dir();
+  copy_bundle(test_bundles() / "tiny-portable-fp32", dir);
+  copy_bundle(test_bundles() / "tiny-xnnpack-fp32", dir);
+  // Recorded as a Vulkan export: a consistent manifest whose delegate this binary does not link.
+  edit_manifest(dir / "tiny-xnnpack-fp32", [](nlohmann::json& d) {
+    d["backend"] = "vulkan";
+    d["delegates"] = {"VulkanBackend"};
+  });
+  const Matrix m = build_matrix(dir);
+  EXPECT_EQ(m.measured, 3u);
+  ASSERT_EQ(m.not_run.size(), 1u);
+  EXPECT_EQ(m.not_run[0].status, CellStatus::kNotLinked);
+  EXPECT_FALSE(fails_run(CellStatus::kNotLinked));
+  EXPECT_FALSE(fails_run(CellStatus::kUnavailable));
+  EXPECT_EQ(m.exit_code(), 0) << to_text(m);
+  EXPECT_NE(to_text(m).find("vulkan/fp32: not-linked: "), std::string::npos) << to_text(m);
+  EXPECT_NE(m.not_run[0].reason.find("VulkanBackend"), std::string::npos) << m.not_run[0].reason;
+}
+
+TEST(Matrix, ColumnWithNoKnownBoundRunsShowsItsNumbersAndFails) {
+  ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-portable-fp32");
+  const fs::path dir = scratch_dir();
+  copy_bundle(test_bundles() / "tiny-portable-fp32", dir);
+  edit_manifest(dir / "tiny-portable-fp32",
+                [](nlohmann::json& d) { d["recipe"] = "int4-weight-only"; });
+  const Matrix m = build_matrix(dir);
+  ASSERT_EQ(m.columns.size(), 1u);
+  EXPECT_FALSE(m.columns[0].bound.has_value());
+  EXPECT_EQ(m.measured, 0u);
+  ASSERT_EQ(m.cells.size(), 3u);
+  for (const Cell& c : m.cells) {
+    EXPECT_EQ(c.status, CellStatus::kNoBound);
+    // It ran: the real measurements are shown, only the verdict is missing.
+    ASSERT_TRUE(c.max_abs_error && c.cosine && c.sqnr_db);
+    EXPECT_LT(*c.max_abs_error, 1e-6);
+    EXPECT_GT(*c.sqnr_db, 100);
+    EXPECT_FALSE(c.headroom.has_value());
+    EXPECT_NE(c.detail.find("no bound is known"), std::string::npos) << c.detail;
+  }
+  EXPECT_EQ(to_string(CellStatus::kNoBound), "no-bound");
+  EXPECT_EQ(m.exit_code(), 1);
+  ASSERT_EQ(m.not_run.size(), 1u);
+  EXPECT_EQ(m.not_run[0].status, CellStatus::kNoBound);
+  EXPECT_NE(m.not_run[0].reason.find("int4-weight-only"), std::string::npos) << m.not_run[0].reason;
+  EXPECT_NE(m.not_run[0].reason.find("--min-sqnr"), std::string::npos) << m.not_run[0].reason;
+  const std::string text = to_text(m);
+  EXPECT_NE(text.find("case2  no-bound 6e-08 1-"), std::string::npos) << text;  // its numbers
+  EXPECT_NE(text.find("headroom - (no bound)"), std::string::npos) << text;
+
+  // With a full caller bound the same column is judged, and says whose bound it was.
+  BoundOverride caller;
+  caller.atol = 1e-4;
+  caller.rtol = 0;
+  caller.min_cosine = 0.999;
+  const Matrix judged = build_matrix(dir, caller);
+  EXPECT_EQ(judged.measured, 3u) << to_text(judged);
+  EXPECT_EQ(judged.exit_code(), 0) << to_text(judged);
+  ASSERT_TRUE(judged.columns[0].bound);
+  EXPECT_TRUE(judged.columns[0].bound->caller_supplied);
+  EXPECT_EQ(judged.columns[0].bound->min_sqnr_db, -std::numeric_limits<double>::infinity());
+  // A partial caller bound cannot be completed from a table with no entry: still no-bound.
+  BoundOverride partial;
+  partial.min_sqnr_db = 40;
+  const Matrix still = build_matrix(dir, partial);
+  EXPECT_EQ(still.exit_code(), 1);
+  for (const Cell& c : still.cells) EXPECT_EQ(c.status, CellStatus::kNoBound);
+  EXPECT_NE(still.not_run.at(0).reason.find("--atol"), std::string::npos);
+}
+
+TEST(Matrix, CallerBoundAppliesToEveryColumnAndIsReported) {
+  ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-portable-fp32");
+  // An SQNR floor of 200 dB: no column reaches it (the fp32 columns measure ~140 dB).
+  BoundOverride strict;
+  strict.min_sqnr_db = 200;
+  const Matrix m = build_matrix(test_bundles(), strict);
+  EXPECT_EQ(m.measured, 9u);
+  EXPECT_EQ(m.exit_code(), 1);
+  for (const Column& c : m.columns) {
+    ASSERT_TRUE(c.bound);
+    EXPECT_TRUE(c.bound->caller_supplied) << c.bundle;
+    EXPECT_EQ(c.bound->min_sqnr_db, 200);
+    // The other fields are still the column's own derived ones.
+    EXPECT_EQ(c.bound->atol, derive_bound(c.recipe, c.precision).atol) << c.bundle;
+  }
+  for (const Cell& c : m.cells) {
+    EXPECT_EQ(c.status, CellStatus::kDrifted);
+    EXPECT_NE(c.detail.find("sqnr below bound"), std::string::npos) << c.detail;
+  }
+  const std::string text = to_text(m);
+  EXPECT_NE(text.find("bound: caller-supplied for every column (--min-sqnr 200)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("(caller-supplied)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("hint:"), std::string::npos) << text;  // the caller chose the bound
+  const auto j = to_json(m);
+  EXPECT_EQ(j.at("caller_bound"), "--min-sqnr 200");
+  for (const auto& c : j.at("columns"))
+    EXPECT_TRUE(c.at("bound").at("caller_supplied").get<bool>());
+
+  // Drift under the derived bounds gets the hint instead.
+  const Matrix derived = build_matrix(test_bundles());
+  EXPECT_TRUE(to_json(derived).at("caller_bound").is_null());
 }
 
 TEST(Matrix, DelegateBackendWithNoDelegateInTheProgramIsAgreedUndelegated) {
