@@ -207,6 +207,87 @@ TEST(Cli, MatrixJsonOverTestBundles) {
   EXPECT_NE(text.out.find("9 cells measured"), std::string::npos) << text.out;
 }
 
+TEST(Cli, ParityMinSqnrAndTheHintOnDerivedDrift) {
+  const fs::path src = test_bundles() / "tiny-xnnpack-int8-dynamic-per-channel";
+  ETPROOF_REQUIRE_BUNDLE(src);
+  // --min-sqnr alone: the rest of the bound is derived, the report says it was the caller's.
+  const Result strict = etproof_cli("parity " + quote(src.string()) + " --min-sqnr 80 --json");
+  EXPECT_EQ(strict.rc, 1) << strict.out << strict.err;
+  const auto j = parse(strict);
+  EXPECT_TRUE(j.at("bound").at("caller_supplied").get<bool>());
+  EXPECT_EQ(j.at("bound").at("min_sqnr_db").get<double>(), 80);
+  EXPECT_NEAR(j.at("bound").at("atol").get<double>(), 1.6, 1e-3);  // derived int8 atol kept
+  EXPECT_NE(j.at("cases")[0].at("outputs")[0].at("failure").get<std::string>().find(
+                "sqnr below bound"),
+            std::string::npos);
+  const Result text = etproof_cli("parity " + quote(src.string()) + " --min-sqnr 80");
+  EXPECT_EQ(text.rc, 1);
+  EXPECT_NE(text.out.find("supplied by the caller"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("hint:"), std::string::npos) << text.out;
+
+  // Goldens × 0.5 under the derived bound: DRIFT, and the report ends with the hint.
+  const fs::path dir = scratch_dir() / src.filename();
+  fs::copy(src, dir, fs::copy_options::recursive);
+  for (const auto& e : fs::directory_iterator(dir / (src.filename().string() + ".goldens")))
+    if (e.path().filename().string().find(".out.") != std::string::npos) {
+      HostTensor t = read_npy(e.path());
+      auto* f = reinterpret_cast<float*>(t.data.data());
+      for (size_t i = 0; i < t.numel(); ++i) f[i] *= 0.5f;
+      write_npy(e.path(), t);
+    }
+  const Result drift = etproof_cli("parity " + quote(dir.string()));
+  EXPECT_EQ(drift.rc, 1) << drift.out << drift.err;
+  EXPECT_NE(drift.out.find("sqnr below bound"), std::string::npos) << drift.out;
+  EXPECT_NE(drift.out.find("if this bound does not fit this model, pass "
+                           "--atol/--rtol/--min-cosine/--min-sqnr"),
+            std::string::npos)
+      << drift.out;
+  // The hint is the last line.
+  const auto last = drift.out.substr(drift.out.rfind('\n', drift.out.size() - 2) + 1);
+  EXPECT_EQ(last.rfind("hint: ", 0), 0u) << last;
+}
+
+TEST(Cli, MatrixCallerBoundAppliesToEveryColumn) {
+  ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-portable-fp32");
+  const std::string dir = quote(test_bundles().string());
+  // A loose caller bound: every column agrees under it, and says whose bound it was.
+  const Result loose =
+      etproof_cli("matrix " + dir + " --atol 0.01 --rtol 0 --min-cosine 0.99 --min-sqnr 30 --json");
+  EXPECT_EQ(loose.rc, 0) << loose.out << loose.err;
+  const auto j = parse(loose);
+  EXPECT_EQ(j.at("measured").get<int>(), 9);
+  EXPECT_EQ(j.at("caller_bound"), "--atol 0.01 --rtol 0 --min-cosine 0.99 --min-sqnr 30");
+  for (const auto& c : j.at("columns")) {
+    EXPECT_TRUE(c.at("bound").at("caller_supplied").get<bool>());
+    EXPECT_EQ(c.at("bound").at("atol").get<double>(), 0.01);
+    EXPECT_EQ(c.at("bound").at("min_sqnr_db").get<double>(), 30);
+  }
+  // A strict one: every cell drifts, exit 1, the text says caller-supplied.
+  const Result strict = etproof_cli("matrix " + dir + " --min-sqnr 200");
+  EXPECT_EQ(strict.rc, 1) << strict.out << strict.err;
+  EXPECT_NE(strict.out.find("bound: caller-supplied for every column (--min-sqnr 200)"),
+            std::string::npos)
+      << strict.out;
+  EXPECT_NE(strict.out.find("9 cells measured: 0 agreed, 9 drifted"), std::string::npos)
+      << strict.out;
+  EXPECT_NE(strict.out.find("FAIL: 9 cell(s) drifted"), std::string::npos) << strict.out;
+  EXPECT_EQ(etproof_cli("matrix " + dir + " --min-sqnr nan").rc, 2);
+}
+
+TEST(Cli, MatrixWithABrokenColumnExitsOne) {
+  ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-xnnpack-fp32");
+  const fs::path dir = scratch_dir();
+  for (const char* name : {"tiny-portable-fp32", "tiny-xnnpack-fp32"})
+    fs::copy(test_bundles() / name, dir / name, fs::copy_options::recursive);
+  fs::remove_all(dir / "tiny-xnnpack-fp32" / "tiny-xnnpack-fp32.goldens");
+  const Result r = etproof_cli("matrix " + quote(dir.string()));
+  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("xnnpack/fp32: bundle-invalid (fails the run): "), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("goldens unreadable"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.find("error ["), std::string::npos) << r.err;  // a verdict, not an error
+}
+
 TEST(Cli, MatrixOverNothingFails) {
   const fs::path empty = scratch_dir();
   const Result r = etproof_cli("matrix " + quote(empty.string()));
