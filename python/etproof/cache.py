@@ -31,6 +31,9 @@ def make_stamp(*parts: bytes | str) -> str:
 
     h = hashlib.sha256()
     h.update(source_digest().encode())
+    from etproof.backends import table_hash
+
+    h.update(table_hash().encode())  # precision and partitioner come from data/backends.json
     h.update(json.dumps(toolchain_versions(), sort_keys=True).encode())
     for p in parts:
         h.update(b"\0" + (p.encode() if isinstance(p, str) else p))

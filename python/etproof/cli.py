@@ -1,4 +1,4 @@
-"""Command line of the export half: ``python -m etproof {export,demo,test-bundles}``.
+"""Command line of the export half: ``python -m etproof {export,probe,demo,test-bundles}``.
 
 Exit status: 0 when everything asked for was exported, 2 on any error (the C++ ``etproof export``
 execs this). Errors print ``error [STAGE]: CAUSE`` and ``remedy: REMEDY`` on stderr.
@@ -182,6 +182,40 @@ def cmd_demo(a) -> int:
     return EXIT_OK if all(r["status"] == "exported" for r in report["results"]) else EXIT_ERROR
 
 
+def cmd_probe(a) -> int:
+    """The export half of every backend (or --only KEY ...): a table, or JSON with --json."""
+    import json
+    import time
+
+    from etproof import backends
+
+    table = backends.load_table()
+    for k in a.only or []:
+        if k not in table:
+            close = _closest(k, table)
+            raise _usage(f"unknown backend {k!r}; backends: {', '.join(table)}",
+                         f"did you mean {close[0]!r}?" if close else "see data/backends.json")
+    t0 = time.monotonic()
+    results = backends.probe_all(only=a.only, timeout_s=a.timeout, refresh=a.refresh,
+                                 cache_dir=a.cache_dir)
+    if a.json:
+        export = []
+        for r in results:
+            e = {k: r[k] for k in ("backend", "status", "reason", "needs")}
+            if "delegates" in r:
+                e["delegates"] = r["delegates"]
+            export.append(e)
+        print(json.dumps({"export": export}, sort_keys=True, indent=2))
+        return EXIT_OK
+    width = max(len(r["backend"]) for r in results)
+    print(f"{'backend':<{width}}  {'export half':<16}  reason")
+    for r in results:
+        print(f"{r['backend']:<{width}}  {r['status']:<16}  {r['reason']}")
+    print(f"({time.monotonic() - t0:.1f} s; cached answers are reused until the toolchain or "
+          "data/backends.json changes, --refresh re-probes)")
+    return EXIT_OK
+
+
 def _log(msg: str) -> None:
     print(msg, flush=True)
 
@@ -218,6 +252,15 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--out", default="build/test-bundles")
     t.add_argument("--force", action="store_true", help="re-export even when up to date")
     t.set_defaults(func=cmd_test_bundles)
+    pr = sub.add_parser("probe", help="the export half of every backend, probed by lowering",
+                        description="Lower a one-operation model for each backend of "
+                                    "data/backends.json and require a delegate call.")
+    pr.add_argument("--json", action="store_true", help='print {"export": [...]}')
+    pr.add_argument("--refresh", action="store_true", help="ignore cached answers")
+    pr.add_argument("--only", nargs="+", metavar="KEY", help="probe only these backends")
+    pr.add_argument("--timeout", type=float, default=120.0, help="seconds per backend")
+    pr.add_argument("--cache-dir", help="where answers are cached (default build/.etproof-cache)")
+    pr.set_defaults(func=cmd_probe)
     d = sub.add_parser("demo", help="EfficientNet-Lite0 bundles and the golden photos")
     d.add_argument("--out", default="build/demo")
     d.add_argument("--force", action="store_true", help="re-export even when up to date")

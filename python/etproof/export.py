@@ -54,23 +54,43 @@ from etproof.manifest import (
 
 # --- what this export half supports --------------------------------------------------------------
 
-# (backend, recipe) -> facts. One home per fact on the Python side.
-RECIPES: dict[tuple[str, str], dict[str, Any]] = {
-    ("portable", "fp32"): {"precision": "float32", "partitioner": None, "quant": None},
-    ("xnnpack", "fp32"): {"precision": "float32", "partitioner": "xnnpack", "quant": None},
-    ("xnnpack", "int8-dynamic-per-channel"): {
-        "precision": "float32",
-        "partitioner": "xnnpack",
-        "quant": "xnnpack-int8-dynamic-per-channel",
-    },
+# How etproof computes each (backend, recipe) it exports: the quantization scheme (None: float).
+# Which pairs exist, their precision and the partitioner are facts of the backend table
+# (data/backends.json, etproof.backends); a pair in the table without an entry here, or the
+# reverse, is an error at import.
+_QUANT_OF = {
+    ("portable", "fp32"): None,
+    ("xnnpack", "fp32"): None,
+    ("xnnpack", "int8-dynamic-per-channel"): "xnnpack-int8-dynamic-per-channel",
 }
 
-# Backends ExecuTorch has (executorch/backends/, its docs' names) that this export half does not
-# export yet. Asking for one is a real column, refused and recorded in export-report.json; any
-# other name is a typo (a usage error, recorded nowhere).
-EXECUTORCH_BACKENDS = ("coreml", "mps", "vulkan", "qnn", "mediatek", "ethos-u", "vgf", "tosa",
-                       "cadence", "neutron", "openvino", "exynos", "cortex-m", "cuda", "metal",
-                       "webgpu", "mlx")
+
+def _recipes_from_table() -> dict[tuple[str, str], dict[str, Any]]:
+    from etproof import backends
+
+    table = backends.load_table()
+    pairs = backends.recipes()
+    if set(pairs) != set(_QUANT_OF):
+        raise backends.BackendTableError(
+            f"data/backends.json exports {sorted(pairs)}, export.py implements "
+            f"{sorted(_QUANT_OF)}", "mark unimplemented recipes \"planned\": true in the table")
+    return {(b, r): {"precision": e["precision"], "partitioner": table[b]["partitioner"],
+                     "quant": _QUANT_OF[(b, r)]} for (b, r), e in sorted(pairs.items())}
+
+
+RECIPES: dict[tuple[str, str], dict[str, Any]] = _recipes_from_table()
+
+
+def _executorch_backends() -> tuple[str, ...]:
+    from etproof import backends
+
+    return tuple(k for k in backends.keys() if k not in {b for b, _ in RECIPES})
+
+
+# Backends ExecuTorch has (the table's keys) that this export half does not export yet. Asking for
+# one is a real column, refused and recorded in export-report.json; any other name is a typo (a
+# usage error, recorded nowhere).
+EXECUTORCH_BACKENDS = _executorch_backends()
 
 QUANT_SCHEMES = {
     "xnnpack-int8-dynamic-per-channel": (
@@ -630,19 +650,22 @@ def _is_quant_op(target) -> bool:
 
 # --- lowering and program facts -------------------------------------------------------------------
 
-def _lower(ep, partitioner: str | None):
+def _lower(ep, partitioner: dict | None):
+    """Lowers with the table's partitioner ({module, class}); None: no partitioner (portable)."""
+    import importlib
+
     from executorch.exir import to_edge_transform_and_lower
 
     if partitioner is None:
         return to_edge_transform_and_lower(ep, partitioner=[]), None
-    if partitioner == "xnnpack":
-        from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+    cls = getattr(importlib.import_module(partitioner["module"]), partitioner["class"])
+    if partitioner["class"] == "XnnpackPartitioner":
         from executorch.backends.xnnpack.utils.configs import (
             get_xnnpack_edge_compile_config,
             get_xnnpack_executorch_backend_config,
         )
 
-        edge = to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()],
+        edge = to_edge_transform_and_lower(ep, partitioner=[cls()],
                                            compile_config=get_xnnpack_edge_compile_config())
         return edge, get_xnnpack_executorch_backend_config()
     raise AssertionError(partitioner)
