@@ -249,10 +249,12 @@ def cache_key() -> str:
 
 
 def probe_all(only=None, timeout_s: float = DEFAULT_TIMEOUT_S, jobs: int = MAX_JOBS,
-              refresh: bool = False, cache_dir=None, log=None) -> list[dict]:
+              refresh: bool = False, cache_dir=None, log=None, *,
+              _test_faults: dict | None = None) -> list[dict]:
     """Probes every backend (or ``only``), at most ``jobs`` at a time, in table order.
 
     Answers are cached in CACHE_DIR/export-probe.json keyed by cache_key(); refresh re-probes.
+    _test_faults: {key: "hang"|"crash"} (test hook; nothing is read from or written to the cache).
     """
     table = load_table()
     want = list(only) if only else list(table)
@@ -269,12 +271,18 @@ def probe_all(only=None, timeout_s: float = DEFAULT_TIMEOUT_S, jobs: int = MAX_J
             cached = doc.get("results", {})
     except (OSError, ValueError, AttributeError):
         cached = {}
+    if _test_faults:
+        cached, refresh = {}, True
     todo = [k for k in want if refresh or k not in cached]
     say = log or (lambda _m: None)
+    faults = _test_faults or {}
     with ThreadPoolExecutor(max_workers=max(1, min(jobs, MAX_JOBS))) as pool:
-        for k, r in zip(todo, pool.map(lambda k: probe_export(k, timeout_s), todo)):
+        answers = pool.map(lambda k: probe_export(k, timeout_s, _test_fault=faults.get(k)), todo)
+        for k, r in zip(todo, answers):
             say(f"{k}: {r['status']}")
             cached[k] = r
+    if _test_faults:
+        return [cached[k] for k in want]
     try:
         cdir.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp")
