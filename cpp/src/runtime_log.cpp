@@ -2,11 +2,30 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <string_view>
 
 #include <executorch/runtime/platform/platform.h>
 
 namespace etproof {
+
+struct RuntimeLogSink {
+  static std::mutex& mu() {
+    static std::mutex m;
+    return m;
+  }
+  static RuntimeLogCapture*& active() {
+    static RuntimeLogCapture* a = nullptr;
+    return a;
+  }
+  static bool capture(const char* message, size_t length) {
+    std::lock_guard<std::mutex> lock(mu());
+    if (active() == nullptr) return false;
+    active()->lines_.emplace_back(message, length);
+    return true;
+  }
+};
+
 namespace {
 
 bool verbose() {
@@ -20,6 +39,7 @@ void emit(et_timestamp_t /*timestamp*/, et_pal_log_level_t level, const char* fi
           const char* /*function*/, size_t line, const char* message, size_t length) {
   static const bool kVerbose = verbose();
   if (!kVerbose && level != kError && level != kFatal) return;
+  if ((level == kError || level == kFatal) && RuntimeLogSink::capture(message, length)) return;
   std::fprintf(stderr, "%c executorch:%s:%zu] %.*s\n", static_cast<char>(level), filename, line,
                static_cast<int>(length), message);
 }
@@ -27,8 +47,20 @@ void emit(et_timestamp_t /*timestamp*/, et_pal_log_level_t level, const char* fi
 }  // namespace
 
 bool install_runtime_log_filter() {
-  return executorch::runtime::register_pal(
+  static const bool installed = executorch::runtime::register_pal(
       executorch::runtime::PalImpl::create(emit, __FILE__));
+  return installed;
+}
+
+RuntimeLogCapture::RuntimeLogCapture() {
+  install_runtime_log_filter();
+  std::lock_guard<std::mutex> lock(RuntimeLogSink::mu());
+  RuntimeLogSink::active() = this;
+}
+
+RuntimeLogCapture::~RuntimeLogCapture() {
+  std::lock_guard<std::mutex> lock(RuntimeLogSink::mu());
+  if (RuntimeLogSink::active() == this) RuntimeLogSink::active() = nullptr;
 }
 
 }  // namespace etproof

@@ -8,10 +8,30 @@
 //   ETPROOF_LOG=info   (or debug) prints everything, in ExecuTorch's format.
 #pragma once
 
+#include <string>
+#include <vector>
+
 namespace etproof {
 
 // Installs the filter for this process. Call once, before the first ExecuTorch call.
 // Returns false when ExecuTorch refused the registration (its default sink then stays).
+// Idempotent: later calls return the first call's answer.
 bool install_runtime_log_filter();
+
+// While one is alive (on any thread; one at a time), ExecuTorch's Error and Fatal lines are
+// collected into `lines()` instead of printed — e.g. the reason a delegate gives inside
+// is_available(). Needs the filter installed (the constructor installs it).
+class RuntimeLogCapture {
+ public:
+  RuntimeLogCapture();
+  ~RuntimeLogCapture();
+  RuntimeLogCapture(const RuntimeLogCapture&) = delete;
+  RuntimeLogCapture& operator=(const RuntimeLogCapture&) = delete;
+  const std::vector<std::string>& lines() const { return lines_; }
+
+ private:
+  friend struct RuntimeLogSink;
+  std::vector<std::string> lines_;
+};
 
 }  // namespace etproof

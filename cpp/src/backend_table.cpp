@@ -1,0 +1,120 @@
+// etproof/backend_table.cpp — data/backends.json, embedded at configure time (CMakeLists.txt).
+#include "etproof/backend_table.h"
+
+#include "etproof/error.h"
+#include "etproof/backend_table_data.h"  // generated: kBackendTableJson
+
+namespace etproof {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void bad(const std::string& origin, const std::string& where, const std::string& what) {
+  throw Error(ErrorKind::kManifestInvalid, origin + ": " + where + ": " + what,
+              "fix data/backends.json (see docs/backends.md) and rebuild");
+}
+
+const json& field(const json& obj, const char* name, const std::string& origin,
+                  const std::string& where) {
+  if (!obj.is_object()) bad(origin, where, "is not an object");
+  auto it = obj.find(name);
+  if (it == obj.end()) bad(origin, where, std::string("missing field '") + name + "'");
+  return *it;
+}
+
+std::string str(const json& v, const std::string& origin, const std::string& where) {
+  if (!v.is_string()) bad(origin, where, "is not a string");
+  return v.get<std::string>();
+}
+
+std::optional<std::string> opt_str(const json& v, const std::string& origin,
+                                   const std::string& where) {
+  if (v.is_null()) return std::nullopt;
+  return str(v, origin, where);
+}
+
+std::vector<std::string> strs(const json& v, const std::string& origin, const std::string& where) {
+  if (!v.is_array()) bad(origin, where, "is not a list");
+  std::vector<std::string> out;
+  for (size_t i = 0; i < v.size(); ++i)
+    out.push_back(str(v[i], origin, where + "[" + std::to_string(i) + "]"));
+  return out;
+}
+
+}  // namespace
+
+BackendTable parse_backend_table(const json& doc, const std::string& origin) {
+  BackendTable t;
+  t.raw = doc;
+  const json& sv = field(doc, "schema_version", origin, "table");
+  if (!sv.is_number_integer() || sv.get<int>() != 1)
+    bad(origin, "schema_version", "is not 1 (this binary reads schema 1)");
+  t.schema_version = 1;
+  t.executorch = str(field(doc, "executorch", origin, "table"), origin, "executorch");
+  const json& list = field(doc, "backends", origin, "table");
+  if (!list.is_array()) bad(origin, "backends", "is not a list");
+  for (size_t i = 0; i < list.size(); ++i) {
+    const json& b = list[i];
+    const std::string where = "backends[" + std::to_string(i) + "]";
+    BackendEntry e;
+    e.key = str(field(b, "key", origin, where), origin, where + ".key");
+    const std::string w = "backend '" + e.key + "'";
+    for (const auto& prev : t.backends)
+      if (prev.key == e.key) bad(origin, w, "is listed twice");
+    e.name = str(field(b, "name", origin, w), origin, w + ".name");
+    e.kind = str(field(b, "kind", origin, w), origin, w + ".kind");
+    if (e.kind != "delegate" && e.kind != "portable" && e.kind != "operators")
+      bad(origin, w + ".kind", "'" + e.kind + "' is not delegate, portable or operators");
+    e.runtime_ids = strs(field(b, "runtime_ids", origin, w), origin, w + ".runtime_ids");
+    const json& rn = field(b, "runtime_needs", origin, w);
+    const std::string wr = w + ".runtime_needs";
+    e.wheel_component = opt_str(field(rn, "wheel_component", origin, wr), origin, wr + ".wheel_component");
+    e.build_flag = opt_str(field(rn, "build_flag", origin, wr), origin, wr + ".build_flag");
+    e.runtime_os = strs(field(rn, "os", origin, wr), origin, wr + ".os");
+    e.hardware = opt_str(field(rn, "hardware", origin, wr), origin, wr + ".hardware").value_or("");
+    e.runtime_env = strs(field(rn, "env", origin, wr), origin, wr + ".env");
+    const json& up = field(b, "upstream", origin, w);
+    e.upstream_status = str(field(up, "status", origin, w + ".upstream"), origin, w + ".upstream.status");
+    if (e.upstream_status != "active" && e.upstream_status != "removed")
+      bad(origin, w + ".upstream.status", "'" + e.upstream_status + "' is not active or removed");
+    if (up.contains("since")) e.upstream_since = str(up["since"], origin, w + ".upstream.since");
+    if (up.contains("note")) e.upstream_note = str(up["note"], origin, w + ".upstream.note");
+    e.notes = strs(field(b, "notes", origin, w), origin, w + ".notes");
+    t.backends.push_back(std::move(e));
+  }
+  return t;
+}
+
+const char* embedded_backend_table_json() { return build::kBackendTableJson; }
+
+const BackendTable& backend_table() {
+  static const BackendTable table = [] {
+    json doc;
+    try {
+      doc = json::parse(build::kBackendTableJson);
+    } catch (const json::exception& e) {
+      bad(build::kBackendTablePath, "table", std::string("is not JSON: ") + e.what());
+    }
+    return parse_backend_table(doc, build::kBackendTablePath);
+  }();
+  return table;
+}
+
+const BackendEntry* find_backend_entry(const std::string& key) {
+  for (const auto& e : backend_table().backends)
+    if (e.key == key) return &e;
+  return nullptr;
+}
+
+std::vector<const BackendEntry*> entries_for_runtime_id(const std::string& id) {
+  std::vector<const BackendEntry*> out;
+  for (const auto& e : backend_table().backends)
+    for (const auto& r : e.runtime_ids)
+      if (r == id) {
+        out.push_back(&e);
+        break;
+      }
+  return out;
+}
+
+}  // namespace etproof
