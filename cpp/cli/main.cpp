@@ -22,6 +22,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "etproof/backends_report.h"
 #include "etproof/bundle.h"
 #include "etproof/error.h"
 #include "etproof/gate.h"
@@ -67,29 +68,85 @@ fs::path default_bundles_dir() {
 }
 
 // ---- backends ----------------------------------------------------------------------------------
-int cmd_backends(bool json) {
-  const auto backends = etproof::registered_backends();
+std::string export_python() {
+  const char* env = std::getenv("ETPROOF_PYTHON");
+  return (env && *env) ? env : ETPROOF_PYTHON;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// The export half's probe (`python -m etproof probe --json`, cached by the Python side): its
+// "export" list, or nullopt with the reason it could not be had.
+std::optional<nlohmann::json> export_half(std::string& why_not) {
+  const std::string python = export_python();
+  if (python.find('/') != std::string::npos && access(python.c_str(), X_OK) != 0) {
+    why_not = "the export half's Python interpreter " + python +
+              " is missing or not executable (run ./setup.sh, or set ETPROOF_PYTHON)";
+    return std::nullopt;
+  }
+  const std::string cmd = shell_quote(python) + " -m etproof probe --json";
+  std::cout.flush();
+  FILE* f = popen(cmd.c_str(), "r");
+  if (!f) {
+    why_not = "cannot run " + cmd + ": " + std::strerror(errno);
+    return std::nullopt;
+  }
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+  const int status = pclose(f);
+  const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  try {
+    auto doc = nlohmann::json::parse(out);
+    if (doc.is_object() && doc.contains("export") && doc["export"].is_array()) return doc["export"];
+    why_not = cmd + " printed JSON without an \"export\" list (exit status " + std::to_string(rc) + ")";
+  } catch (const std::exception&) {
+    const std::string first = out.substr(0, out.find('\n'));
+    why_not = cmd + " failed (exit status " + std::to_string(rc) + ")" +
+              (first.empty() ? "; see its stderr above" : ": " + first.substr(0, 300));
+  }
+  return std::nullopt;
+}
+
+// Default probe bundles: <directory of this executable>/test-bundles (test.sh / setup.sh export
+// them there).
+fs::path default_probe_dir() {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path() : exe.parent_path() / "test-bundles";
+}
+
+int cmd_backends(bool json, bool runtime_only, const std::string& probe_dir) {
+  const etproof::RuntimeHalf rt =
+      etproof::runtime_half(probe_dir.empty() ? default_probe_dir() : fs::path(probe_dir));
+  std::string export_why_not = "skipped (--runtime-only)";
+  std::optional<nlohmann::json> exp;
+  if (!runtime_only) exp = export_half(export_why_not);
   if (json) {
-    nlohmann::json rt = nlohmann::json::array();
-    for (const auto& b : backends)
-      rt.push_back({{"id", b.id}, {"registered", b.registered}, {"available", b.available}});
-    std::cout << nlohmann::json{{"runtime", rt}}.dump(2) << "\n";
+    nlohmann::json doc = etproof::to_json(rt);
+    doc["export"] = exp ? *exp : nlohmann::json(nullptr);
+    doc["export_error"] = exp ? nlohmann::json(nullptr) : nlohmann::json(export_why_not);
+    std::cout << doc.dump(2) << "\n";
     return 0;
   }
-  std::cout << "runtime half (this binary's ExecuTorch backend registry):\n";
-  if (backends.empty()) {
-    std::cout << "  no delegate registered: programs run on portable/optimized CPU kernels only\n";
+  std::cout << etproof::to_text(rt);
+  std::cout << "\nexport half (" << export_python() << " -m etproof probe, cached):\n";
+  if (!exp) {
+    std::cout << "  not answered: " << export_why_not << "\n";
     return 0;
   }
-  size_t w = 2;
-  for (const auto& b : backends) w = std::max(w, b.id.size());
-  std::cout << "  " << std::left << std::setw(static_cast<int>(w)) << "id"
-            << "  registered  available\n";
-  for (const auto& b : backends)
-    std::cout << "  " << std::left << std::setw(static_cast<int>(w)) << b.id << "  "
-              << std::setw(10) << (b.registered ? "yes" : "no") << "  "
-              << (b.available ? "yes" : "no (not usable on this machine)") << "\n";
-  std::cout << "a program loads only when each of its delegates is registered and available\n";
+  size_t w = 8;
+  for (const auto& e : *exp) w = std::max(w, e.value("backend", std::string()).size());
+  for (const auto& e : *exp)
+    std::cout << "  " << std::left << std::setw(static_cast<int>(w))
+              << e.value("backend", std::string("?")) << "  " << std::setw(16)
+              << e.value("status", std::string("?")) << "  " << e.value("reason", std::string())
+              << "\n";
   return 0;
 }
 
@@ -479,8 +536,14 @@ int run_cli(int argc, char** argv) {
   app.set_version_flag("--version", std::string("etproof ") + ETPROOF_VERSION);
 
   bool json = false, markdown = false;
-  auto* backends = app.add_subcommand("backends", "the backends this binary can run");
+  bool runtime_only = false;
+  std::string probe_dir;
+  auto* backends = app.add_subcommand(
+      "backends", "both halves per backend: what lowers here, and what this binary runs (probed)");
   backends->add_flag("--json", json, "JSON output");
+  backends->add_flag("--runtime-only", runtime_only, "skip the export half (no Python)");
+  backends->add_option("--probe-bundles", probe_dir,
+                       "bundles the runtime probes run (default: <etproof's dir>/test-bundles)");
 
   auto* exp = app.add_subcommand(
       "export", "export a model (runs the export half: python -m etproof export ARGS…)");
@@ -538,7 +601,7 @@ int run_cli(int argc, char** argv) {
     return rc == 0 ? 0 : kExitError;
   }
 
-  if (backends->parsed()) return cmd_backends(json);
+  if (backends->parsed()) return cmd_backends(json, runtime_only, probe_dir);
   if (inspect->parsed()) return cmd_inspect(bundle, json);
   if (run->parsed()) return cmd_run(bundle, input_args, out_dir);
   for (auto [v, flag] : {std::pair{caller.atol, "--atol"}, {caller.rtol, "--rtol"},
@@ -557,6 +620,7 @@ int run_cli(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   etproof::install_runtime_log_filter();
+  etproof::prepare_backend_environment();
   try {
     return run_cli(argc, argv);
   } catch (const Error& e) {

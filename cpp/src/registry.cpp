@@ -129,7 +129,7 @@ std::string_view to_string(RuntimeStatus s) {
   return "unknown";
 }
 
-RuntimeIdStatus classify_runtime_id(const std::string& id) {
+RuntimeIdStatus classify_runtime_id(const std::string& id, const BackendEntry* as) {
   RuntimeIdStatus r;
   r.id = id;
   const auto entries = entries_for_runtime_id(id);
@@ -138,6 +138,7 @@ RuntimeIdStatus classify_runtime_id(const std::string& id) {
     r.keys.push_back(e->key);
     if (!entry || (!entry->wheel_component && e->wheel_component)) entry = e;
   }
+  if (as) entry = as;
   if (entry) r.component = entry->wheel_component;
 
   std::optional<Component> comp;

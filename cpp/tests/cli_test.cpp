@@ -1,5 +1,6 @@
 // The built `etproof` binary, run as a user runs it: exit codes, stdout/stderr, --json parses.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -85,18 +86,65 @@ TEST(Cli, ExecutorchInfoLogIsFilteredUnlessAsked) {
 }
 
 TEST(Cli, BackendsJsonListsTheLinkedDelegate) {
+  const Result r = etproof_cli("backends --json --runtime-only");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const auto j = parse(r);
+  for (const char* k : {"runtime", "runtime_by_backend", "components", "export", "export_error"})
+    EXPECT_TRUE(j.contains(k)) << k << " missing:\n" << r.out;
+  bool xnnpack = false;
+  for (const auto& b : j.at("runtime")) {
+    for (const char* k : {"id", "registered", "available", "linked", "status", "reason", "probe"})
+      EXPECT_TRUE(b.contains(k)) << k << " missing in " << b.dump();
+    if (b.at("id") == "XnnpackBackend") {
+      xnnpack = b.at("registered").get<bool>() && b.at("available").get<bool>();
+      const auto& probe = b.at("probe");
+      if (!test_bundles().empty() && fs::exists(test_bundles() / "tiny-xnnpack-fp32"))
+        EXPECT_EQ(probe.at("status"), "agreed") << probe.dump();
+    }
+  }
+  EXPECT_TRUE(xnnpack) << r.out;
+  EXPECT_EQ(j.at("runtime_by_backend").size(), 19u);
+  for (const auto& k : j.at("runtime_by_backend"))
+    EXPECT_FALSE(k.at("reason").get<std::string>().empty()) << k.dump();
+  EXPECT_TRUE(j.at("components").at("offered").is_array());
+  EXPECT_TRUE(j.at("components").at("linked").is_array());
+  EXPECT_TRUE(j.at("export").is_null()) << "--runtime-only skips the export half";
+  EXPECT_NE(j.at("export_error").get<std::string>().find("--runtime-only"), std::string::npos);
+  const Result text = etproof_cli("backends --runtime-only");
+  EXPECT_EQ(text.rc, 0);
+  EXPECT_NE(text.out.find("XnnpackBackend"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("runtime half"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("export half"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("wheel components offered"), std::string::npos) << text.out;
+}
+
+// The export half missing is said, not fatal: the runtime half still answers.
+TEST(Cli, BackendsSaysWhenTheExportHalfIsMissing) {
+  const Result r = etproof_cli("backends --json", "ETPROOF_PYTHON=/nonexistent/python");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const auto j = parse(r);
+  EXPECT_TRUE(j.at("export").is_null());
+  EXPECT_NE(j.at("export_error").get<std::string>().find("/nonexistent/python"), std::string::npos);
+  EXPECT_FALSE(j.at("runtime").empty());
+  const Result text = etproof_cli("backends", "ETPROOF_PYTHON=/nonexistent/python");
+  EXPECT_EQ(text.rc, 0);
+  EXPECT_NE(text.out.find("not answered"), std::string::npos) << text.out;
+}
+
+// Both halves, through the real export half (its probe is cached by the Python side).
+TEST(Cli, BackendsJsonCarriesBothHalves) {
+  if (access(ETPROOF_PYTHON_FOR_TESTS, X_OK) != 0)
+    GTEST_SKIP() << "no export-half Python at " << ETPROOF_PYTHON_FOR_TESTS << " (run ./setup.sh)";
   const Result r = etproof_cli("backends --json");
   ASSERT_EQ(r.rc, 0) << r.err;
   const auto j = parse(r);
-  bool xnnpack = false;
-  for (const auto& b : j.at("runtime")) {
-    EXPECT_TRUE(b.at("registered").get<bool>());
-    xnnpack = xnnpack || (b.at("id") == "XnnpackBackend" && b.at("available").get<bool>());
+  ASSERT_TRUE(j.at("export").is_array()) << j.at("export_error");
+  EXPECT_EQ(j.at("export").size(), j.at("runtime_by_backend").size());
+  for (const auto& e : j.at("export")) {
+    for (const char* k : {"backend", "status", "reason", "needs"}) EXPECT_TRUE(e.contains(k)) << e.dump();
+    const std::string st = e.at("status");
+    EXPECT_TRUE(st == "available" || st == "refused" || st == "removed-upstream") << st;
   }
-  EXPECT_TRUE(xnnpack) << r.out;
-  const Result text = etproof_cli("backends");
-  EXPECT_EQ(text.rc, 0);
-  EXPECT_NE(text.out.find("XnnpackBackend"), std::string::npos) << text.out;
 }
 
 TEST(Cli, UsageErrorsExitTwo) {

@@ -75,8 +75,11 @@ struct RuntimeIdStatus {
   std::string reason;              // why, for every status (positive ones say what was checked)
 };
 
-// Classifies one runtime id against the registry, the loaded components and the table.
-RuntimeIdStatus classify_runtime_id(const std::string& id);
+// Classifies one runtime id against the registry, the loaded components and the table. `as` picks
+// the table entry whose facts phrase the reason (VulkanBackend: vulkan or webgpu); default: the
+// first entry that names a wheel component, else the first.
+struct BackendEntry;
+RuntimeIdStatus classify_runtime_id(const std::string& id, const BackendEntry* as = nullptr);
 
 // OPENVINO_LIB_PATH: when unset, points it at the OpenVINO C runtime found beside the executorch
 // package at configure time (the `openvino` pip package), before anything asks OpenvinoBackend.

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "etproof/backends_report.h"
 #include "etproof/bundle.h"
 #include "etproof/error.h"
 #include "etproof/registry.h"
@@ -55,6 +56,31 @@ TEST(NotLinked, PortableBundleStillLoadsAndRuns) {
   const auto ref = read_golden_outputs(b, c).at("y").to_double();
   ASSERT_EQ(y.size(), ref.size());
   for (size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y[i], ref[i], 1e-4 + 1e-4 * std::abs(ref[i])) << i;
+}
+
+}  // namespace
+}  // namespace etproof
+
+namespace etproof {
+namespace {
+
+// The runtime half, by name from the backend table: this binary links no delegate, so XNNPACK
+// is "not-linked" with the component the wheel offered named — not "linked-not-registered".
+TEST(NotLinked, RuntimeHalfReportsXnnpackNotLinkedByName) {
+  const RuntimeIdStatus s = classify_runtime_id("XnnpackBackend");
+  EXPECT_EQ(s.status, RuntimeStatus::kNotLinked) << s.reason;
+  EXPECT_FALSE(s.linked);
+  EXPECT_FALSE(s.registered);
+  EXPECT_EQ(s.keys, std::vector<std::string>{"xnnpack"});
+  ASSERT_TRUE(s.component.has_value());
+  EXPECT_EQ(*s.component, "backend_xnnpack");
+  EXPECT_NE(s.reason.find("does not link it"), std::string::npos) << s.reason;
+  for (const auto& c : offered_components())
+    if (c.name.rfind("backend_", 0) == 0) EXPECT_FALSE(c.linked) << c.name << " in the delegate-free binary";
+  const RuntimeHalf h = runtime_half({});
+  for (const auto& k : h.keys)
+    if (k.key == "xnnpack" || k.key == "openvino" || k.key == "qnn")
+      EXPECT_NE(k.status, RuntimeStatus::kAvailable) << k.key << ": " << k.reason;
 }
 
 }  // namespace

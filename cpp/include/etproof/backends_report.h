@@ -1,0 +1,65 @@
+// etproof/backends_report.h — the runtime half of `etproof backends`, probed.
+//
+// For every runtime id the backend table names or the registry holds: linked / registered /
+// available (etproof/registry.h), and a one-operation probe — the smallest bundle exported for
+// that id alone (from the probe bundle directory, e.g. build/test-bundles/tiny-xnnpack-fp32) run
+// through it and gated against its goldens. For every export key of the table: one line, with a
+// reason for every negative. Plain values; no lifetime ties to anything.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "etproof/registry.h"
+
+namespace etproof {
+
+struct RuntimeProbe {
+  // "agreed": ran and within its bound; "drifted": ran, outside; "failed": load/run error;
+  // "no-bundle": nothing exported for it in the probe directory; "not-run": not available here.
+  std::string status = "not-run";
+  std::string bundle;  // the bundle run, when one was
+  std::string detail;  // numbers, or why not
+};
+
+struct RuntimeIdReport {
+  RuntimeIdStatus runtime;
+  RuntimeProbe probe;
+};
+
+struct RuntimeKeyReport {
+  std::string key;
+  std::string name;
+  std::vector<std::string> ids;
+  RuntimeStatus status = RuntimeStatus::kNotLinked;
+  std::string reason;
+  RuntimeProbe probe;
+};
+
+struct RuntimeHalf {
+  std::vector<RuntimeIdReport> ids;     // table ids (table order), then ids only the registry has
+  std::vector<RuntimeKeyReport> keys;   // one per export key of the table, table order
+  std::vector<Component> components;    // offered by the wheel, each with linked
+  std::string probe_dir;                // "" when probes were not asked for
+  std::string environment_note;         // prepare_backend_environment()'s note
+};
+
+// Probes with bundles found directly under `probe_bundles` (empty: no probes, status "not-run").
+RuntimeHalf runtime_half(const std::filesystem::path& probe_bundles);
+
+// The probe alone: the smallest fp32-first bundle in `dir` whose program delegates to exactly
+// `id` (portable: no delegate, backend "portable", when `id` is empty), run and gated.
+RuntimeProbe probe_runtime(const std::string& id, const std::filesystem::path& dir);
+
+// {"runtime": [{"id","keys","component","linked","registered","available","status","reason",
+//   "probe": {"status","bundle","detail"}}], "runtime_by_backend": [{"backend","name","ids",
+//   "status","reason","probe"}], "components": {"offered": [...], "linked": [...]},
+//   "probe_bundles": DIR, "environment": NOTE}
+nlohmann::json to_json(const RuntimeHalf& h);
+std::string to_text(const RuntimeHalf& h);
+
+}  // namespace etproof
