@@ -70,6 +70,8 @@ step "exporting the demo bundles (EfficientNet-Lite0: portable fp32, xnnpack fp3
 
 # --- 5. The main job: what this binary can run, the demo classified, then the verdict ---------
 step "etproof backends"
+"$PY" -m etproof test-bundles --out "$BUILD/test-bundles" >/dev/null 2>&1 \
+  || echo "warning: test bundles not exported: the runtime probes will say no-bundle" >&2
 "$BUILD/etproof" backends
 step "etproof classify (each demo photo, on the best runnable backend)"
 for photo in "$BUILD"/demo/photos/*; do
