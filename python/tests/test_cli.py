@@ -23,20 +23,21 @@ def test_cli_export_and_error(tmp_path, capsys):
     capsys.readouterr()
     # A real column etproof does not export (a known recipe on a known backend, or a backend
     # ExecuTorch has) is refused and recorded, so the matrix lists it with why.
-    for backend, recipe in (("portable", "int8-dynamic-per-channel"), ("vulkan", "fp32")):
+    for backend, recipe in (("portable", "int8-dynamic-per-channel"), ("qnn", "fp16")):
         assert main(["export", "--model", "tiny", "--backend", backend, "--recipe", recipe,
                      "--out", str(tmp_path)]) == 2
         err = capsys.readouterr().err
         assert err.startswith("error [export]: unsupported "), err
-        assert "remedy: supported (backend/recipe) pairs: portable/fp32, xnnpack/fp32" in err
+        assert ("remedy: supported (backend/recipe) pairs: coreml/fp16, coreml/fp32, "
+                "openvino/fp32, portable/fp32, vulkan/fp32, xnnpack/fp32") in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cli-tiny", "export-report.json"]
     report = json.loads((tmp_path / "export-report.json").read_text())["results"]
     assert [(r["backend"], r["recipe"], r["status"]) for r in report] == [
         ("portable", "fp32", "exported"),
         ("portable", "int8-dynamic-per-channel", "export-refused"),
-        ("vulkan", "fp32", "export-refused")]
+        ("qnn", "fp16", "export-refused")]
     assert "unsupported recipe" in report[1]["reason"]
-    assert "unsupported backend 'vulkan'" in report[2]["reason"]
+    assert "unsupported backend 'qnn'" in report[2]["reason"]
 
 
 def _export_err(capsys, out, *args) -> str:
@@ -49,23 +50,26 @@ def test_unknown_backend_or_recipe_is_a_usage_error_recorded_nowhere(tmp_path, c
     out = tmp_path / "out"
     err = _export_err(capsys, out, "--backend", "xnnpak", "--recipe", "fp32")
     assert err.startswith("error [invalid-argument]: unknown backend 'xnnpak'; supported: "
-                          "portable, xnnpack, all\nremedy: did you mean 'xnnpack'?"), err
+                          "coreml, openvino, portable, vulkan, xnnpack, all\nremedy: did you "
+                          "mean 'xnnpack'?"), err
     err = _export_err(capsys, out, "--backend", "xnnpak")  # the backend is checked first
     assert "unknown backend 'xnnpak'" in err and "--recipe" not in err
     err = _export_err(capsys, out, "--backend", "xnnpack", "--recipe", "int2")
-    assert err.startswith("error [invalid-argument]: unknown recipe 'int2'; supported: fp32, "
-                          "int8-dynamic-per-channel, all\n"), err
+    assert err.startswith("error [invalid-argument]: unknown recipe 'int2'; supported: fp16, "
+                          "fp32, int8-dynamic-per-channel, int8-static-per-channel, all\n"), err
     err = _export_err(capsys, out, "--backend", "xnnpack", "--recipe", "int8")
     assert "did you mean 'int8-dynamic-per-channel'?" in err
     err = _export_err(capsys, out, "--backend", "all", "--recipe", "fp23")
     assert "unknown recipe 'fp23'" in err and "did you mean 'fp32'?" in err
     # A backend ExecuTorch has, without a recipe: said about the backend, not the recipe.
-    err = _export_err(capsys, out, "--backend", "vulkan")
-    assert err.startswith("error [invalid-argument]: backend 'vulkan' (ExecuTorch has it) is "
-                          "not exported by etproof yet; supported: portable, xnnpack, all"), err
+    err = _export_err(capsys, out, "--backend", "qnn")
+    assert err.startswith("error [invalid-argument]: backend 'qnn' (ExecuTorch has it) is "
+                          "not exported by etproof yet; supported: coreml, openvino, portable, "
+                          "vulkan, xnnpack, all"), err
     err = _export_err(capsys, out, "--backend", "xnnpack")
     assert "--recipe is required with --backend xnnpack" in err
-    assert "xnnpack recipes: fp32, int8-dynamic-per-channel, or all" in err
+    assert ("xnnpack recipes: fp32, int8-dynamic-per-channel, int8-static-per-channel, or all"
+            in err)
     assert not out.exists()  # nothing written, no report, no directory
     # ...and an existing report is left exactly as it was.
     out.mkdir()
@@ -80,9 +84,13 @@ def test_recipe_all_on_one_backend_exports_its_recipes():
     from etproof.cli import _pairs_for
 
     assert _pairs_for("xnnpack", "all") == [("xnnpack", "fp32"),
-                                            ("xnnpack", "int8-dynamic-per-channel")]
+                                            ("xnnpack", "int8-dynamic-per-channel"),
+                                            ("xnnpack", "int8-static-per-channel")]
     assert _pairs_for("portable", "all") == [("portable", "fp32")]
-    assert _pairs_for("all", "fp32") == [("portable", "fp32"), ("xnnpack", "fp32")]
+    assert _pairs_for("coreml", "all") == [("coreml", "fp16"), ("coreml", "fp32")]
+    assert _pairs_for("all", "fp32") == [("coreml", "fp32"), ("openvino", "fp32"),
+                                         ("portable", "fp32"), ("vulkan", "fp32"),
+                                         ("xnnpack", "fp32")]
 
 
 def test_cli_module_function_spec(tmp_path, capsys):

@@ -141,7 +141,7 @@ def _tiny_args(**over):
 
 
 def test_unknown_recipe_and_backend_refused(tmp_path):
-    for backend, recipe in (("xnnpack", "int3"), ("coreml", "fp32"), ("portable", "int8-dynamic-per-channel")):
+    for backend, recipe in (("xnnpack", "int3"), ("qnn", "fp16"), ("portable", "int8-dynamic-per-channel")):
         with pytest.raises(InvalidArgument) as e:
             export_model(out_dir=tmp_path, **_tiny_args(backend=backend, recipe=recipe))
         assert e.value.stage == "export"
