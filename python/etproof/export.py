@@ -771,8 +771,9 @@ class _Rejections(logging.Handler):
       logger) -> by target.
     Partitioners that report nothing (OpenVINO prints to stdout) leave reasons unknown.
 
-    While active it is the root logger's only handler and ``executorch.backends`` logs at DEBUG;
-    records of WARNING and above still reach the handlers it replaced.
+    While active it is the root logger's only handler, the root logger passes INFO and
+    ``executorch.backends`` logs at DEBUG; records of WARNING and above still reach the handlers
+    it replaced.
     """
 
     _COREML = re.compile(r"^Skipping op for CoreML delegation because (.+): ([^\s:]+)$")
@@ -790,12 +791,16 @@ class _Rejections(logging.Handler):
         self._saved = list(root.handlers)
         self._eb = logging.getLogger("executorch.backends")
         self._eb_level = self._eb.level
+        self._root_level = root.level
         root.handlers = [self]
+        root.setLevel(min(root.level, logging.INFO))  # Vulkan reports on the root logger at INFO
         self._eb.setLevel(logging.DEBUG)
         return self
 
     def __exit__(self, *exc):
-        logging.getLogger().handlers = self._saved
+        root = logging.getLogger()
+        root.handlers = self._saved
+        root.setLevel(self._root_level)
         self._eb.setLevel(self._eb_level)
         return False
 

@@ -234,3 +234,31 @@ def test_demo_columns():
     for pair, why in left_out().items():
         assert pair in supported_pairs() and pair not in pairs and why
     assert set(demo_pairs(all_columns=True)) == set(supported_pairs())
+
+
+class AcoshCumsum(nn.Module):
+    """Linear -> acosh -> cumsum: Core ML refuses acosh, Vulkan implements neither."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return torch.cumsum(torch.acosh(self.fc(x).abs() + 1.5), 1)
+
+
+@pytest.mark.parametrize("backend, expected", [
+    ("coreml", {"aten_acosh_default": ["it is not supported by CoreML"]}),
+    ("vulkan", {"aten_acosh_default": ["no operator implementation"],
+                "aten_cumsum_default": ["no operator implementation"]}),
+])
+def test_non_delegated_reasons_from_coreml_and_vulkan(tmp_path, backend, expected):
+    if _missing(backend):
+        pytest.skip(f"{backend}: Python module(s) {_missing(backend)} not installed here")
+    torch.manual_seed(0)
+    x = torch.randn(1, 8)
+    path = export_model(AcoshCumsum().eval(), (x,), "ac", tmp_path, backend, "fp32", ["x"],
+                        ["y"], [("c0", "synthetic", "torch.randn seed 0", (x,))])
+    doc = read_manifest(path)
+    got = {e["op"]: e["reasons"] for e in doc["delegation"]["by_operator"] if "reasons" in e}
+    assert got == expected
