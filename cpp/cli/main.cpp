@@ -454,7 +454,11 @@ int cmd_classify(const std::string& image, const std::string& backend, const std
     if (c.runnable) available.push_back(describe(c));
   const std::string avail_text = available.empty() ? "none" : join(available);
 
+  // Closest to the model the user evaluated first: recipe fp32 computed in float32, then any
+  // fp32 recipe (e.g. a delegate that computes in bfloat16), then the first one.
   auto prefer_fp32 = [&](std::vector<const Candidate*> v) -> const Candidate* {
+    for (auto* c : v)
+      if (c->bundle.manifest.recipe == "fp32" && c->bundle.manifest.precision == "float32") return c;
     for (auto* c : v)
       if (c->bundle.manifest.recipe == "fp32") return c;
     return v.empty() ? nullptr : v.front();

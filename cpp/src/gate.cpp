@@ -90,6 +90,16 @@ constexpr TableRow kBoundTable[] = {
      "Accuracy and Stability of Numerical Algorithms, 2nd ed., sec. 3.1); 1e-5 ~ 168 u covers "
      "reductions of a few hundred terms on outputs of any size (EfficientNet's own errors stay "
      "under atol). Reproduce: build/etproof matrix --json build/demo/bundles"},
+    // Precision "bfloat16": OpenVINO's CPU plugin computes an fp32 program in bfloat16 on CPUs
+    // with AVX512_BF16 (its default inference precision hint); the manifest records it.
+    {Axis::kPrecision, "bfloat16", 0.95, 0.0, 0.979, 13.6,
+     "measured 2026-11-29 on efficientnet_lite0-openvino-fp32 (OpenVINO 2026.4.1 CPU plugin in "
+     "bfloat16, x86-64 with AVX512_BF16, ExecuTorch 1.5.1), 6 demo photos: worst max |a-r| "
+     "0.2371, worst 1-cosine 0.00129, worst SQNR 25.67 dB; atol = 4 x 0.2371 rounded up, "
+     "min_cosine = 1 - 16 x 0.00129 rounded down, min_sqnr = 25.67 - 20 log10(4) rounded down. "
+     "No rtol term: the error did not scale with |r| on this model; a model with much larger "
+     "outputs needs a caller bound until bounds are derived per model. Reproduce: "
+     "build/etproof matrix --json build/demo/bundles"},
 };
 
 const TableRow* find_term(Axis axis, const std::string& key) {

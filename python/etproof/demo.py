@@ -36,20 +36,8 @@ DEMO_LEFT_OUT: dict[tuple[str, str], str] = {
 
 
 def left_out() -> dict[tuple[str, str], str]:
-    """Columns left out of the demo by default on this machine, with why."""
-    out = dict(DEMO_LEFT_OUT)
-    try:
-        from etproof.export import effective_precision
-
-        prec = effective_precision("openvino", "fp32")
-    except Exception:  # noqa: BLE001 - openvino absent: the export refuses it by name
-        prec = "float32"
-    if prec != "float32":
-        out[("openvino", "fp32")] = (
-            f"OpenVINO's CPU plugin computes in {prec} on this CPU (its default "
-            "INFERENCE_PRECISION_HINT, which ExecuTorch's compile specs cannot override); the "
-            f"manifest would say precision {prec}, which the gate has no bound for yet")
-    return out
+    """Columns left out of the demo by default, with why."""
+    return dict(DEMO_LEFT_OUT)
 
 
 def demo_pairs(all_columns: bool = False) -> list[tuple[str, str]]:
