@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "etproof/backend_table.h"
 #include "etproof/bundle.h"
 #include "etproof/error.h"
 #include "etproof/registry.h"
@@ -115,6 +116,21 @@ void fail_column(Matrix& m, size_t col, const std::vector<GoldenCase>& goldens, 
   m.not_run.push_back({c.backend, c.recipe, status, c.bundle + ": " + reason});
 }
 
+// What the backend table says a runtime id needs, for a not-linked reason:
+// "; CoreMLBackend runs on darwin/ios (Apple CPU, GPU or Neural Engine), component executorch::backend_coreml".
+std::string runtime_needs_text(const std::string& id) {
+  const auto entries = entries_for_runtime_id(id);
+  if (entries.empty()) return "";
+  const BackendEntry& e = *entries.front();
+  std::string os;
+  for (const auto& o : e.runtime_os) os += (os.empty() ? "" : "/") + o;
+  std::string text = "; " + id + " runs on " + (os.empty() ? "any OS" : os);
+  if (!e.hardware.empty()) text += " (" + e.hardware + ")";
+  if (e.wheel_component) text += ", component executorch::" + *e.wheel_component;
+  else if (e.build_flag) text += ", no wheel ships it: build ExecuTorch with " + *e.build_flag + "=ON";
+  return text;
+}
+
 // Which of the ids are not registered / not available in this binary, if any.
 std::optional<std::pair<CellStatus, std::string>> check_delegates(
     const std::vector<std::string>& ids) {
@@ -133,7 +149,8 @@ std::optional<std::pair<CellStatus, std::string>> check_delegates(
   if (!not_linked.empty())
     return std::make_pair(CellStatus::kNotLinked,
                           "delegate " + join(not_linked) +
-                              " is not linked into this binary (registered here: " + reg + ")");
+                              " is not linked into this binary (registered here: " + reg + ")" +
+                              runtime_needs_text(not_linked.front()));
   if (!unavailable.empty())
     return std::make_pair(CellStatus::kUnavailable,
                           "delegate " + join(unavailable) +
