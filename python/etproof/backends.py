@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import json
 import os
 import platform
@@ -140,6 +141,24 @@ def recipes(include_planned: bool = False) -> dict[tuple[str, str], dict]:
     return {(k, r["recipe"]): r for k, b in load_table().items() for r in b["recipes"]
             if include_planned or not r.get("planned")}
 
+
+
+def missing_prerequisite(entry: dict) -> str | None:
+    """The first export prerequisite of a table entry that is absent here, checked WITHOUT
+    importing the backend's package (an SDK variable whose absence would make the import reach
+    for the network; a Python module), or None when all are present."""
+    for s in entry["export_needs"]["sdk"]:
+        if s["check_before_import"] and s["env"] and not os.environ.get(s["env"]):
+            return (f"{s['env']} is not set: {s['name']} not found (not imported: "
+                    f"importing the package without it would try to download the SDK)")
+    for mod in entry["export_needs"]["modules"]:
+        try:
+            found = importlib.util.find_spec(mod) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            return f"Python module {mod!r} is not installed"
+    return None
 
 def needs_text(entry: dict) -> str:
     """What the export half needs, in terms a user can act on."""
@@ -423,17 +442,9 @@ def child_probe(key: str, model_name: str | None = None) -> dict:
         return _result(key, "refused", f"{what} (needs: {needs})", entry)
 
     # 1. prerequisites whose absence makes an import reach for the network (or fail): no import.
-    for s in entry["export_needs"]["sdk"]:
-        if s["check_before_import"] and s["env"] and not os.environ.get(s["env"]):
-            return refuse(f"{s['env']} is not set: {s['name']} not found (not imported: "
-                          f"importing the package without it would try to download the SDK)")
-    for mod in entry["export_needs"]["modules"]:
-        try:
-            found = importlib.util.find_spec(mod) is not None
-        except (ImportError, ValueError):
-            found = False
-        if not found:
-            return refuse(f"Python module {mod!r} is not installed")
+    missing = missing_prerequisite(entry)
+    if missing is not None:
+        return refuse(missing)
     # 2. the partitioner
     part = None
     if entry["partitioner"] is not None:

@@ -711,23 +711,13 @@ def check_export_needs(backend: str) -> None:
     """Refuses (InvalidArgument, stage "export": an export-refused column) a backend whose Python
     modules are missing, or whose SDK variable is unset where importing without it would reach for
     the network, before anything is imported: the same checks as the probe, from the table."""
-    import importlib.util
-
     from etproof import backends
 
     entry = backends.load_table()[backend]
-    for s in entry["export_needs"]["sdk"]:
-        if s["check_before_import"] and s["env"] and not os.environ.get(s["env"]):
-            raise InvalidArgument(f"{backend}: {s['env']} is not set ({s['name']} not found)",
-                                  f"needs: {backends.needs_text(entry)}", stage="export")
-    for mod in entry["export_needs"]["modules"]:
-        try:
-            found = importlib.util.find_spec(mod) is not None
-        except (ImportError, ValueError):
-            found = False
-        if not found:
-            raise InvalidArgument(f"{backend}: Python module {mod!r} is not installed",
-                                  f"needs: {backends.needs_text(entry)}", stage="export")
+    missing = backends.missing_prerequisite(entry)
+    if missing is not None:
+        raise InvalidArgument(f"{backend}: {missing}", f"needs: {backends.needs_text(entry)}",
+                              stage="export")
 
 
 def _lower(ep, backend: str, recipe: str, facts: dict):
