@@ -68,6 +68,7 @@ _QUANT_OF = {
     ("coreml", "fp32"): None,
     ("coreml", "fp16"): None,
     ("vulkan", "fp32"): None,
+    ("webgpu", "fp32"): None,
     ("openvino", "fp32"): None,
 }
 

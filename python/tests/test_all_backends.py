@@ -25,6 +25,7 @@ EXPECTED = {
     ("coreml", "fp32"): (["CoreMLBackend"], "float32", "cpu_and_gpu"),
     ("openvino", "fp32"): (["OpenvinoBackend"], None, None),  # None: what the plugin reports
     ("vulkan", "fp32"): (["VulkanBackend"], "float32", None),
+    ("webgpu", "fp32"): (["VulkanBackend"], "float32", None),  # WebGPU registers as Vulkan
     ("xnnpack", "fp32"): (["XnnpackBackend"], "float32", None),
     ("xnnpack", "int8-dynamic-per-channel"): (["XnnpackBackend"], "float32", None),
     ("xnnpack", "int8-static-per-channel"): (["XnnpackBackend"], "float32", None),
