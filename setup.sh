@@ -63,7 +63,7 @@ fi
 [[ -x "$BUILD/etproof" ]] || { echo "error: build failed (build/etproof missing)" >&2; exit 2; }
 
 # --- 4. Export half: the demo bundles (cached by the export half itself) ----------------------
-step "exporting the demo bundles (EfficientNet-Lite0: portable fp32, xnnpack fp32, xnnpack int8)"
+step "exporting the demo bundles (EfficientNet-Lite0, every column that lowers here)"
 "$PY" -m etproof demo --out "$BUILD/demo"
 
 [[ $RUN_MAIN -eq 1 ]] || exit 0

@@ -19,6 +19,7 @@
 #include <executorch/runtime/backend/interface.h>
 #include <executorch/runtime/platform/runtime.h>
 
+#include "etproof/backend_table.h"
 #include "etproof/error.h"
 #include "etproof/registry.h"
 
@@ -32,6 +33,8 @@ namespace {
 
 constexpr const char* kManifestSuffix = ".etproof.json";
 constexpr const char* kReexport = "re-export the bundle; the .pte was changed or truncated after export";
+constexpr const char* kManifestEdited =
+    "re-export the bundle; its manifest no longer says what the export wrote (edited or damaged)";
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -271,6 +274,38 @@ const char* remedy_for(ErrorKind k) {
 
 // ---- bundles ----------------------------------------------------------------------------------
 
+// The manifest's backend and recipe must be ones the backend table knows, and a quantized recipe
+// must carry its quantization record (a float one must not): an edited label would otherwise pick
+// another, looser bound. Recipe names starting with "fp" are the float recipes (data/backends.json).
+void check_against_backend_table(const Bundle& b) {
+  const Manifest& m = b.manifest;
+  const std::string where = b.manifest_path.string() + ": ";
+  const BackendEntry* entry = find_backend_entry(m.backend);
+  if (entry == nullptr) {
+    std::vector<std::string> keys;
+    for (const auto& e : backend_table().backends) keys.push_back(e.key);
+    throw Error(ErrorKind::kManifestInvalid,
+                where + "backend: '" + m.backend + "' is not a backend etproof knows (known: " + join(keys, ", ") + ")",
+                kManifestEdited);
+  }
+  std::vector<std::string> recipes;
+  for (const auto& doc : backend_table().raw.at("backends"))
+    if (doc.value("key", "") == m.backend)
+      for (const auto& r : doc.value("recipes", nlohmann::json::array())) recipes.push_back(r.value("recipe", ""));
+  if (std::find(recipes.begin(), recipes.end(), m.recipe) == recipes.end())
+    throw Error(ErrorKind::kManifestInvalid,
+                where + "recipe: '" + m.recipe + "' is not a recipe of backend '" + m.backend + "' (its recipes: " +
+                    list_or_none(recipes) + ")",
+                kManifestEdited);
+  const bool float_recipe = m.recipe.rfind("fp", 0) == 0;
+  if (float_recipe == m.quantization.has_value())
+    throw Error(ErrorKind::kManifestInvalid,
+                where + "recipe: '" + m.recipe + "' " +
+                    (float_recipe ? "is a float recipe but the manifest records a quantization"
+                                  : "is quantized but the manifest records no quantization") ,
+                kManifestEdited);
+}
+
 Bundle open_bundle(const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(path, ec))
@@ -318,6 +353,7 @@ Bundle open_bundle(const fs::path& path) {
                 b.manifest_path.string() + ": name: '" + b.manifest.name + "' does not match the manifest's file name (" +
                     expected_file + " expected)",
                 kReexport);
+  check_against_backend_table(b);
   // The backend the manifest claims must be able to own the delegates it records: a bundle
   // relabelled "portable" while its program carries XnnpackBackend would otherwise pass as a
   // claim about portable kernels. (LoadedModel::load checks the recorded delegates against the
@@ -329,7 +365,7 @@ Bundle open_bundle(const fs::path& path) {
                     b.manifest_path.string() + ": backend: '" + b.manifest.backend +
                         "' cannot own delegate " + id + " (its runtime ids: [" +
                         list_or_none(*owned) + "]); the manifest was edited or is wrong",
-                    kReexport);
+                    kManifestEdited);
   }
   b.artifact_path = b.dir / b.manifest.artifact.file;
   b.goldens_dir = b.dir / (b.manifest.name + ".goldens");

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <string>
 
@@ -256,6 +257,28 @@ TEST(Bundle, BackendThatCannotOwnTheRecordedDelegatesIsRefused) {
   save_json(manifest_of(dir), doc);
   const Error e = expect_error(ErrorKind::kManifestInvalid, [&] { open_bundle(dir); });
   EXPECT_TRUE(contains(e.cause(), "'portable' cannot own delegate XnnpackBackend")) << e.cause();
+}
+
+// Labels that pick the bound must be ones the backend table knows, and agree with the manifest's
+// quantization record: relabelling an fp32 program as int8 would otherwise loosen its bound.
+TEST(Bundle, EditedBackendOrRecipeLabelsAreRefused) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kXnnpack));
+  const std::vector<std::pair<std::string, std::function<void(json&)>>> edits = {
+      {"'nonesuch' is not a backend etproof knows", [](json& d) { d["backend"] = "nonesuch"; }},
+      {"'bogus' is not a recipe of backend 'xnnpack'", [](json& d) { d["recipe"] = "bogus"; }},
+      {"is quantized but the manifest records no quantization",
+       [](json& d) { d["recipe"] = "int8-dynamic-per-channel"; }},
+  };
+  for (const auto& [expected, edit] : edits) {
+    SCOPED_TRACE(expected);
+    const fs::path dir = copy_bundle(kXnnpack);
+    json doc = load_json(manifest_of(dir));
+    edit(doc);
+    save_json(manifest_of(dir), doc);
+    const Error e = expect_error(ErrorKind::kManifestInvalid, [&] { open_bundle(dir); });
+    EXPECT_TRUE(contains(e.cause(), expected)) << e.cause();
+    EXPECT_TRUE(contains(e.remedy(), "manifest")) << e.remedy();
+  }
 }
 
 TEST(Bundle, ThePteItselfNamesItsBundle) {
