@@ -27,6 +27,7 @@ std::string_view to_string(ErrorKind kind) {
     case ErrorKind::kRunFailed: return "run-failed";
     case ErrorKind::kNpyInvalid: return "npy-invalid";
     case ErrorKind::kInvalidArgument: return "invalid-argument";
+    case ErrorKind::kXfailInvalid: return "xfail-invalid";
   }
   return "unknown";
 }

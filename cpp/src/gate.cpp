@@ -77,6 +77,22 @@ constexpr TableRow kBoundTable[] = {
      "atol = 4 x 0.3887 rounded up, min_cosine = 1 - 16 x 0.00330 rounded down, min_sqnr = "
      "21.70 - 20 log10(4) = 9.66 dB rounded down to 9.6 dB. Reproduce: build/etproof matrix "
      "--json build/demo/bundles"},
+    // Recipe "int8-static-per-channel": per-channel int8 weights, per-tensor int8 activations
+    // with static ranges calibrated on the golden inputs (XNNPACKQuantizer, static), on XNNPACK.
+    // NOT a measurement of static int8: these are the int8-dynamic-per-channel terms, taken as
+    // the target int8 on this model is expected to reach. Static int8 calibrated on the 6 demo
+    // photos misses it on 4 of them (recorded per case in data/demo-xfail.json).
+    {Axis::kRecipe, "int8-static-per-channel", 1.6, 0.0, 0.947, 9.6,
+     "target, not a measurement of static int8: the int8-dynamic-per-channel terms (measured "
+     "2026-11-29 on efficientnet_lite0-xnnpack-int8-dynamic-per-channel, 6 demo photos: atol "
+     "1.6, min_cosine 0.947, min_sqnr 9.6 dB), as what int8 on this model is expected to "
+     "achieve. Static int8 measured 2026-11-29 on efficientnet_lite0-xnnpack-int8-static-per-"
+     "channel, 6 demo photos (x86-64, ExecuTorch 1.5.1): min cosine 0.853, min SQNR 4.3 dB, max "
+     "|a-r| 2.75, top-1 kept on 3 of 6, the same as PyTorch's own static-int8 model before "
+     "lowering (per-tensor static int8 calibrated on 6 photos, not the lowering); against this "
+     "target it drifts on 4 of 6 photos (chelsea and china agree), recorded per case in "
+     "data/demo-xfail.json. Reproduce: "
+     "build/etproof matrix --json build/demo/bundles"},
     // Precision "float32": the delegate computes in IEEE float32, as the reference does, but in a
     // different order. Portable and XNNPACK fp32 share this term.
     {Axis::kPrecision, "float32", 4.2e-5, 1e-5, 1.0 - 5.4e-11, 99.0,

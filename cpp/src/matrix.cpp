@@ -32,6 +32,18 @@ std::string_view to_string(CellStatus s) {
     case CellStatus::kRunFailed: return "run-failed";
     case CellStatus::kBundleInvalid: return "bundle-invalid";
     case CellStatus::kNoBound: return "no-bound";
+    case CellStatus::kXfail: return "xfail";
+    case CellStatus::kXpass: return "xpass";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(XfailResult r) {
+  switch (r) {
+    case XfailResult::kXfail: return "xfail";
+    case XfailResult::kXpass: return "xpass";
+    case XfailResult::kNotExercised: return "not-exercised";
+    case XfailResult::kStale: return "stale";
   }
   return "unknown";
 }
@@ -44,9 +56,11 @@ bool fails_run(CellStatus s) {
     case CellStatus::kRunFailed:
     case CellStatus::kExportFailed:
     case CellStatus::kNoBound:
+    case CellStatus::kXpass:
       return true;
     case CellStatus::kAgreed:
     case CellStatus::kAgreedUndelegated:
+    case CellStatus::kXfail:
     case CellStatus::kExportRefused:
     case CellStatus::kNotLinked:
     case CellStatus::kUnavailable:
@@ -61,6 +75,8 @@ int Matrix::exit_code() const {
     if (fails_run(c.status)) return 1;
   for (const NotRun& n : not_run)
     if (fails_run(n.status)) return 1;
+  for (const XfailOutcome& x : xfail)
+    if (x.result == XfailResult::kXpass) return 1;
   return 0;
 }
 
@@ -116,24 +132,9 @@ void fail_column(Matrix& m, size_t col, const std::vector<GoldenCase>& goldens, 
   m.not_run.push_back({c.backend, c.recipe, status, c.bundle + ": " + reason});
 }
 
-// What the backend table says a runtime id needs, for a not-linked reason:
-// "; CoreMLBackend runs on darwin/ios (Apple CPU, GPU or Neural Engine), component executorch::backend_coreml".
-std::string runtime_needs_text(const std::string& id) {
-  const auto entries = entries_for_runtime_id(id);
-  if (entries.empty()) return "";
-  const BackendEntry& e = *entries.front();
-  std::string os;
-  for (const auto& o : e.runtime_os) os += (os.empty() ? "" : "/") + o;
-  std::string text = "; " + id + " runs on " + (os.empty() ? "any OS" : os);
-  if (!e.hardware.empty()) text += " (" + e.hardware + ")";
-  if (e.wheel_component) text += ", component executorch::" + *e.wheel_component;
-  else if (e.build_flag) text += ", no wheel ships it: build ExecuTorch with " + *e.build_flag + "=ON";
-  return text;
-}
-
 // Which of the ids are not registered / not available in this binary, if any.
 std::optional<std::pair<CellStatus, std::string>> check_delegates(
-    const std::vector<std::string>& ids) {
+    const std::vector<std::string>& ids, const std::string& backend_key) {
   std::vector<std::string> not_linked, unavailable;
   for (const std::string& id : ids) {
     auto b = find_backend(id);
@@ -150,7 +151,7 @@ std::optional<std::pair<CellStatus, std::string>> check_delegates(
     return std::make_pair(CellStatus::kNotLinked,
                           "delegate " + join(not_linked) +
                               " is not linked into this binary (registered here: " + reg + ")" +
-                              runtime_needs_text(not_linked.front()));
+                              (runtime_needs_text(not_linked.front(), backend_key).empty() ? "" : "; " + runtime_needs_text(not_linked.front(), backend_key)));
   if (!unavailable.empty())
     return std::make_pair(CellStatus::kUnavailable,
                           "delegate " + join(unavailable) +
@@ -205,7 +206,7 @@ void run_column(Matrix& m, const std::filesystem::path& path, const BoundOverrid
       return;
     }
     Column c{manifest->name, manifest->backend, manifest->recipe, manifest->precision,
-             manifest->delegates, std::nullopt};
+             manifest->delegates, std::nullopt, manifest->model};
     m.columns.push_back(c);
     fail_column(m, m.columns.size() - 1, manifest->goldens, CellStatus::kBundleInvalid,
                 error_text(e));
@@ -213,7 +214,7 @@ void run_column(Matrix& m, const std::filesystem::path& path, const BoundOverrid
   }
   const Manifest& man = bundle.manifest;
   m.columns.push_back({man.name, man.backend, man.recipe, man.precision, man.delegates,
-                       std::nullopt});
+                       std::nullopt, man.model});
   const size_t col = m.columns.size() - 1;
 
   // 2. The bound: a column whose recipe/precision has no bound still runs, so its numbers are
@@ -230,7 +231,7 @@ void run_column(Matrix& m, const std::filesystem::path& path, const BoundOverrid
   }
 
   // 3. The delegates the program needs, against this binary's registry.
-  if (auto why = check_delegates(man.delegates)) {
+  if (auto why = check_delegates(man.delegates, man.backend)) {
     fail_column(m, col, man.goldens, why->first, why->second);
     return;
   }
@@ -255,7 +256,7 @@ void run_column(Matrix& m, const std::filesystem::path& path, const BoundOverrid
     return;
   }
   m.columns[col].delegates = model->program_delegates();
-  if (auto why = check_delegates(model->program_delegates())) {
+  if (auto why = check_delegates(model->program_delegates(), man.backend)) {
     fail_column(m, col, man.goldens, why->first, why->second);
     return;
   }
@@ -338,10 +339,28 @@ void run_column(Matrix& m, const std::filesystem::path& path, const BoundOverrid
   note_unmeasured(m, col);
 }
 
+// One entry of dir/export-report.json, as read: what an export-half xfail record is matched to.
+struct ExportEntry {
+  std::optional<std::string> model;  // "model", else the NAME of "bundle"; unknown otherwise
+  std::string backend;
+  std::string recipe;
+  std::string status;
+  std::optional<size_t> not_run;     // its line in Matrix::not_run, where it made one
+};
+
+// NAME of a bundle named NAME-BACKEND-RECIPE; nullopt when the name has another form.
+std::optional<std::string> model_of_bundle(const std::string& bundle, const std::string& backend,
+                                           const std::string& recipe) {
+  const std::string suffix = "-" + backend + "-" + recipe;
+  if (bundle.size() <= suffix.size() || !bundle.ends_with(suffix)) return std::nullopt;
+  return bundle.substr(0, bundle.size() - suffix.size());
+}
+
 // dir/export-report.json, written by the export half.
-void read_export_report(Matrix& m, const std::filesystem::path& dir) {
+std::vector<ExportEntry> read_export_report(Matrix& m, const std::filesystem::path& dir) {
+  std::vector<ExportEntry> entries;
   const auto path = dir / "export-report.json";
-  if (!std::filesystem::exists(path)) return;
+  if (!std::filesystem::exists(path)) return entries;
   try {
     std::ifstream in(path);
     if (!in) throw std::runtime_error("cannot open");
@@ -352,6 +371,12 @@ void read_export_report(Matrix& m, const std::filesystem::path& dir) {
       const std::string recipe = r.value("recipe", std::string());
       const std::string reason = r.value("reason", std::string("(no reason recorded)"));
       const std::string stage = r.value("stage", std::string());
+      ExportEntry entry{std::nullopt, backend, recipe, status, std::nullopt};
+      if (r.contains("model"))
+        entry.model = r.at("model").get<std::string>();
+      else if (r.contains("bundle"))
+        entry.model = model_of_bundle(r.at("bundle").get<std::string>(), backend, recipe);
+      const size_t before = m.not_run.size();
       if (status == "export-refused") {
         m.not_run.push_back({backend, recipe, CellStatus::kExportRefused, reason});
       } else if (status == "export-failed") {
@@ -369,12 +394,153 @@ void read_export_report(Matrix& m, const std::filesystem::path& dir) {
         m.not_run.push_back({backend, recipe, CellStatus::kExportFailed,
                              "export-report.json has unknown status \"" + status + "\""});
       }
+      if (m.not_run.size() > before) entry.not_run = before;
+      entries.push_back(std::move(entry));
     }
   } catch (const std::exception& e) {
     m.not_run.push_back({"", "", CellStatus::kBundleInvalid,
                          path.string() + " is unreadable (" + e.what() +
                              "); the export half's refusals cannot be shown"});
   }
+  return entries;
+}
+
+// ---- expected failures (DIR/xfail.json, docs/xfail.md) -----------------------------------------
+
+std::string record_label(const XfailRecord& r) {
+  return r.model + " " + r.backend + "/" + r.recipe + " (" + r.half + " half" +
+         (r.cases.empty() ? "" : ", cases " + join(r.cases)) + ")";
+}
+
+bool valid_date(const std::string& d) {
+  if (d.size() != 10 || d[4] != '-' || d[7] != '-') return false;
+  for (size_t i : {0, 1, 2, 3, 5, 6, 8, 9})
+    if (d[i] < '0' || d[i] > '9') return false;
+  const int month = std::stoi(d.substr(5, 2)), day = std::stoi(d.substr(8, 2));
+  return month >= 1 && month <= 12 && day >= 1 && day <= 31;
+}
+
+bool column_matches(const Column& c, const XfailRecord& r) {
+  if (c.backend != r.backend || c.recipe != r.recipe) return false;
+  return c.model == r.model || model_of_bundle(c.bundle, c.backend, c.recipe) == r.model;
+}
+
+std::string count_text(const std::map<CellStatus, size_t>& count) {
+  std::vector<std::string> parts;
+  for (const auto& [s, n] : count) parts.push_back(std::to_string(n) + " " + std::string(to_string(s)));
+  return join(parts);
+}
+
+// A runtime record: the cells of every column it matches.
+XfailOutcome apply_runtime_record(Matrix& m, const XfailRecord& r, const std::string& file) {
+  XfailOutcome out{r, XfailResult::kStale, ""};
+  std::vector<std::string> matched;
+  std::map<CellStatus, size_t> count;
+  for (size_t col = 0; col < m.columns.size(); ++col) {
+    if (!column_matches(m.columns[col], r)) continue;
+    matched.push_back(m.columns[col].bundle);
+    for (Cell& cell : m.cells) {
+      if (cell.column != col) continue;
+      if (!r.cases.empty() &&
+          std::find(r.cases.begin(), r.cases.end(), cell.case_id) == r.cases.end())
+        continue;
+      if (cell.status == CellStatus::kDrifted) {
+        cell.status = CellStatus::kXfail;
+        cell.detail = "expected failure (" + file + ", recorded " + r.recorded + "): " + r.reason +
+                      "; measured: " + cell.detail;
+      } else if (cell.status == CellStatus::kAgreed ||
+                 cell.status == CellStatus::kAgreedUndelegated) {
+        cell.status = CellStatus::kXpass;
+        cell.detail = "unexpected pass: update or remove the xfail record in " + file +
+                      " (recorded " + r.recorded + ": " + r.reason + ")";
+      }
+      ++count[cell.status];
+    }
+  }
+  if (matched.empty()) {
+    out.detail = "matches no column (no bundle of model " + r.model + " for " + r.backend + "/" +
+                 r.recipe + " in this directory); remove it or re-export the column";
+    return out;
+  }
+  out.result = count.count(CellStatus::kXpass)   ? XfailResult::kXpass
+               : count.count(CellStatus::kXfail) ? XfailResult::kXfail
+                                                 : XfailResult::kNotExercised;
+  out.detail = "column " + join(matched) +
+               (r.cases.empty() ? "" : " (cases " + join(r.cases) + ")") + ": " +
+               (count.empty() ? "no cells" : count_text(count));
+  std::vector<std::string> absent;
+  for (const std::string& id : r.cases)
+    if (std::find(m.cases.begin(), m.cases.end(), id) == m.cases.end()) absent.push_back(id);
+  if (!absent.empty()) out.detail += "; no such case here: " + join(absent);
+  if (out.result == XfailResult::kXpass)
+    out.detail += "; unexpected pass: update or remove the xfail record in " + file;
+  else if (out.result == XfailResult::kNotExercised)
+    out.detail += "; nothing it matched was judged here, so the record is neither confirmed nor "
+                  "contradicted";
+  return out;
+}
+
+// An export record: the export-report entries (and bundles) of its pair.
+XfailOutcome apply_export_record(Matrix& m, const XfailRecord& r, const std::string& file,
+                                 const std::vector<ExportEntry>& entries) {
+  XfailOutcome out{r, XfailResult::kStale, ""};
+  size_t failed = 0, exported = 0, unknown_model = 0;
+  std::vector<std::string> seen;
+  for (const ExportEntry& e : entries) {
+    if (e.backend != r.backend || e.recipe != r.recipe) continue;
+    if (!e.model) {
+      ++unknown_model;
+      continue;
+    }
+    if (*e.model != r.model) continue;
+    seen.push_back(e.status);
+    if (e.status == "exported") {
+      ++exported;
+    } else if (e.status == "export-failed") {
+      ++failed;
+      if (e.not_run) {
+        NotRun& n = m.not_run[*e.not_run];
+        n.status = CellStatus::kXfail;
+        n.reason = "expected failure (" + file + ", recorded " + r.recorded + "): " + r.reason +
+                   "; export-failed " + n.reason;
+      }
+    }
+  }
+  // A bundle of the pair in the directory exported too, whatever the report says.
+  bool bundle_present = false;
+  for (const Column& c : m.columns) bundle_present = bundle_present || column_matches(c, r);
+  if (bundle_present && exported == 0) {
+    ++exported;
+    seen.push_back("bundle present");
+  }
+  if (seen.empty()) {
+    out.detail = "matches no export-report.json entry and no bundle of model " + r.model +
+                 " for " + r.backend + "/" + r.recipe + "; remove it or re-export the pair";
+    if (unknown_model)
+      out.detail += " (" + std::to_string(unknown_model) +
+                    " export-report.json entr(ies) for the pair do not name their model; "
+                    "re-export to record it)";
+    return out;
+  }
+  out.detail = "export half: " + join(seen);
+  if (exported) {
+    out.result = XfailResult::kXpass;
+    out.detail += "; unexpected pass: it exported; update or remove the xfail record in " + file;
+  } else if (failed) {
+    out.result = XfailResult::kXfail;
+  } else {
+    out.result = XfailResult::kNotExercised;
+    out.detail += "; the export half did not attempt it, so the record is neither confirmed nor "
+                  "contradicted";
+  }
+  return out;
+}
+
+void apply_xfail(Matrix& m, const std::vector<XfailRecord>& records,
+                 const std::vector<ExportEntry>& entries) {
+  for (const XfailRecord& r : records)
+    m.xfail.push_back(r.half == "runtime" ? apply_runtime_record(m, r, m.xfail_file)
+                                          : apply_export_record(m, r, m.xfail_file, entries));
 }
 
 const Cell* find_cell(const Matrix& m, const std::string& case_id, size_t col) {
@@ -406,15 +572,16 @@ std::string summary(const Matrix& m) {
   std::ostringstream os;
   os << m.measured << " cells measured: " << count[CellStatus::kAgreed] << " agreed, "
      << count[CellStatus::kDrifted] << " drifted";
-  if (count[CellStatus::kAgreedUndelegated])
-    os << ", " << count[CellStatus::kAgreedUndelegated] << " agreed-undelegated";
+  for (CellStatus s : {CellStatus::kAgreedUndelegated, CellStatus::kXfail, CellStatus::kXpass})
+    if (count[s]) os << ", " << count[s] << " " << to_string(s);
   const size_t unmeasured = m.cells.size() - m.measured;
   if (unmeasured) {
     os << "; " << unmeasured << " not measured (";
     bool first = true;
     for (auto [s, n] : count) {
       if (s == CellStatus::kAgreed || s == CellStatus::kDrifted ||
-          s == CellStatus::kAgreedUndelegated || n == 0)
+          s == CellStatus::kAgreedUndelegated || s == CellStatus::kXfail ||
+          s == CellStatus::kXpass || n == 0)
         continue;
       os << (first ? "" : ", ") << n << " " << to_string(s);
       first = false;
@@ -432,6 +599,17 @@ std::string summary(const Matrix& m) {
     }
     os << ")";
   }
+  if (!m.xfail.empty()) {
+    std::map<XfailResult, size_t> xr;
+    for (const XfailOutcome& x : m.xfail) ++xr[x.result];
+    os << "; " << m.xfail.size() << " xfail record(s) (";
+    bool first = true;
+    for (auto [r, n] : xr) {
+      os << (first ? "" : ", ") << n << " " << to_string(r);
+      first = false;
+    }
+    os << ")";
+  }
   return os.str();
 }
 
@@ -444,6 +622,11 @@ std::string verdict(const Matrix& m) {
   if (drifted) why.push_back(std::to_string(drifted) + " cell(s) drifted");
   for (const NotRun& n : m.not_run)
     if (fails_run(n.status)) why.push_back(not_run_label(n) + " " + std::string(to_string(n.status)));
+  for (const XfailOutcome& x : m.xfail)
+    if (x.result == XfailResult::kXpass)
+      why.push_back(x.record.backend + "/" + x.record.recipe + " xpass (" + x.record.half +
+                    " half): unexpected pass: update or remove the xfail record in " +
+                    m.xfail_file);
   return "FAIL: " + join(why, "; ");
 }
 
@@ -463,12 +646,121 @@ constexpr const char* kBoundHint =
 
 }  // namespace
 
+std::vector<XfailRecord> read_xfail(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in)
+    throw Error(ErrorKind::kIo, "cannot read " + file.string(),
+                "check the file's permissions, or remove it if no failure is expected");
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(in);
+  } catch (const std::exception& e) {
+    throw Error(ErrorKind::kXfailInvalid, file.string() + " is not JSON: " + e.what(),
+                "fix it to follow docs/xfail.md");
+  }
+  std::vector<std::string> problems;
+  std::vector<XfailRecord> records;
+  if (!doc.is_object()) {
+    problems.push_back("the top level must be an object {\"schema_version\", \"records\"}");
+  } else {
+    for (const auto& [key, v] : doc.items())
+      if (key != "schema_version" && key != "records") problems.push_back(key + ": unknown field");
+    if (!doc.contains("schema_version"))
+      problems.push_back("schema_version: missing (must be 1)");
+    else if (!doc["schema_version"].is_number_integer() || doc["schema_version"].get<int64_t>() != 1)
+      problems.push_back("schema_version: must be 1, got " + doc["schema_version"].dump());
+    if (!doc.contains("records")) {
+      problems.push_back("records: missing (a list of records)");
+    } else if (!doc["records"].is_array()) {
+      problems.push_back("records: must be a list, got " + doc["records"].dump());
+    } else {
+      const auto& list = doc["records"];
+      for (size_t i = 0; i < list.size(); ++i) {
+        const std::string at = "records[" + std::to_string(i) + "]";
+        const auto& r = list[i];
+        if (!r.is_object()) {
+          problems.push_back(at + ": must be an object");
+          continue;
+        }
+        XfailRecord rec;
+        const std::pair<const char*, std::string*> fields[] = {
+            {"model", &rec.model},   {"backend", &rec.backend}, {"recipe", &rec.recipe},
+            {"half", &rec.half},     {"reason", &rec.reason},   {"recorded", &rec.recorded}};
+        for (const auto& [key, v] : r.items()) {
+          bool known = key == "cases";
+          for (const auto& f : fields) known = known || key == f.first;
+          if (!known) problems.push_back(at + "." + key + ": unknown field");
+        }
+        bool ok = true;
+        for (const auto& [name, slot] : fields) {
+          if (!r.contains(name)) {
+            problems.push_back(at + "." + name + ": missing");
+            ok = false;
+          } else if (!r[name].is_string() || r[name].get<std::string>().empty()) {
+            problems.push_back(at + "." + name + ": must be a non-empty string, got " +
+                               r[name].dump());
+            ok = false;
+          } else {
+            *slot = r[name].get<std::string>();
+          }
+        }
+        if (r.contains("cases")) {
+          const auto& cs = r["cases"];
+          bool cases_ok = cs.is_array() && !cs.empty();
+          if (cases_ok)
+            for (const auto& c : cs) {
+              cases_ok = cases_ok && c.is_string() && !c.get<std::string>().empty();
+              if (cases_ok) rec.cases.push_back(c.get<std::string>());
+            }
+          if (!cases_ok) {
+            problems.push_back(at + ".cases: must be a non-empty list of case ids, got " +
+                               cs.dump());
+            ok = false;
+          }
+        }
+        if (!ok) continue;
+        if (!rec.cases.empty() && rec.half != "runtime") {
+          problems.push_back(at + ".cases: only a runtime record names cases (half is \"" +
+                             rec.half + "\")");
+          continue;
+        }
+        if (rec.half != "export" && rec.half != "runtime") {
+          problems.push_back(at + ".half: must be \"export\" or \"runtime\", got \"" + rec.half +
+                             "\"");
+          continue;
+        }
+        if (!valid_date(rec.recorded)) {
+          problems.push_back(at + ".recorded: must be a date YYYY-MM-DD, got \"" + rec.recorded +
+                             "\"");
+          continue;
+        }
+        for (size_t j = 0; j < records.size(); ++j)
+          if (records[j].model == rec.model && records[j].backend == rec.backend &&
+              records[j].recipe == rec.recipe && records[j].half == rec.half)
+            problems.push_back(at + ": the same model/backend/recipe/half as an earlier record (" +
+                               record_label(rec) + "); keep one");
+        records.push_back(std::move(rec));
+      }
+    }
+  }
+  if (!problems.empty())
+    throw Error(ErrorKind::kXfailInvalid, file.string() + ": " + join(problems, "; "),
+                "fix it to follow docs/xfail.md (or remove it if no failure is expected)");
+  return records;
+}
+
 Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& caller) {
   if (!std::filesystem::is_directory(dir))
     throw Error(ErrorKind::kIo, "bundle directory " + dir.string() + " does not exist",
                 "pass the directory the export half wrote (etproof export … --out DIR), or "
                 "export the demo bundles first");
   Matrix m;
+  // Read first: a malformed file is an error before anything runs.
+  std::vector<XfailRecord> records;
+  if (std::filesystem::exists(dir / "xfail.json")) {
+    m.xfail_file = (dir / "xfail.json").string();
+    records = read_xfail(dir / "xfail.json");
+  }
   if (!caller.empty()) {
     std::vector<std::string> given;
     auto add = [&](const std::optional<double>& v, const char* flag) {
@@ -488,7 +780,8 @@ Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& calle
                            path.filename().string() + ": " + error_text(e)});
     }
   }
-  read_export_report(m, dir);
+  const std::vector<ExportEntry> entries = read_export_report(m, dir);
+  apply_xfail(m, records, entries);
   return m;
 }
 
@@ -558,6 +851,27 @@ std::string to_text(const Matrix& m) {
            << to_string(c.status) << ": " << c.detail << "\n";
       }
   }
+  if (!m.xfail.empty()) {
+    os << "\nexpected failures (" << m.xfail_file << "):\n";
+    for (const XfailOutcome& x : m.xfail) {
+      os << "  " << record_label(x.record) << ", recorded " << x.record.recorded << ": "
+         << to_string(x.result)
+         << (x.result == XfailResult::kXpass ? " (fails the run)" : "") << ": " << x.detail
+         << "\n    reason: " << x.record.reason << "\n";
+      if (x.record.half != "runtime") continue;
+      for (const Cell& c : m.cells) {
+        if (!column_matches(m.columns[c.column], x.record) ||
+            (c.status != CellStatus::kXfail && c.status != CellStatus::kXpass))
+          continue;
+        os << "    " << c.case_id << ": " << to_string(c.status);
+        if (c.max_abs_error) os << ", max abs error " << fmt(*c.max_abs_error, 4);
+        if (c.cosine) os << ", cosine " << cosine_text(*c.cosine);
+        if (c.sqnr_db) os << ", SQNR " << fmt(*c.sqnr_db, 4) << " dB";
+        if (c.headroom) os << ", headroom " << fmt(*c.headroom, 3);
+        os << "\n";
+      }
+    }
+  }
   if (!m.not_run.empty()) {
     os << "\nnot run:\n";
     for (const NotRun& n : m.not_run)
@@ -612,6 +926,16 @@ std::string to_markdown(const Matrix& m) {
       os << "| " << esc(n.backend) << " | " << esc(n.recipe) << " | `" << to_string(n.status)
          << "` | " << (fails_run(n.status) ? "yes" : "no") << " | " << esc(n.reason) << " |\n";
   }
+  if (!m.xfail.empty()) {
+    os << "\n**Expected failures** (`" << esc(m.xfail_file) << "`)\n\n"
+          "| model | backend | recipe | half | recorded | outcome | fails the run | reason | detail |\n"
+          "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+    for (const XfailOutcome& x : m.xfail)
+      os << "| " << esc(x.record.model) << " | " << esc(x.record.backend) << " | "
+         << esc(x.record.recipe) << " | " << x.record.half << " | " << x.record.recorded << " | `"
+         << to_string(x.result) << "` | " << (x.result == XfailResult::kXpass ? "yes" : "no")
+         << " | " << esc(x.record.reason) << " | " << esc(x.detail) << " |\n";
+  }
   os << "\n" << summary(m) << " — **" << verdict(m) << "**\n";
   if (!m.caller_bound.empty())
     os << "\nBound: caller-supplied for every column (" << esc(m.caller_bound) << ").\n";
@@ -649,8 +973,24 @@ nlohmann::json to_json(const Matrix& m) {
                        {"status", std::string(to_string(n.status))},
                        {"fails_run", fails_run(n.status)},
                        {"reason", n.reason}});
+  nlohmann::json records = nlohmann::json::array();
+  for (const XfailOutcome& x : m.xfail)
+    records.push_back({{"model", x.record.model},
+                       {"backend", x.record.backend},
+                       {"recipe", x.record.recipe},
+                       {"half", x.record.half},
+                       {"reason", x.record.reason},
+                       {"recorded", x.record.recorded},
+                       {"cases", x.record.cases.empty() ? nlohmann::json(nullptr)
+                                                        : nlohmann::json(x.record.cases)},
+                       {"outcome", std::string(to_string(x.result))},
+                       {"fails_run", x.result == XfailResult::kXpass},
+                       {"detail", x.detail}});
   return {{"columns", cols},
           {"cases", m.cases},
+          {"xfail", {{"file", m.xfail_file.empty() ? nlohmann::json(nullptr)
+                                                   : nlohmann::json(m.xfail_file)},
+                     {"records", records}}},
           {"cells", cells},
           {"not_run", not_run},
           {"measured", m.measured},

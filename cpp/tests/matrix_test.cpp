@@ -14,6 +14,7 @@
 
 #include "etproof/bundle.h"
 #include "etproof/error.h"
+#include "etproof/npy.h"
 #include "test_support.h"
 
 namespace etproof {
@@ -57,12 +58,20 @@ void edit_manifest(const fs::path& bundle_dir, const std::function<void(nlohmann
   std::ofstream(path) << doc.dump(2) << "\n";
 }
 
+// build/test-bundles holds one bundle per runtime probe the CLI needs (python/etproof/
+// testbundles.py); these three are the ones every test here relies on.
+constexpr const char* kOriginalColumns[] = {"tiny-portable-fp32", "tiny-xnnpack-fp32",
+                                            "tiny-xnnpack-int8-dynamic-per-channel"};
+
 TEST(Matrix, TestBundlesAreAllMeasuredAndAgree) {
   ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-portable-fp32");
   const Matrix m = build_matrix(test_bundles());
-  ASSERT_EQ(m.columns.size(), 3u) << to_text(m);
+  ASSERT_EQ(m.columns.size(), find_bundles(test_bundles()).size()) << to_text(m);
+  for (const char* b : kOriginalColumns) column_of(m, b);
   EXPECT_EQ(m.cases.size(), 3u);
-  EXPECT_EQ(m.measured, 9u) << to_text(m);
+  // Every column ran every case here and agreed: nothing left unmeasured, nothing not run.
+  EXPECT_EQ(m.measured, m.columns.size() * m.cases.size()) << to_text(m);
+  EXPECT_TRUE(m.not_run.empty()) << to_text(m);
   EXPECT_EQ(m.exit_code(), 0) << to_text(m);
   for (const Cell& c : m.cells) EXPECT_EQ(c.status, CellStatus::kAgreed) << c.detail;
 
@@ -83,7 +92,9 @@ TEST(Matrix, TestBundlesAreAllMeasuredAndAgree) {
   }
 
   const std::string text = to_text(m);
-  EXPECT_NE(text.find("9 cells measured: 9 agreed, 0 drifted"), std::string::npos) << text;
+  const std::string n = std::to_string(m.measured);
+  EXPECT_NE(text.find(n + " cells measured: " + n + " agreed, 0 drifted"), std::string::npos)
+      << text;
   EXPECT_NE(text.find("xnnpack/int8-dynamic-per-channel"), std::string::npos) << text;
   const std::string md = to_markdown(m);
   EXPECT_NE(md.find("| case |"), std::string::npos) << md;
@@ -98,7 +109,8 @@ TEST(Matrix, JsonHasTheDocumentedKeys) {
   for (const auto& c : j.at("columns"))
     for (const char* k : {"backend", "recipe", "precision", "delegates", "bundle", "bound"})
       EXPECT_TRUE(c.contains(k)) << k;
-  ASSERT_EQ(j.at("cells").size(), 9u);
+  ASSERT_EQ(j.at("cells").size(), m.cells.size());
+  ASSERT_FALSE(m.cells.empty());
   for (const auto& c : j.at("cells")) {
     for (const char* k : {"case", "backend", "recipe", "status", "max_abs_error", "cosine",
                           "sqnr_db", "headroom", "bound", "detail"})
@@ -107,7 +119,11 @@ TEST(Matrix, JsonHasTheDocumentedKeys) {
     EXPECT_TRUE(c.at("max_abs_error").is_number());
   }
   EXPECT_TRUE(j.at("not_run").is_array());
-  EXPECT_EQ(j.at("measured").get<size_t>(), 9u);
+  EXPECT_EQ(j.at("measured").get<size_t>(), m.measured);
+  EXPECT_EQ(m.measured, m.cells.size());
+  // No xfail.json there: the key says so.
+  EXPECT_TRUE(j.at("xfail").at("file").is_null());
+  EXPECT_TRUE(j.at("xfail").at("records").empty());
 }
 
 TEST(Matrix, ExportReportRefusalsAreListedNotLeftOut) {
@@ -267,7 +283,9 @@ TEST(Matrix, ColumnWithNoKnownBoundRunsShowsItsNumbersAndFails) {
   const fs::path dir = scratch_dir();
   copy_bundle(test_bundles() / "tiny-portable-fp32", dir);
   edit_manifest(dir / "tiny-portable-fp32",
-                [](nlohmann::json& d) { d["recipe"] = "int4-weight-only"; });
+                // A precision the bound table has not measured (recipes are checked against the
+                // backend table when the bundle opens; precisions are what the delegate reports).
+                [](nlohmann::json& d) { d["precision"] = "float16"; });
   const Matrix m = build_matrix(dir);
   ASSERT_EQ(m.columns.size(), 1u);
   EXPECT_FALSE(m.columns[0].bound.has_value());
@@ -286,7 +304,7 @@ TEST(Matrix, ColumnWithNoKnownBoundRunsShowsItsNumbersAndFails) {
   EXPECT_EQ(m.exit_code(), 1);
   ASSERT_EQ(m.not_run.size(), 1u);
   EXPECT_EQ(m.not_run[0].status, CellStatus::kNoBound);
-  EXPECT_NE(m.not_run[0].reason.find("int4-weight-only"), std::string::npos) << m.not_run[0].reason;
+  EXPECT_NE(m.not_run[0].reason.find("float16"), std::string::npos) << m.not_run[0].reason;
   EXPECT_NE(m.not_run[0].reason.find("--min-sqnr"), std::string::npos) << m.not_run[0].reason;
   const std::string text = to_text(m);
   EXPECT_NE(text.find("case2  no-bound 6e-08 1-"), std::string::npos) << text;  // its numbers
@@ -318,7 +336,8 @@ TEST(Matrix, CallerBoundAppliesToEveryColumnAndIsReported) {
   BoundOverride strict;
   strict.min_sqnr_db = 200;
   const Matrix m = build_matrix(test_bundles(), strict);
-  EXPECT_EQ(m.measured, 9u);
+  EXPECT_EQ(m.measured, m.cells.size());
+  EXPECT_GE(m.measured, 9u);
   EXPECT_EQ(m.exit_code(), 1);
   for (const Column& c : m.columns) {
     ASSERT_TRUE(c.bound);
@@ -364,8 +383,303 @@ TEST(Matrix, DelegateBackendWithNoDelegateInTheProgramIsAgreedUndelegated) {
   EXPECT_NE(to_text(m).find("agreed-undelegated"), std::string::npos);
 }
 
+// ---- expected failures (DIR/xfail.json, docs/xfail.md) ----------------------------------------
+
+void write_xfail(const fs::path& dir, const std::string& records) {
+  std::ofstream(dir / "xfail.json") << R"({"schema_version": 1, "records": [)" << records << "]}\n";
+}
+
+std::string record(const std::string& model, const std::string& backend,
+                   const std::string& recipe, const std::string& half = "runtime",
+                   const std::string& reason = "known: the goldens were halved") {
+  return nlohmann::json{{"model", model},   {"backend", backend}, {"recipe", recipe},
+                        {"half", half},     {"reason", reason},   {"recorded", "2026-11-29"}}
+      .dump();
+}
+
+// A copy of the tiny int8 bundle whose goldens are halved: the program is fine, the reference
+// is not, so every case drifts under the derived bound (SQNR ≈ 0 dB, below its 9.6 dB floor).
+fs::path halved_int8(const fs::path& dir) {
+  const std::string name = "tiny-xnnpack-int8-dynamic-per-channel";
+  copy_bundle(test_bundles() / name, dir);
+  for (const auto& e : fs::directory_iterator(dir / name / (name + ".goldens")))
+    if (e.path().filename().string().find(".out.") != std::string::npos) {
+      HostTensor t = read_npy(e.path());
+      auto* f = reinterpret_cast<float*>(t.data.data());
+      for (size_t i = 0; i < t.numel(); ++i) f[i] *= 0.5f;
+      write_npy(e.path(), t);
+    }
+  return dir / name;
+}
+
+TEST(Xfail, DriftedColumnWithARuntimeRecordIsXfailAndPasses) {
+  ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-xnnpack-int8-dynamic-per-channel");
+  const fs::path dir = scratch_dir();
+  halved_int8(dir);
+  copy_bundle(test_bundles() / "tiny-portable-fp32", dir);
+  // Without a record: drift, and the run fails.
+  const Matrix plain = build_matrix(dir);
+  EXPECT_EQ(plain.exit_code(), 1) << to_text(plain);
+  const size_t q = column_of(plain, "tiny-xnnpack-int8-dynamic-per-channel");
+  for (const Cell* c : cells_of(plain, q)) ASSERT_EQ(c->status, CellStatus::kDrifted);
+
+  write_xfail(dir, record("tiny", "xnnpack", "int8-dynamic-per-channel"));
+  const Matrix m = build_matrix(dir);
+  EXPECT_EQ(m.exit_code(), 0) << to_text(m);
+  EXPECT_EQ(m.measured, 6u);  // xfail cells are measured cells
+  ASSERT_EQ(cells_of(m, q).size(), 3u);
+  for (const Cell* c : cells_of(m, q)) {
+    EXPECT_EQ(c->status, CellStatus::kXfail);
+    // The measured numbers stay, and the detail carries both the reason and the failing rule.
+    ASSERT_TRUE(c->max_abs_error && c->cosine && c->sqnr_db && c->headroom);
+    EXPECT_LT(*c->sqnr_db, 9.6);  // the failing rule: allclose alone still has headroom
+    EXPECT_NE(c->detail.find("known: the goldens were halved"), std::string::npos) << c->detail;
+    EXPECT_NE(c->detail.find("sqnr below bound"), std::string::npos) << c->detail;
+  }
+  for (const Cell* c : cells_of(m, column_of(m, "tiny-portable-fp32")))
+    EXPECT_EQ(c->status, CellStatus::kAgreed);
+  EXPECT_FALSE(fails_run(CellStatus::kXfail));
+  EXPECT_EQ(to_string(CellStatus::kXfail), "xfail");
+  ASSERT_EQ(m.xfail.size(), 1u);
+  EXPECT_EQ(m.xfail[0].result, XfailResult::kXfail);
+  EXPECT_EQ(m.xfail_file, (dir / "xfail.json").string());
+
+  const std::string text = to_text(m);
+  EXPECT_NE(text.find("6 cells measured: 3 agreed, 0 drifted, 3 xfail"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("1 xfail record(s) (1 xfail)"), std::string::npos) << text;
+  EXPECT_NE(text.find("expected failures (" + (dir / "xfail.json").string() + "):"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("tiny xnnpack/int8-dynamic-per-channel (runtime half), recorded "
+                      "2026-11-29: xfail: column tiny-xnnpack-int8-dynamic-per-channel: 3 xfail"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    case0: xfail, max abs error "), std::string::npos) << text;
+  EXPECT_NE(text.find("\nPASS\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("hint:"), std::string::npos) << text;  // nothing drifted unexpectedly
+  EXPECT_NE(to_markdown(m).find("`xfail`"), std::string::npos) << to_markdown(m);
+  const auto j = to_json(m);
+  EXPECT_EQ(j.at("exit_code"), 0);
+  ASSERT_EQ(j.at("xfail").at("records").size(), 1u);
+  const auto& r = j.at("xfail").at("records")[0];
+  EXPECT_EQ(r.at("outcome"), "xfail");
+  EXPECT_FALSE(r.at("fails_run").get<bool>());
+  EXPECT_EQ(r.at("half"), "runtime");
+  EXPECT_EQ(r.at("reason"), "known: the goldens were halved");
+  size_t xfail_cells = 0;
+  for (const auto& c : j.at("cells"))
+    if (c.at("status") == "xfail") {
+      ++xfail_cells;
+      EXPECT_TRUE(c.at("sqnr_db").is_number());
+    }
+  EXPECT_EQ(xfail_cells, 3u);
+}
+
+TEST(Xfail, ARecordNamingCasesCoversOnlyThoseCases) {
+  ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-xnnpack-int8-dynamic-per-channel");
+  const fs::path dir = scratch_dir();
+  halved_int8(dir);
+  nlohmann::json r = nlohmann::json::parse(record("tiny", "xnnpack", "int8-dynamic-per-channel"));
+  r["cases"] = {"case0", "case2"};
+  write_xfail(dir, r.dump());
+  const Matrix m = build_matrix(dir);
+  // case1 drifted too and no record covers it: the run fails, on that cell alone.
+  EXPECT_EQ(m.exit_code(), 1) << to_text(m);
+  for (const Cell& c : m.cells)
+    EXPECT_EQ(c.status, c.case_id == "case1" ? CellStatus::kDrifted : CellStatus::kXfail)
+        << c.case_id;
+  ASSERT_EQ(m.xfail.size(), 1u);
+  EXPECT_EQ(m.xfail[0].result, XfailResult::kXfail);
+  EXPECT_NE(m.xfail[0].detail.find("(cases case0, case2): 2 xfail"), std::string::npos)
+      << m.xfail[0].detail;
+  EXPECT_EQ(to_json(m).at("xfail").at("records")[0].at("cases"),
+            nlohmann::json::array({"case0", "case2"}));
+  // Cases belong to the runtime half only.
+  r["half"] = "export";
+  write_xfail(dir, r.dump());
+  try {
+    build_matrix(dir);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kXfailInvalid);
+    EXPECT_NE(e.cause().find("records[0].cases: only a runtime record names cases"),
+              std::string::npos)
+        << e.cause();
+  }
+}
+
+TEST(Xfail, RecordOnAnAgreeingColumnIsXpassAndFailsTheRun) {
+  ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-xnnpack-fp32");
+  const fs::path dir = scratch_dir();
+  copy_bundle(test_bundles() / "tiny-portable-fp32", dir);
+  copy_bundle(test_bundles() / "tiny-xnnpack-fp32", dir);
+  write_xfail(dir, record("tiny", "xnnpack", "fp32"));
+  const Matrix m = build_matrix(dir);
+  EXPECT_EQ(m.exit_code(), 1) << to_text(m);
+  EXPECT_TRUE(fails_run(CellStatus::kXpass));
+  const std::string msg = "unexpected pass: update or remove the xfail record in " +
+                          (dir / "xfail.json").string();
+  for (const Cell* c : cells_of(m, column_of(m, "tiny-xnnpack-fp32"))) {
+    EXPECT_EQ(c->status, CellStatus::kXpass);
+    EXPECT_NE(c->detail.find(msg), std::string::npos) << c->detail;
+    EXPECT_TRUE(c->max_abs_error.has_value());
+  }
+  for (const Cell* c : cells_of(m, column_of(m, "tiny-portable-fp32")))
+    EXPECT_EQ(c->status, CellStatus::kAgreed);
+  ASSERT_EQ(m.xfail.size(), 1u);
+  EXPECT_EQ(m.xfail[0].result, XfailResult::kXpass);
+  const std::string text = to_text(m);
+  EXPECT_NE(text.find("6 cells measured: 3 agreed, 0 drifted, 3 xpass"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("FAIL: xnnpack/fp32 xpass (runtime half): " + msg), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("xpass (fails the run)"), std::string::npos) << text;
+  const auto j = to_json(m);
+  EXPECT_EQ(j.at("xfail").at("records")[0].at("outcome"), "xpass");
+  EXPECT_TRUE(j.at("xfail").at("records")[0].at("fails_run").get<bool>());
+  EXPECT_NE(to_markdown(m).find("`xpass`"), std::string::npos);
+}
+
+TEST(Xfail, RecordsThatMatchNothingAreListedAsStaleAndDoNotFail) {
+  ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-portable-fp32");
+  const fs::path dir = scratch_dir();
+  copy_bundle(test_bundles() / "tiny-portable-fp32", dir);
+  // Another model's column, a pair never exported, and an export record with no report at all.
+  write_xfail(dir, record("other_model", "portable", "fp32") + "," +
+                       record("tiny", "coreml", "fp16") + "," +
+                       record("tiny", "vulkan", "fp32", "export"));
+  const Matrix m = build_matrix(dir);
+  EXPECT_EQ(m.exit_code(), 0) << to_text(m);
+  for (const Cell& c : m.cells) EXPECT_EQ(c.status, CellStatus::kAgreed);
+  ASSERT_EQ(m.xfail.size(), 3u);
+  for (const XfailOutcome& x : m.xfail) {
+    EXPECT_EQ(x.result, XfailResult::kStale) << x.detail;
+    EXPECT_NE(x.detail.find("remove it"), std::string::npos) << x.detail;
+  }
+  const std::string text = to_text(m);
+  EXPECT_NE(text.find("other_model portable/fp32 (runtime half), recorded 2026-11-29: stale: "
+                      "matches no column"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("tiny vulkan/fp32 (export half), recorded 2026-11-29: stale: matches no "
+                      "export-report.json entry"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("3 xfail record(s) (3 stale)"), std::string::npos) << text;
+  for (const auto& r : to_json(m).at("xfail").at("records")) {
+    EXPECT_EQ(r.at("outcome"), "stale");
+    EXPECT_FALSE(r.at("fails_run").get<bool>());
+  }
+}
+
+TEST(Xfail, MalformedFileIsATypedErrorNamingTheField) {
+  ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-portable-fp32");
+  const fs::path dir = scratch_dir();
+  copy_bundle(test_bundles() / "tiny-portable-fp32", dir);
+  auto error_for = [&](const std::string& content) -> std::string {
+    std::ofstream(dir / "xfail.json") << content;
+    try {
+      build_matrix(dir);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kXfailInvalid) << e.what();
+      EXPECT_NE(e.cause().find((dir / "xfail.json").string()), std::string::npos) << e.cause();
+      EXPECT_NE(e.remedy().find("docs/xfail.md"), std::string::npos) << e.remedy();
+      return e.cause();
+    }
+    ADD_FAILURE() << "no error for " << content;
+    return "";
+  };
+  EXPECT_NE(error_for("{not json").find("is not JSON"), std::string::npos);
+  EXPECT_NE(error_for(R"({"schema_version": 2, "records": []})")
+                .find("schema_version: must be 1, got 2"),
+            std::string::npos);
+  EXPECT_NE(error_for(R"({"schema_version": 1, "records": {}})").find("records: must be a list"),
+            std::string::npos);
+  nlohmann::json bad = nlohmann::json::parse(record("tiny", "portable", "fp32"));
+  bad["half"] = "both";
+  std::string cause =
+      error_for(R"({"schema_version": 1, "records": [)" + bad.dump() + "]}");
+  EXPECT_NE(cause.find("records[0].half: must be \"export\" or \"runtime\", got \"both\""),
+            std::string::npos)
+      << cause;
+  // Every problem at once: a missing reason, a bad date, an unknown field, a duplicate.
+  nlohmann::json no_reason = nlohmann::json::parse(record("tiny", "portable", "fp32"));
+  no_reason.erase("reason");
+  nlohmann::json bad_date = nlohmann::json::parse(record("tiny", "xnnpack", "fp32"));
+  bad_date["recorded"] = "29/11/2026";
+  nlohmann::json extra = nlohmann::json::parse(record("tiny", "openvino", "fp32"));
+  extra["case"] = "case0";
+  cause = error_for(R"({"schema_version": 1, "records": [)" + no_reason.dump() + "," +
+                    bad_date.dump() + "," + extra.dump() + "," +
+                    record("tiny", "openvino", "fp32") + "]}");
+  for (const char* want : {"records[0].reason: missing",
+                           "records[1].recorded: must be a date YYYY-MM-DD, got \"29/11/2026\"",
+                           "records[2].case: unknown field",
+                           "records[3]: the same model/backend/recipe/half as an earlier record"})
+    EXPECT_NE(cause.find(want), std::string::npos) << want << "\n" << cause;
+  EXPECT_EQ(to_string(ErrorKind::kXfailInvalid), "xfail-invalid");
+}
+
+TEST(Xfail, ExportRecordsAgainstTheExportReport) {
+  ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-portable-fp32");
+  const fs::path dir = scratch_dir();
+  copy_bundle(test_bundles() / "tiny-portable-fp32", dir);
+  std::ofstream(dir / "export-report.json") << R"({"results": [
+    {"backend": "portable", "recipe": "fp32", "bundle": "tiny-portable-fp32", "status": "exported"},
+    {"backend": "vulkan", "recipe": "fp32", "model": "tiny", "status": "export-failed",
+     "stage": "lower", "reason": "RuntimeError: no partitioner tagged any node"},
+    {"backend": "coreml", "recipe": "fp16", "model": "tiny", "status": "export-refused",
+     "reason": "coremltools is not installed"}
+  ]})";
+  // Without a record the export failure fails the run.
+  EXPECT_EQ(build_matrix(dir).exit_code(), 1);
+
+  // An export record on the failed pair: xfail, the run passes; on the refused one: not
+  // exercised (the export half never tried), listed, not failing.
+  write_xfail(dir, record("tiny", "vulkan", "fp32", "export", "Vulkan cannot lower tiny's ops") +
+                       "," + record("tiny", "coreml", "fp16", "export"));
+  const Matrix m = build_matrix(dir);
+  EXPECT_EQ(m.exit_code(), 0) << to_text(m);
+  ASSERT_EQ(m.xfail.size(), 2u);
+  EXPECT_EQ(m.xfail[0].result, XfailResult::kXfail) << m.xfail[0].detail;
+  EXPECT_EQ(m.xfail[1].result, XfailResult::kNotExercised) << m.xfail[1].detail;
+  bool vulkan = false;
+  for (const NotRun& n : m.not_run)
+    if (n.backend == "vulkan") {
+      vulkan = true;
+      EXPECT_EQ(n.status, CellStatus::kXfail);
+      EXPECT_NE(n.reason.find("Vulkan cannot lower tiny's ops"), std::string::npos) << n.reason;
+      EXPECT_NE(n.reason.find("at lower: RuntimeError"), std::string::npos) << n.reason;
+    } else if (n.backend == "coreml") {
+      EXPECT_EQ(n.status, CellStatus::kExportRefused);
+    }
+  EXPECT_TRUE(vulkan) << to_text(m);
+  const std::string text = to_text(m);
+  EXPECT_NE(text.find("vulkan/fp32: xfail: expected failure"), std::string::npos) << text;
+  EXPECT_NE(text.find("2 xfail record(s) (1 xfail, 1 not-exercised)"), std::string::npos) << text;
+
+  // An export record on a pair that exported (the report's entry names its bundle, whose NAME
+  // is the model): xpass for that column, and the run fails.
+  write_xfail(dir, record("tiny", "portable", "fp32", "export") + "," +
+                       record("tiny", "vulkan", "fp32", "export"));
+  const Matrix x = build_matrix(dir);
+  EXPECT_EQ(x.exit_code(), 1) << to_text(x);
+  ASSERT_EQ(x.xfail.size(), 2u);
+  EXPECT_EQ(x.xfail[0].result, XfailResult::kXpass) << x.xfail[0].detail;
+  EXPECT_NE(x.xfail[0].detail.find("unexpected pass"), std::string::npos) << x.xfail[0].detail;
+  // The runtime cells of that column are what they are: the record is about the export half.
+  for (const Cell& c : x.cells) EXPECT_EQ(c.status, CellStatus::kAgreed);
+  EXPECT_NE(to_text(x).find("FAIL: portable/fp32 xpass (export half): unexpected pass: update or "
+                            "remove the xfail record in " +
+                            (dir / "xfail.json").string()),
+            std::string::npos)
+      << to_text(x);
+  EXPECT_EQ(to_json(x).at("exit_code"), 1);
+}
+
 TEST(Matrix, DemoBundlesEveryPhotoOnEveryColumn) {
-  ETPROOF_REQUIRE_BUNDLE(demo_bundles() / "efficientnet_lite0-xnnpack-int8-dynamic-per-channel");
+  ETPROOF_REQUIRE_BUNDLE(demo_bundles() / "efficientnet_lite0-xnnpack-int8-static-per-channel");
   const Matrix m = build_matrix(demo_bundles());
   EXPECT_EQ(m.cases.size(), 6u);
   EXPECT_EQ(m.exit_code(), 0) << to_text(m);
@@ -382,12 +696,25 @@ TEST(Matrix, DemoBundlesEveryPhotoOnEveryColumn) {
       EXPECT_NE(c.detail.find("runs on"), std::string::npos) << c.detail;
       continue;
     }
-    EXPECT_EQ(c.status, CellStatus::kAgreed) << label << " " << c.case_id << ": " << c.detail;
+    // The one recorded expected failure (data/demo-xfail.json, copied there by the demo):
+    // static int8 drifts against the int8 target bound on the photos the record lists, and
+    // agrees on the others.
+    if (label == "xnnpack/int8-static-per-channel") {
+      ASSERT_EQ(m.xfail.size(), 1u) << to_text(m);
+      const auto& listed = m.xfail[0].record.cases;
+      const bool expected = std::find(listed.begin(), listed.end(), c.case_id) != listed.end();
+      EXPECT_EQ(c.status, expected ? CellStatus::kXfail : CellStatus::kAgreed)
+          << label << " " << c.case_id << ": " << c.detail;
+    } else
+      EXPECT_EQ(c.status, CellStatus::kAgreed) << label << " " << c.case_id << ": " << c.detail;
     EXPECT_TRUE(c.sqnr_db.has_value());
     measured_columns.insert(label);
   }
-  for (const char* col : {"portable/fp32", "xnnpack/fp32", "xnnpack/int8-dynamic-per-channel"})
+  for (const char* col : {"portable/fp32", "xnnpack/fp32", "xnnpack/int8-dynamic-per-channel",
+                          "xnnpack/int8-static-per-channel"})
     EXPECT_TRUE(measured_columns.count(col)) << col << "\n" << to_text(m);
+  ASSERT_EQ(m.xfail.size(), 1u) << to_text(m);
+  EXPECT_EQ(m.xfail[0].result, XfailResult::kXfail) << m.xfail[0].detail;
   EXPECT_EQ(m.measured, 6u * measured_columns.size()) << to_text(m);
   for (const NotRun& n : m.not_run) EXPECT_EQ(n.status, CellStatus::kNotLinked) << n.reason;
   for (const char* photo : {"chelsea", "coffee", "astronaut", "rocket", "china", "flower"})

@@ -16,7 +16,8 @@ inline std::filesystem::path env_dir(const char* var) {
   return v ? std::filesystem::path(v) : std::filesystem::path();
 }
 
-// build/test-bundles: tiny-portable-fp32, tiny-xnnpack-fp32, tiny-xnnpack-int8-dynamic-per-channel
+// build/test-bundles: tiny-portable-fp32, tiny-xnnpack-fp32, tiny-xnnpack-int8-dynamic-per-channel,
+// tiny-openvino-fp32 (python/etproof/testbundles.py); tests name what they need, never a count
 inline std::filesystem::path test_bundles() { return env_dir("ETPROOF_TEST_BUNDLES"); }
 // build/demo/bundles: efficientnet_lite0-{portable-fp32,xnnpack-fp32,xnnpack-int8-dynamic-per-channel}
 inline std::filesystem::path demo_bundles() { return env_dir("ETPROOF_DEMO_BUNDLES"); }

@@ -160,10 +160,10 @@ def cmd_export(a) -> int:
         path = export_model(name=names[0], out_dir=out, backend=backend, recipe=recipe, log=_log,
                             **loaded.kwargs)
     except EtproofError as e:
-        _try_report(out, [result_for_error(backend, recipe, e)])
+        _try_report(out, [result_for_error(backend, recipe, e, loaded.stem)])
         raise
     _try_report(out, [{"backend": backend, "recipe": recipe, "bundle": path.name,
-                       "status": "exported"}])
+                       "model": loaded.stem, "status": "exported"}])
     print(path)
     return EXIT_OK
 

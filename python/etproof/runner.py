@@ -14,11 +14,19 @@ from etproof.errors import EtproofError, InvalidArgument
 REPORT = "export-report.json"
 
 
-def result_for_error(backend: str, recipe: str, e: EtproofError) -> dict:
-    """The export-report entry of a failed export: refused (arguments) or failed (a stage)."""
+def result_for_error(backend: str, recipe: str, e: EtproofError,
+                     model: str | None = None) -> dict:
+    """The export-report entry of a failed export: refused (arguments) or failed (a stage).
+
+    model: the model key (NAME in NAME-BACKEND-RECIPE), where known; an xfail record's export
+    half matches entries by it (docs/xfail.md). Absent when the model was never loaded.
+    """
     status = "export-refused" if isinstance(e, InvalidArgument) else "export-failed"
-    return {"backend": backend, "recipe": recipe, "status": status,
-            "stage": e.stage or "export", "reason": str(e)}
+    r = {"backend": backend, "recipe": recipe, "status": status,
+         "stage": e.stage or "export", "reason": str(e)}
+    if model:
+        r["model"] = model
+    return r
 
 
 def write_report(out: Path, results: list[dict], merge: bool = False) -> Path:
@@ -83,17 +91,17 @@ def export_pairs(spec_factory: Callable[[], dict], model_key: str, pairs, out: P
             path = export_model(name=name, out_dir=out, backend=backend, recipe=recipe,
                                 log=log, **spec)
             result = {"backend": backend, "recipe": recipe, "bundle": path.name,
-                      "status": "exported"}
+                      "model": model_key, "status": "exported"}
             log(f"{name}: exported in {time.monotonic() - t0:.1f} s")
         except EtproofError as e:
-            result = result_for_error(backend, recipe, e)
+            result = result_for_error(backend, recipe, e, model_key)
             log(f"{name}: {result['status']} [{result['stage']}]"
                 + (f": {e}" if log_errors else ""))
         except Exception as e:  # noqa: BLE001 - one column's failure never stops the others
             from etproof.export import _first_line
 
-            result = {"backend": backend, "recipe": recipe, "status": "export-failed",
-                      "stage": "export", "reason": f"{type(e).__name__}: {_first_line(e)}"}
+            result = {"backend": backend, "recipe": recipe, "model": model_key,
+                      "status": "export-failed", "stage": "export", "reason": f"{type(e).__name__}: {_first_line(e)}"}
             log(f"{name}: export-failed [export]" + (f": {result['reason']}" if log_errors
                                                      else ""))
         results.append(result)

@@ -1,8 +1,10 @@
-"""Small bundles for the C++ tests: tiny-{portable-fp32,xnnpack-fp32,xnnpack-int8-dynamic-...}.
+"""Small bundles for the C++ tests: tiny-{portable-fp32,xnnpack-fp32,xnnpack-int8-dynamic-...,
+openvino-fp32}.
 
-The C++ tests build a matrix over this whole directory, so it holds exactly these three pairs
-(not every pair the export half supports); export other pairs of the tiny model with
-``python -m etproof export tiny --backend B --recipe R --out DIR``.
+The C++ tests build a matrix over this whole directory and expect every column in it to agree;
+they check the columns they name, not a count. `etproof backends` finds each delegate's runtime
+probe bundle here by delegate id (the OpenVINO one is tiny-openvino-fp32). Export other pairs of
+the tiny model with ``python -m etproof export tiny --backend B --recipe R --out DIR``.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from pathlib import Path
 
 from etproof.runner import export_pairs
 
-TEST_PAIRS = [("portable", "fp32"), ("xnnpack", "fp32"), ("xnnpack", "int8-dynamic-per-channel")]
+TEST_PAIRS = [("portable", "fp32"), ("xnnpack", "fp32"), ("xnnpack", "int8-dynamic-per-channel"),
+              ("openvino", "fp32")]
 
 
 def export_test_bundles(out: Path, force: bool = False, log=print) -> list[dict]:

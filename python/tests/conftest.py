@@ -32,12 +32,14 @@ class PaddedConvNet(nn.Module):
 
 @pytest.fixture(scope="session")
 def test_bundles(tmp_path_factory):
-    """The three tiny bundles, exported as `python -m etproof test-bundles` does."""
-    from etproof.testbundles import export_test_bundles
+    """The tiny bundles (one per TEST_PAIRS entry), exported as `python -m etproof test-bundles`
+    does."""
+    from etproof.testbundles import TEST_PAIRS, export_test_bundles
 
     out = tmp_path_factory.mktemp("test-bundles")
     results = export_test_bundles(out, log=lambda _m: None)
-    assert [r["status"] for r in results] == ["exported"] * 3, results
+    assert [r["status"] for r in results] == ["exported"] * len(TEST_PAIRS), results
+    assert [r["model"] for r in results] == ["tiny"] * len(TEST_PAIRS), results
     return out
 
 

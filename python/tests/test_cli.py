@@ -4,7 +4,7 @@ import subprocess
 import sys
 
 from etproof.cli import main
-from etproof.testbundles import export_test_bundles
+from etproof.testbundles import TEST_PAIRS, export_test_bundles
 
 from conftest import REPO
 
@@ -12,8 +12,8 @@ from conftest import REPO
 def test_test_bundles_are_reused_when_nothing_changed(test_bundles):
     lines = []
     results = export_test_bundles(test_bundles, log=lines.append)
-    assert [r["status"] for r in results] == ["exported"] * 3
-    assert sum("up to date" in line for line in lines) == 3
+    assert [r["status"] for r in results] == ["exported"] * len(TEST_PAIRS)
+    assert sum("up to date" in line for line in lines) == len(TEST_PAIRS)
 
 
 def test_cli_export_and_error(tmp_path, capsys):

@@ -28,6 +28,7 @@ enum class ErrorKind {
   kRunFailed,              // ExecuTorch failed while executing
   kNpyInvalid,             // a .npy file is malformed or truncated
   kInvalidArgument,        // the caller asked for something that does not exist
+  kXfailInvalid,           // an expected-failure file (DIR/xfail.json) does not follow docs/xfail.md
 };
 
 // Stable lower-case name of a kind ("manifest-invalid", "artifact-mismatch", …) used in JSON.

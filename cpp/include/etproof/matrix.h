@@ -26,14 +26,52 @@ enum class CellStatus {
   kBundleInvalid,      // manifest invalid, artifact/manifest mismatch, goldens unreadable
   kNoBound,            // ran, but no bound is known for this recipe/precision; pass one (the
                        // measured numbers are still shown)
+  kXfail,              // drifted (a cell) or export-failed (a not-run line) as a record in
+                       // DIR/xfail.json expects; the reason and the measured numbers are shown
+  kXpass,              // a record in DIR/xfail.json expected a failure and it passed: fails the
+                       // run until the record is updated or removed
 };
 std::string_view to_string(CellStatus s);  // "agreed", "agreed-undelegated", "drifted", …
 
-// Whether a cell or not-run column with this status fails the matrix run. Fails: drifted, and
-// every column that was found but could not be judged — bundle-invalid, load-failed, run-failed,
-// export-failed, no-bound (failures of the claim). Does not fail: agreed, agreed-undelegated, and
-// the absent capabilities — not-linked, unavailable, export-refused (listed with their reasons).
+// Whether a cell or not-run column with this status fails the matrix run. Fails: drifted, xpass,
+// and every column that was found but could not be judged — bundle-invalid, load-failed,
+// run-failed, export-failed, no-bound (failures of the claim). Does not fail: agreed,
+// agreed-undelegated, xfail, and the absent capabilities — not-linked, unavailable,
+// export-refused (listed with their reasons).
 bool fails_run(CellStatus s);
+
+// One record of DIR/xfail.json (docs/xfail.md): a failure that is known and expected.
+struct XfailRecord {
+  std::string model;     // NAME in the bundle names NAME-BACKEND-RECIPE (the manifest's `model`
+                         // also matches a column)
+  std::string backend;   // export key
+  std::string recipe;
+  std::string half;      // "export" (matches export-report.json entries) | "runtime" (columns)
+  std::string reason;    // why it fails, with the measurement behind it
+  std::string recorded;  // YYYY-MM-DD
+  // Runtime half only: the golden cases expected to fail; empty (field absent): every case of
+  // the column. Cases not listed are judged as usual.
+  std::vector<std::string> cases;
+};
+
+// Reads an expected-failure file. Throws Error{kXfailInvalid} naming the file and every field
+// that does not follow docs/xfail.md at once ("records[0].half: …"); Error{kIo} if unreadable.
+std::vector<XfailRecord> read_xfail(const std::filesystem::path& file);
+
+// What one record met in this run.
+enum class XfailResult {
+  kXfail,         // everything it matched failed, as recorded (does not fail the run)
+  kXpass,         // something it matched passed: fails the run until the record is updated
+  kNotExercised,  // it matched, but nothing it matched was judged (not-linked, export-refused, …)
+  kStale,         // it matched no column and no export-report entry (listed; does not fail)
+};
+std::string_view to_string(XfailResult r);  // "xfail", "xpass", "not-exercised", "stale"
+
+struct XfailOutcome {
+  XfailRecord record;
+  XfailResult result = XfailResult::kStale;
+  std::string detail;  // what it matched and how (cases, statuses), or why it is stale
+};
 
 struct Column {
   std::string bundle;                  // bundle name ("" for export-only columns)
@@ -42,6 +80,7 @@ struct Column {
   std::string precision;
   std::vector<std::string> delegates;  // from the program
   std::optional<Bound> bound;
+  std::string model;                   // the manifest's `model`
 };
 
 struct Cell {
@@ -70,21 +109,28 @@ struct Matrix {
   // that could not run at all, cases of a column that could not be gated, and the export half's
   // refusals and failures.
   std::vector<NotRun> not_run;
-  size_t measured = 0;                 // cells that ran and were gated
+  size_t measured = 0;                 // cells that ran and were gated (xfail/xpass included)
   std::string caller_bound;            // the caller's bound flags; empty: each column's derived
-  // Exit status: 1 when nothing was measured, when any cell drifted, or when any cell or not-run
-  // column has a status that fails_run (bundle-invalid, load-failed, run-failed, export-failed,
-  // no-bound); 0 otherwise. not-linked, unavailable and export-refused columns are listed with
-  // their reasons but do not fail the run: they are absent capabilities, not failed claims.
+  std::string xfail_file;              // DIR/xfail.json when present; empty otherwise
+  std::vector<XfailOutcome> xfail;     // one per record of that file, in its order
+  // Exit status: 1 when nothing was measured, when any cell drifted, when any cell or not-run
+  // column has a status that fails_run (xpass, bundle-invalid, load-failed, run-failed,
+  // export-failed, no-bound), or when any xfail record passed (xpass, either half); 0 otherwise.
+  // not-linked, unavailable and export-refused columns, xfail cells and stale records are listed
+  // with their reasons but do not fail the run.
   int exit_code() const;
 };
 
 // Builds the matrix over every bundle under `dir` (find_bundles). If `dir/export-report.json`
 // exists (written by the export half: {"results": [{"backend","recipe","status":
-// "exported"|"export-refused"|"export-failed","stage"?, "reason"?}]}), its refused/failed entries
-// become not_run columns. Errors in one column never stop the others. A non-empty `caller`
-// replaces those fields of every column's derived bound (override_bound); the columns' bounds
-// then say caller_supplied.
+// "exported"|"export-refused"|"export-failed","model"?,"bundle"?,"stage"?, "reason"?}]}), its
+// refused/failed entries become not_run columns. If `dir/xfail.json` exists (docs/xfail.md), each
+// record is applied last: a runtime record turns its column's drifted cells into xfail and its
+// agreed ones into xpass; an export record turns a matching export-failed entry into xfail, and
+// a matching pair that exported into an xpass outcome; a record matching nothing is stale.
+// A malformed xfail.json throws Error{kXfailInvalid} (the run cannot say what was expected).
+// Errors in one column never stop the others. A non-empty `caller` replaces those fields of
+// every column's derived bound (override_bound); the columns' bounds then say caller_supplied.
 Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& caller = {});
 
 std::string to_text(const Matrix& m);
