@@ -117,4 +117,21 @@ std::vector<const BackendEntry*> entries_for_runtime_id(const std::string& id) {
   return out;
 }
 
+std::string runtime_needs_text(const std::string& id, const std::string& backend_key) {
+  const auto entries = entries_for_runtime_id(id);
+  if (entries.empty()) return "";
+  const BackendEntry* chosen = entries.front();
+  for (const BackendEntry* e : entries)
+    if (e->key == backend_key) chosen = e;
+  std::string os;
+  for (const auto& o : chosen->runtime_os) os += (os.empty() ? "" : "/") + o;
+  std::string text = id + " runs on " + (os.empty() ? "any OS" : os);
+  if (!chosen->hardware.empty()) text += " (" + chosen->hardware + ")";
+  if (chosen->wheel_component)
+    text += ", component executorch::" + *chosen->wheel_component;
+  else if (chosen->build_flag)
+    text += ", no wheel ships it: build ExecuTorch with " + *chosen->build_flag + "=ON";
+  return text;
+}
+
 }  // namespace etproof

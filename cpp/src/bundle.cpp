@@ -497,12 +497,13 @@ LoadedModel LoadedModel::load(const Bundle& bundle) {
                 "re-export the bundle; its manifest does not describe its program");
 
   // Refuse by name, before ExecuTorch's Method::init would fail with NotFound (0x20).
-  std::vector<std::string> missing;
+  std::vector<std::string> missing, needs;
   bool any_unregistered = false;
   for (const auto& id : impl->delegates) {
     auto b = find_backend(id);
     if (!b) {
       missing.push_back(id + " (not registered in this binary: its runtime library is not linked)");
+      if (auto t = runtime_needs_text(id, m.backend); !t.empty()) needs.push_back(t);
       any_unregistered = true;
     } else if (!b->available) {
       missing.push_back(id + " (registered, but reports itself unavailable on this machine)");
@@ -516,9 +517,9 @@ LoadedModel LoadedModel::load(const Bundle& bundle) {
                 "bundle '" + m.name + "' needs " + join(missing, ", ") + "; registered here: " +
                     list_or_none(registered),
                 any_unregistered
-                    ? "link the ExecuTorch delegate library that registers it into this binary (for "
-                      "XnnpackBackend: executorch::backend_xnnpack), or use a bundle exported for a "
-                      "backend registered here"
+                    ? "run it where its runtime is linked (" + (needs.empty() ? std::string("link the "
+                      "ExecuTorch delegate library that registers it") : join(needs, "; ")) +
+                      "), or use a bundle exported for a backend registered here"
                     : "run on a machine where the backend is available, or use a bundle exported for "
                       "an available backend");
   }

@@ -59,4 +59,10 @@ const BackendEntry* find_backend_entry(const std::string& key);
 // Every entry that registers runtime id `id` (VulkanBackend: vulkan and webgpu), table order.
 std::vector<const BackendEntry*> entries_for_runtime_id(const std::string& id);
 
+// What the table says runtime id `id` needs, as one clause for a "not linked" message, e.g.
+// "CoreMLBackend runs on darwin/ios (Apple CPU, GPU or Neural Engine), component
+// executorch::backend_coreml". Uses `backend_key`'s entry when it registers `id` (webgpu, not
+// vulkan, for a WebGPU program). Empty when no entry registers `id`.
+std::string runtime_needs_text(const std::string& id, const std::string& backend_key);
+
 }  // namespace etproof
