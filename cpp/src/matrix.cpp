@@ -147,11 +147,13 @@ std::optional<std::pair<CellStatus, std::string>> check_delegates(
   for (const RuntimeBackend& b : registered_backends())
     registered.push_back(b.id + (b.available ? "" : " (unavailable)"));
   const std::string reg = registered.empty() ? "none" : join(registered);
-  if (!not_linked.empty())
+  if (!not_linked.empty()) {
+    const std::string needs = runtime_needs_text(not_linked.front(), backend_key);
     return std::make_pair(CellStatus::kNotLinked,
                           "delegate " + join(not_linked) +
                               " is not linked into this binary (registered here: " + reg + ")" +
-                              (runtime_needs_text(not_linked.front(), backend_key).empty() ? "" : "; " + runtime_needs_text(not_linked.front(), backend_key)));
+                              (needs.empty() ? "" : "; " + needs));
+  }
   if (!unavailable.empty())
     return std::make_pair(CellStatus::kUnavailable,
                           "delegate " + join(unavailable) +
