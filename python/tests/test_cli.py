@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 from etproof.cli import main
+from etproof.export import supported_pairs
 from etproof.testbundles import TEST_PAIRS, export_test_bundles
 
 from conftest import REPO
@@ -28,8 +29,9 @@ def test_cli_export_and_error(tmp_path, capsys):
                      "--out", str(tmp_path)]) == 2
         err = capsys.readouterr().err
         assert err.startswith("error [export]: unsupported "), err
-        assert ("remedy: supported (backend/recipe) pairs: coreml/fp16, coreml/fp32, "
-                "openvino/fp32, portable/fp32, vulkan/fp32, xnnpack/fp32") in err
+        # the remedy lists every pair this export half supports (the backend table's recipes)
+        assert ("remedy: supported (backend/recipe) pairs: "
+                + ", ".join(f"{b}/{r}" for b, r in supported_pairs())) in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cli-tiny", "export-report.json"]
     report = json.loads((tmp_path / "export-report.json").read_text())["results"]
     assert [(r["backend"], r["recipe"], r["status"]) for r in report] == [
@@ -49,9 +51,9 @@ def _export_err(capsys, out, *args) -> str:
 def test_unknown_backend_or_recipe_is_a_usage_error_recorded_nowhere(tmp_path, capsys):
     out = tmp_path / "out"
     err = _export_err(capsys, out, "--backend", "xnnpak", "--recipe", "fp32")
+    backends = sorted({b for b, _ in supported_pairs()})
     assert err.startswith("error [invalid-argument]: unknown backend 'xnnpak'; supported: "
-                          "coreml, openvino, portable, vulkan, xnnpack, all\nremedy: did you "
-                          "mean 'xnnpack'?"), err
+                          + ", ".join(backends) + ", all\nremedy: did you mean 'xnnpack'?"), err
     err = _export_err(capsys, out, "--backend", "xnnpak")  # the backend is checked first
     assert "unknown backend 'xnnpak'" in err and "--recipe" not in err
     err = _export_err(capsys, out, "--backend", "xnnpack", "--recipe", "int2")
@@ -64,8 +66,8 @@ def test_unknown_backend_or_recipe_is_a_usage_error_recorded_nowhere(tmp_path, c
     # A backend ExecuTorch has, without a recipe: said about the backend, not the recipe.
     err = _export_err(capsys, out, "--backend", "qnn")
     assert err.startswith("error [invalid-argument]: backend 'qnn' (ExecuTorch has it) is "
-                          "not exported by etproof yet; supported: coreml, openvino, portable, "
-                          "vulkan, xnnpack, all"), err
+                          "not exported by etproof yet; supported: " + ", ".join(backends)
+                          + ", all"), err
     err = _export_err(capsys, out, "--backend", "xnnpack")
     assert "--recipe is required with --backend xnnpack" in err
     assert ("xnnpack recipes: fp32, int8-dynamic-per-channel, int8-static-per-channel, or all"
@@ -88,9 +90,8 @@ def test_recipe_all_on_one_backend_exports_its_recipes():
                                             ("xnnpack", "int8-static-per-channel")]
     assert _pairs_for("portable", "all") == [("portable", "fp32")]
     assert _pairs_for("coreml", "all") == [("coreml", "fp16"), ("coreml", "fp32")]
-    assert _pairs_for("all", "fp32") == [("coreml", "fp32"), ("openvino", "fp32"),
-                                         ("portable", "fp32"), ("vulkan", "fp32"),
-                                         ("xnnpack", "fp32")]
+    assert _pairs_for("all", "fp32") == [p for p in supported_pairs() if p[1] == "fp32"]
+    assert ("webgpu", "fp32") in _pairs_for("all", "fp32")
 
 
 def test_cli_module_function_spec(tmp_path, capsys):
