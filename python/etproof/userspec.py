@@ -24,7 +24,7 @@ OPTIONAL = ("name", "model_name", "layouts", "preprocessing", "labels", "golden_
 # The example of the contract; README.md's MODULE:FUNCTION paragraph shows the same lines, and a
 # test exports it.
 EXAMPLE = '''\
-# my_model.py -> etproof export my_model.py:make_model --backend xnnpack --recipe fp32 --out out
+# my_model.py -> build/etproof export my_model.py:make_model --backend xnnpack --recipe fp32 --out out
 import torch
 
 def make_model():
