@@ -243,7 +243,8 @@ int cmd_inspect(const std::string& path, bool json) {
     if (m.delegation) {
       nlohmann::json ops = nlohmann::json::array();
       for (const auto& o : m.delegation->by_operator)
-        ops.push_back({{"op", o.op}, {"delegated", o.delegated}, {"non_delegated", o.non_delegated}});
+        ops.push_back({{"op", o.op}, {"delegated", o.delegated}, {"non_delegated", o.non_delegated},
+                       {"reasons", o.reasons}});
       j["delegation"] = {{"delegated_nodes", m.delegation->delegated_nodes},
                          {"non_delegated_nodes", m.delegation->non_delegated_nodes},
                          {"by_operator", ops}};
@@ -287,6 +288,8 @@ int cmd_inspect(const std::string& path, bool json) {
       std::cout << "  " << std::left << std::setw(static_cast<int>(w)) << o.op << "  delegated "
                 << std::right << std::setw(5) << o.delegated << "  not " << std::setw(5)
                 << o.non_delegated << "\n";
+    for (const auto& o : d.by_operator)
+      for (const auto& r : o.reasons) std::cout << "    not delegated: " << o.op << ": " << r << "\n";
   } else {
     std::cout << "delegation unknown (not recorded)\n";
   }

@@ -245,6 +245,16 @@ class Reader {
         o.op = string_at(e, path, "op").value_or("");
         o.delegated = int_at(e, path, "delegated").value_or(0);
         o.non_delegated = int_at(e, path, "non_delegated").value_or(0);
+        if (const auto r = e.find("reasons"); r != e.end()) {
+          if (!r->is_array()) {
+            problem(at(path, "reasons"), "must be an array of strings");
+          } else {
+            for (const json& reason : *r) {
+              if (reason.is_string()) o.reasons.push_back(reason.get<std::string>());
+              else problem(at(path, "reasons"), "must be an array of strings");
+            }
+          }
+        }
         if (!out.by_operator.empty() && !o.op.empty() && !(out.by_operator.back().op < o.op))
           problem(at(path, "op"), squote(o.op) + " is out of order or repeated (by_operator is sorted by op)");
         out.by_operator.push_back(std::move(o));

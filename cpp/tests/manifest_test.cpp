@@ -134,6 +134,18 @@ TEST(Manifest, AbsentOptionalFieldsAreUnknown) {
   EXPECT_TRUE(m.data_files.empty());
 }
 
+// delegation.by_operator[i].reasons (optional): why the partitioner left an operator out.
+TEST(Manifest, NonDelegationReasonsAreReadWhenRecorded) {
+  json doc = fixture_doc();
+  EXPECT_TRUE(parse_manifest(doc, "test.etproof.json").delegation->by_operator[1].reasons.empty());
+  doc["delegation"]["by_operator"][1]["reasons"] = {"getitem is not a compute operator"};
+  const Manifest m = parse_manifest(doc, "test.etproof.json");
+  ASSERT_EQ(m.delegation->by_operator[1].reasons.size(), 1u);
+  EXPECT_EQ(m.delegation->by_operator[1].reasons[0], "getitem is not a compute operator");
+  doc["delegation"]["by_operator"][1]["reasons"] = "not a list";
+  expect_invalid(doc, {"delegation.by_operator[1].reasons", "array of strings"});
+}
+
 TEST(Manifest, OptionalFieldsWhenPresent) {
   json doc = fixture_doc();
   doc["compute_unit"] = "cpu_and_ne";

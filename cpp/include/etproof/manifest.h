@@ -36,6 +36,7 @@ struct OperatorDelegation {
   std::string op;
   int64_t delegated = 0;
   int64_t non_delegated = 0;
+  std::vector<std::string> reasons;  // why not delegated, as the partitioner said; empty: unknown
 };
 
 struct Delegation {
