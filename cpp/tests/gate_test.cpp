@@ -211,14 +211,15 @@ TEST(BoundTable, EveryEntryCitesItsMeasurement) {
   }
 }
 
+// One term of the bound table, by axis ("recipe"/"precision") and key.
+BoundTerm term(const std::string& axis, const std::string& key) {
+  for (const BoundTerm& t : bound_table())
+    if (t.axis == axis && t.key == key) return t;
+  ADD_FAILURE() << "no " << axis << " " << key;
+  return BoundTerm{};
+}
+
 TEST(BoundTable, RecipeAndPrecisionCompound) {
-  const auto table = bound_table();
-  auto term = [&](const std::string& axis, const std::string& key) {
-    for (const BoundTerm& t : table)
-      if (t.axis == axis && t.key == key) return t;
-    ADD_FAILURE() << "no " << axis << " " << key;
-    return BoundTerm{};
-  };
   const BoundTerm int8 = term("recipe", "int8-dynamic-per-channel");
   const BoundTerm fp32 = term("recipe", "fp32");
   const BoundTerm f32p = term("precision", "float32");
@@ -337,13 +338,6 @@ TEST(SqnrFloor, FloorsCompoundAsNoisePowersAdd) {
   EXPECT_DOUBLE_EQ(combine_sqnr_floors({kInf, 20}), 20);
   EXPECT_EQ(combine_sqnr_floors({kInf, kInf}), kInf);
 
-  const auto table = bound_table();
-  auto term = [&](const std::string& axis, const std::string& key) {
-    for (const BoundTerm& t : table)
-      if (t.axis == axis && t.key == key) return t;
-    ADD_FAILURE() << "no " << axis << " " << key;
-    return BoundTerm{};
-  };
   const BoundTerm int8 = term("recipe", "int8-dynamic-per-channel");
   const BoundTerm fp32 = term("recipe", "fp32");
   const BoundTerm f32p = term("precision", "float32");
