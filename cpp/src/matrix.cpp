@@ -568,6 +568,15 @@ std::string not_run_label(const NotRun& n) {
   return (n.backend.empty() ? "?" : n.backend) + "/" + (n.recipe.empty() ? "?" : n.recipe);
 }
 
+// "3 not-linked, 1 export-refused": a count per status, in the map's order.
+template <typename Status>
+std::string counts_text(const std::map<Status, size_t>& counts) {
+  std::string out;
+  for (const auto& [status, n] : counts)
+    out += (out.empty() ? "" : ", ") + std::to_string(n) + " " + std::string(to_string(status));
+  return out;
+}
+
 std::string summary(const Matrix& m) {
   std::map<CellStatus, size_t> count;
   for (const Cell& c : m.cells) ++count[c.status];
@@ -593,24 +602,12 @@ std::string summary(const Matrix& m) {
   if (!m.not_run.empty()) {
     std::map<CellStatus, size_t> nr;
     for (const NotRun& n : m.not_run) ++nr[n.status];
-    os << "; " << m.not_run.size() << " not run (";
-    bool first = true;
-    for (auto [s, n] : nr) {
-      os << (first ? "" : ", ") << n << " " << to_string(s);
-      first = false;
-    }
-    os << ")";
+    os << "; " << m.not_run.size() << " not run (" << counts_text(nr) << ")";
   }
   if (!m.xfail.empty()) {
     std::map<XfailResult, size_t> xr;
     for (const XfailOutcome& x : m.xfail) ++xr[x.result];
-    os << "; " << m.xfail.size() << " xfail record(s) (";
-    bool first = true;
-    for (auto [r, n] : xr) {
-      os << (first ? "" : ", ") << n << " " << to_string(r);
-      first = false;
-    }
-    os << ")";
+    os << "; " << m.xfail.size() << " xfail record(s) (" << counts_text(xr) << ")";
   }
   return os.str();
 }
