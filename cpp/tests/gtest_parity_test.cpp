@@ -73,6 +73,8 @@ TEST(GtestParity, TemporariesAndPathsAreEvaluatedInside) {
   EXPECT_PARITY(LoadedModel::load(open_bundle(dir)), dir.string());
   EXPECT_PARITY(LoadedModel::load(open_bundle(dir)), dir.string().c_str());
   EXPECT_PARITY(LoadedModel::load(open_bundle(dir)), open_bundle(dir));
+  // What a temporary points into is read before the temporary goes.
+  EXPECT_PARITY(LoadedModel::load(open_bundle(dir)), open_bundle(dir).dir);
 }
 
 TEST(GtestParity, DriftFailsWithTheWholeReport) {

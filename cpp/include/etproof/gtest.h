@@ -46,7 +46,6 @@
 #include <optional>
 #include <sstream>
 #include <string>
-#include <type_traits>
 #include <utility>
 
 #include <gtest/gtest.h>
@@ -57,6 +56,30 @@
 
 namespace etproof::gtest_detail {
 
+// Each macro argument is evaluated inside a lambda, and what the lambda returns must not point
+// into that expression's temporaries (`open_bundle(d).dir`, `s.c_str()`): lvalues are passed by
+// reference, everything else is held by value (goldens given as text become a path right there).
+template <typename T>
+inline constexpr bool kAlwaysFalse = false;
+
+inline LoadedModel& as_model(LoadedModel& m) { return m; }
+inline LoadedModel as_model(LoadedModel&& m) { return std::move(m); }
+template <typename T>
+void as_model(T&&) {
+  static_assert(kAlwaysFalse<T>,
+                "EXPECT_PARITY(model, goldens): model must be a non-const etproof::LoadedModel "
+                "(LoadedModel::run is not const) or an expression making one");
+}
+
+inline const Bundle& as_goldens(const Bundle& b) { return b; }
+inline Bundle as_goldens(Bundle&& b) { return std::move(b); }
+inline std::filesystem::path as_goldens(const std::filesystem::path& p) { return p; }
+
+struct NoBound {};
+inline NoBound as_bound(NoBound) { return {}; }
+inline Bound as_bound(const Bound& b) { return b; }
+inline BoundOverride as_bound(const BoundOverride& o) { return o; }
+
 // goldens: a Bundle is used in place; a path is opened (open_bundle) into `holder`.
 inline const Bundle& goldens_bundle(const Bundle& b, std::optional<Bundle>&) { return b; }
 inline const Bundle& goldens_bundle(const std::filesystem::path& p, std::optional<Bundle>& holder) {
@@ -65,7 +88,6 @@ inline const Bundle& goldens_bundle(const std::filesystem::path& p, std::optiona
 }
 
 // bound: none (derived from the manifest), a whole Bound, or an override of the derived one.
-struct NoBound {};
 inline std::optional<Bound> caller_bound(NoBound, const Bundle&) { return std::nullopt; }
 inline std::optional<Bound> caller_bound(const Bound& b, const Bundle&) { return b; }
 inline std::optional<Bound> caller_bound(const BoundOverride& o, const Bundle& g) {
@@ -90,10 +112,6 @@ template <typename ModelFn, typename GoldensFn, typename BoundFn>
                            goldens_expr + "`";
   try {
     auto&& model = model_fn();
-    static_assert(std::is_same_v<std::remove_cvref_t<decltype(model)>, LoadedModel>,
-                  "EXPECT_PARITY: the first argument must be an etproof::LoadedModel");
-    static_assert(!std::is_const_v<std::remove_reference_t<decltype(model)>>,
-                  "EXPECT_PARITY: the model must not be const (LoadedModel::run is not)");
     auto&& goldens = goldens_fn();
     std::optional<Bundle> opened;
     const Bundle& bundle = goldens_bundle(goldens, opened);
@@ -125,10 +143,12 @@ inline ::testing::AssertionResult passthrough(const char*, const ::testing::Asse
 
 }  // namespace etproof::gtest_detail
 
-#define ETPROOF_PARITY_RESULT_(model, goldens, bound)                                    \
-  ::etproof::gtest_detail::parity_assertion(                                            \
-      #model, #goldens, [&]() -> decltype(auto) { return (model); },                    \
-      [&]() -> decltype(auto) { return (goldens); }, [&]() -> decltype(auto) { return (bound); })
+#define ETPROOF_PARITY_RESULT_(model, goldens, bound)                                   \
+  ::etproof::gtest_detail::parity_assertion(                                           \
+      #model, #goldens,                                                                \
+      [&]() -> decltype(auto) { return ::etproof::gtest_detail::as_model(model); },     \
+      [&]() -> decltype(auto) { return ::etproof::gtest_detail::as_goldens(goldens); }, \
+      [&]() { return ::etproof::gtest_detail::as_bound(bound); })
 
 #define EXPECT_PARITY(model, goldens) \
   EXPECT_PRED_FORMAT1(::etproof::gtest_detail::passthrough,  \
