@@ -26,7 +26,15 @@
 //            etproof::BoundOverride (the derived bound with the given fields replaced, as the
 //            CLI's --atol/--rtol/--min-cosine/--min-sqnr do: gate.h, override_bound).
 //
-// Every argument is evaluated inside the assertion, exactly once, model first. So an
+// The model may come from another bundle than the goldens (e.g. the same model exported for
+// another backend): the goldens' manifest then decides the bound, and inputs/outputs must agree
+// (otherwise Error{kShapeMismatch}/{kDtypeMismatch}/{kManifestInvalid}, a failure as below).
+// Cost: one forward run per golden case (EfficientNet-Lite0's 6 photos on XNNPACK: ~0.3 s).
+// ASSERT_* returns from the enclosing function, so, as for every GoogleTest ASSERT_, that
+// function must return void.
+//
+// Every argument is evaluated inside the assertion, exactly once, model first; an lvalue is used
+// by reference, anything else is held by value until the assertion ends. So an
 // etproof::Error thrown while opening, loading, reading goldens, running or deriving the bound
 // (artifact-mismatch, backend-unavailable with the registered ids, run-failed with ExecuTorch's
 // code, capability-unavailable when no bound is known for the recipe, …) is a test failure naming
