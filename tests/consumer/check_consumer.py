@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""CTest driver for examples/consumer (CMakeLists.txt, tests consumer.*). Python 3 stdlib only.
+
+  check_consumer.py pass  EXE SCRATCH BUNDLE...   the first exported BUNDLE must pass EXPECT_PARITY
+  check_consumer.py drift EXE SCRATCH BUNDLE...   a copy of it, one golden output scaled by 1.5,
+                                                  must fail with the readable parity report
+
+Exit 0 when it behaved as expected, 1 when not, 77 (CTest SKIP_RETURN_CODE) when no BUNDLE has
+been exported (./test.sh exports them).
+"""
+import ast
+import glob
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+from array import array
+
+SKIP = 77
+SCALE = 1.5
+# What the failure must show (etproof/gtest.h + gate.h to_text): the assertion, the report's
+# per-output lines, the verdict, and GoogleTest's own failure line.
+DRIFT_EXPECTED = [
+    "against the goldens of",
+    "bound: ",
+    "worst element ",
+    "cosine ",
+    "SQNR ",
+    "    failed: ",
+    "result: DRIFT",
+    "[  FAILED  ] Parity.BundleMatchesItsGoldens",
+]
+
+
+def manifest_of(bundle):
+    found = glob.glob(os.path.join(bundle, "*.etproof.json"))
+    return found[0] if found else None
+
+
+def scale_npy(path, factor):
+    """Scales a little-endian float32/float64 .npy in place; the header is kept byte for byte."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    if raw[:6] != b"\x93NUMPY":
+        raise SystemExit(f"not a .npy file: {path}")
+    major = raw[6]
+    hlen_size = 2 if major == 1 else 4
+    (hlen,) = struct.unpack("<H" if hlen_size == 2 else "<I", raw[8:8 + hlen_size])
+    start = 8 + hlen_size + hlen
+    header = ast.literal_eval(raw[8 + hlen_size:start].decode("latin1"))
+    codes = {"<f4": "f", "<f8": "d"}
+    if header["descr"] not in codes or header["fortran_order"]:
+        raise SystemExit(f"{path}: can only scale little-endian C-order float32/64, not {header}")
+    data = array(codes[header["descr"]])
+    data.frombytes(raw[start:])
+    if sys.byteorder != "little":
+        data.byteswap()
+    scaled = array(data.typecode, (x * factor for x in data))
+    if sys.byteorder != "little":
+        scaled.byteswap()
+    with open(path, "wb") as f:
+        f.write(raw[:start] + scaled.tobytes())
+
+
+def drifted_copy(bundle, scratch):
+    """Copies the bundle into SCRATCH and scales the first float golden output of its first case."""
+    dst = os.path.join(scratch, os.path.basename(os.path.normpath(bundle)))
+    shutil.rmtree(scratch, ignore_errors=True)
+    shutil.copytree(bundle, dst)
+    manifest = json.load(open(manifest_of(dst)))
+    goldens_dir = os.path.join(dst, manifest["name"] + ".goldens")
+    case = manifest["goldens"][0]
+    for output, fname in sorted(case["outputs"].items()):
+        path = os.path.join(goldens_dir, fname)
+        try:
+            scale_npy(path, SCALE)
+        except SystemExit as e:
+            print(f"skipping output {output}: {e}")
+            continue
+        print(f"altered golden: case {case['id']}, output {output} ({fname}) scaled by {SCALE}")
+        return dst
+    raise SystemExit(f"no float golden output to alter in case {case['id']} of {bundle}")
+
+
+def run(exe, bundle):
+    env = dict(os.environ, ETPROOF_BUNDLE=bundle)
+    print(f"$ ETPROOF_BUNDLE={bundle} {exe}", flush=True)
+    proc = subprocess.run([exe], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True)
+    print(proc.stdout, flush=True)
+    return proc.returncode, proc.stdout
+
+
+def main(argv):
+    if len(argv) < 5 or argv[1] not in ("pass", "drift"):
+        raise SystemExit(__doc__)
+    mode, exe, scratch, candidates = argv[1], argv[2], argv[3], argv[4:]
+    bundle = next((b for b in candidates if os.path.isdir(b) and manifest_of(b)), None)
+    if bundle is None:
+        print("SKIP: no bundle exported; looked for " + ", ".join(candidates) +
+              " (./test.sh exports them)")
+        return SKIP
+    if mode == "pass":
+        rc, out = run(exe, bundle)
+        if rc != 0 or "[  PASSED  ] 1 test" not in out or "SKIPPED" in out:
+            print(f"FAIL: expected {exe} to pass on {bundle} (exit {rc})")
+            return 1
+        print(f"ok: EXPECT_PARITY passed on {bundle}")
+        return 0
+    altered = drifted_copy(bundle, scratch)
+    rc, out = run(exe, altered)
+    missing = [line for line in DRIFT_EXPECTED if line not in out]
+    if rc == 0 or missing:
+        print(f"FAIL: expected a failing run with the parity report (exit {rc}); "
+              f"missing from the output: {missing}")
+        return 1
+    print(f"ok: EXPECT_PARITY failed on the altered copy (exit {rc}) with the parity report")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
