@@ -180,8 +180,8 @@ struct Worst {
     if (cos_j.is_number()) cosine = std::min(cosine.value_or(1.0), cos_j.get<double>());
     if (sqnr_j.is_number())
       sqnr = std::min(sqnr.value_or(INFINITY), sqnr_j.get<double>());
-    else if (sqnr_j.is_null() && !sqnr_skipped)
-      sqnr_inf = true;  // the gate writes a non-finite SQNR as null: identical outputs
+    else if (sqnr_j.is_null() && !sqnr_skipped && max_abs_j.is_number())
+      sqnr_inf = true;  // it ran, and the gate wrote a non-finite SQNR as null: identical outputs
   }
   json to_json(const json& bound) const {
     json n = json::object();
@@ -387,6 +387,7 @@ std::vector<json> records_from_matrix(const RecordContext& ctx, const json& doc,
   };
 
   std::set<std::string> bundles_seen;
+  std::set<std::string> cell_records;  // "bundle|status" already recorded from the cells
   for (size_t ci = 0; ci < cols.size(); ++ci) {
     const json& col = cols[ci];
     const std::string bundle = str(col, "bundle");
@@ -437,7 +438,14 @@ std::vector<json> records_from_matrix(const RecordContext& ctx, const json& doc,
       auto& [w, details] = by_status[st];
       json r = with_facts(base_record(ctx, "runtime", str(col, "backend")));
       r["status"] = st;
-      r["numbers"] = w.to_json(bound_numbers(col.value("bound", json())));
+      cell_records.insert(bundle + "|" + st);
+      // Numbers only where it ran; otherwise which cases the status covers.
+      static const std::set<std::string> ran = {"agreed", "agreed-undelegated", "drifted",
+                                                "xfail", "xpass", "no-bound"};
+      if (ran.count(st))
+        r["numbers"] = w.to_json(bound_numbers(col.value("bound", json())));
+      else
+        r["case_ids"] = w.case_ids;
       if (st != "agreed") {
         std::string reason;
         if (st == "xfail" || st == "xpass")
@@ -459,16 +467,19 @@ std::vector<json> records_from_matrix(const RecordContext& ctx, const json& doc,
                               !xfail_reason("", backend, recipe, "export").empty() &&
                               xfail_reason("", backend, recipe, "runtime").empty());
     json r = base_record(ctx, export_half ? "export" : "runtime", backend);
-    // The column it belongs to, when one was found.
+    // The column it belongs to, when one was found (its cells may already say the same).
+    bool duplicate = false;
     for (const auto& col : cols)
       if (str(col, "backend") == backend && str(col, "recipe") == recipe &&
           (str(n, "bundle").empty() || str(n, "bundle") == str(col, "bundle")) &&
           (str(n, "model").empty() || str(col, "model").empty() || str(n, "model") == str(col, "model"))) {
+        duplicate = !str(col, "bundle").empty() && cell_records.count(str(col, "bundle") + "|" + st);
         if (!str(col, "bundle").empty()) add_bundle_facts(r, dir / str(col, "bundle"));
         if (col.contains("delegates") && !export_half) r["backend_ids"] = col["delegates"];
         if (!str(col, "precision").empty()) r["precision"] = col["precision"];
         break;
       }
+    if (duplicate) continue;
     r["backend"] = backend;
     if (!recipe.empty()) r["recipe"] = recipe;
     if (!str(n, "model").empty()) r["model"] = n["model"];

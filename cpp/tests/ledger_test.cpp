@@ -83,6 +83,12 @@ json matrix_doc() {
   };
   json cells = json::array({cell("a", "agreed", 0.01, 0.999, 30), cell("b", "agreed", 0.02, 0.998, 25),
                             cell("c", "xfail", 0.5, 0.9, 5), cell("d", "xfail", 0.7, 0.8, 4)});
+  // A column that could not run has cells too (no numbers), and a not_run line saying the same.
+  for (const char* c : {"a", "b"})
+    cells.push_back({{"case", c}, {"backend", "coreml"}, {"recipe", "fp32"}, {"bundle", "m-coreml-fp32"},
+                     {"status", "not-linked"}, {"max_abs_error", nullptr}, {"cosine", nullptr},
+                     {"sqnr_db", nullptr}, {"headroom", nullptr}, {"bound", bound},
+                     {"detail", "CoreMLBackend is not linked into this binary"}});
   json not_run = json::array(
       {{{"backend", "coreml"}, {"recipe", "fp32"}, {"status", "not-linked"}, {"fails_run", false},
         {"reason", "CoreMLBackend is not linked into this binary"}},
@@ -159,6 +165,14 @@ TEST(Ledger, MatrixRecordsGroupEachColumnByStatusWithNumbersAndReasons) {
   EXPECT_EQ(find("runtime", "coreml", "not-linked")["reason"],
             "CoreMLBackend is not linked into this binary");
   EXPECT_EQ(find("export", "qnn", "export-refused")["reason"], "QNN_SDK_ROOT is not set");
+  // Said once, with no numbers: nothing ran.
+  size_t coreml_not_linked = 0;
+  for (const auto& r : recs)
+    if (r["backend"] == "coreml" && r["status"] == "not-linked") {
+      ++coreml_not_linked;
+      EXPECT_FALSE(r.contains("numbers") && r["numbers"].contains("sqnr_db")) << r.dump();
+    }
+  EXPECT_EQ(coreml_not_linked, 1u);
   // Every record carries the run's context.
   for (const auto& r : recs) {
     EXPECT_EQ(r["time_utc"], "2026-11-29T10:00:00Z");
