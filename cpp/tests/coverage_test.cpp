@@ -93,7 +93,7 @@ struct CliRun {
 };
 
 CliRun cli_in(const fs::path& cwd, const std::string& args) {
-  const fs::path io = scratch_dir().parent_path() / "coverage-io";
+  const fs::path io = fs::temp_directory_path() / "etproof-tests" / "coverage-io";
   fs::create_directories(io);
   const std::string cmd = "cd " + quote(cwd.string()) + " && " + quote(ETPROOF_CLI) + " " + args +
                           " >" + quote((io / "out").string()) + " 2>" + quote((io / "err").string());
