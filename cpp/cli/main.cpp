@@ -430,8 +430,11 @@ int cmd_parity(const std::string& path, bool json, const etproof::BoundOverride&
     // A bundle that could not be judged is evidence too (not-linked, load-failed, …).
     if (e.kind() != ErrorKind::kInvalidArgument)
       record_evidence(ledger, "parity", [&](const etproof::RecordContext& ctx) {
-        return std::vector<nlohmann::json>{etproof::record_from_parity_error(
-            ctx, path, std::string(etproof::to_string(e.kind())), e.cause())};
+        const nlohmann::json r = etproof::record_from_parity_error(
+            ctx, path, std::string(etproof::to_string(e.kind())), e.cause());
+        // No manifest, no backend: nothing a claim could rest on (e.g. a mistyped path).
+        return r.value("backend", std::string()).empty() ? std::vector<nlohmann::json>{}
+                                                         : std::vector<nlohmann::json>{r};
       });
     throw;
   }

@@ -369,10 +369,54 @@ TEST(LedgerCli, BackendsMatrixAndParityAppendToTheLedger) {
   EXPECT_GE(matrix_runtime, 3u);
   EXPECT_GE(matrix_export, 3u);
 
+  // A bundle that cannot be judged is recorded with the reason; a path with no bundle is not.
+  const fs::path broken = dir / "tiny-portable-fp32";
+  fs::copy(bundles / "tiny-portable-fp32", broken, fs::copy_options::recursive);
+  std::ofstream(broken / "tiny-portable-fp32.pte", std::ios::app) << "x";
+  const size_t before_broken = count_lines(ledger);
+  const CliRun e = cli("parity " + quote(broken.string()), env, dir);
+  EXPECT_EQ(e.rc, 2) << e.err;
+  ASSERT_EQ(count_lines(ledger), before_broken + 1);
+  const json er = read_ledger(ledger).back();
+  EXPECT_EQ(er["status"], "bundle-invalid");
+  EXPECT_EQ(er["backend"], "portable");
+  EXPECT_NE(er["reason"].get<std::string>().find("[artifact-mismatch]"), std::string::npos) << er["reason"];
+  const CliRun nb = cli("parity " + quote((dir / "no-such-bundle").string()), env, dir);
+  EXPECT_EQ(nb.rc, 2);
+  EXPECT_EQ(count_lines(ledger), before_broken + 1);
+
   // --no-ledger records nothing; and ETPROOF_LEDGER is not needed when --ledger is given.
   const size_t before = count_lines(ledger);
   const CliRun n = cli("parity --no-ledger " + quote((bundles / "tiny-xnnpack-fp32").string()), env, dir);
   EXPECT_EQ(n.rc, 0) << n.err;
   EXPECT_EQ(count_lines(ledger), before);
   EXPECT_EQ(n.err.find("ledger:"), std::string::npos);
+}
+
+// The commit is asked of git at run time; a dirty tree says so, except for the files evidence
+// recording itself writes; without a checkout, the configure-time commit is used and named.
+TEST(Ledger, CommitComesFromGitAtRunTimeAndSaysDirty) {
+  const fs::path repo = scratch_dir() / "src";
+  fs::create_directories(repo / "evidence");
+  std::ofstream(repo / "a.txt") << "a\n";
+  std::ofstream(repo / "evidence" / "ledger.jsonl") << "";
+  const std::string git = "git -C " + quote(repo.string()) + " ";
+  ASSERT_EQ(std::system((git + "init -q && " + git + "add -A && " + git +
+                         "-c user.email=t@t -c user.name=t commit -qm init").c_str()), 0);
+  const char* saved = std::getenv("ETPROOF_SOURCE_DIR");
+  const std::string saved_s = saved ? saved : "";
+  setenv("ETPROOF_SOURCE_DIR", repo.c_str(), 1);
+  CommitInfo c = etproof_commit({repo / "evidence" / "ledger.jsonl"});
+  EXPECT_EQ(c.source, "git");
+  EXPECT_EQ(c.commit.size(), 12u) << c.commit;
+  std::ofstream(repo / "evidence" / "ledger.jsonl") << "{}\n";  // the ledger being written
+  EXPECT_EQ(etproof_commit({repo / "evidence" / "ledger.jsonl"}).commit, c.commit);
+  std::ofstream(repo / "a.txt") << "changed\n";
+  EXPECT_EQ(etproof_commit({repo / "evidence" / "ledger.jsonl"}).commit, c.commit + "+dirty");
+  setenv("ETPROOF_SOURCE_DIR", (scratch_dir() / "not-a-checkout").c_str(), 1);
+  c = etproof_commit();
+  EXPECT_NE(c.source, "git");
+  EXPECT_TRUE(c.source == "build" || c.source == "unknown") << c.source;
+  if (saved) setenv("ETPROOF_SOURCE_DIR", saved_s.c_str(), 1);
+  else unsetenv("ETPROOF_SOURCE_DIR");
 }

@@ -90,7 +90,8 @@ std::vector<nlohmann::json> records_from_parity(const RecordContext& ctx,
                                                 const std::filesystem::path& bundle);
 // A parity run that ended in an Error before a report existed: one runtime record whose status
 // comes from the error (not-linked/unavailable for a missing delegate, load-failed, run-failed,
-// bundle-invalid) and whose reason is its cause.
+// bundle-invalid) and whose reason is its cause. Its backend is "" when no manifest was readable
+// (the CLI then records nothing).
 nlohmann::json record_from_parity_error(const RecordContext& ctx,
                                         const std::filesystem::path& bundle,
                                         const std::string& error_kind, const std::string& cause);
