@@ -54,6 +54,13 @@ std::optional<double> number(const json& j) {
   return std::nullopt;
 }
 
+// A count (a non-negative integer), or nullopt.
+std::optional<size_t> count_of(const json& j) {
+  if (!j.is_number_integer() || (j.is_number_integer() && !j.is_number_unsigned() && j.get<int64_t>() < 0))
+    return std::nullopt;
+  return j.get<size_t>();
+}
+
 std::string fmt(double v, int prec) { return detail::format_number(v, prec); }
 std::string sqnr_text(double v) { return std::isinf(v) ? std::string("inf") : fmt(v, 3); }
 
@@ -97,8 +104,7 @@ std::string numbers_text(const json& r) {
   if (!r.contains("numbers") || !r["numbers"].is_object()) return "";
   const json& n = r["numbers"];
   std::vector<std::string> parts;
-  if (n.contains("cases") && n["cases"].is_number())
-    parts.push_back(plural(n["cases"].get<size_t>(), "case"));
+  if (auto c = count_of(n.value("cases", json()))) parts.push_back(plural(*c, "case"));
   if (auto v = number(n.value("max_abs_error", json()))) parts.push_back("max abs err " + fmt(*v, 3));
   if (auto v = number(n.value("cosine", json()))) parts.push_back("cosine " + detail::cosine_text(*v));
   if (auto v = number(n.value("sqnr_db", json()))) parts.push_back("SQNR " + sqnr_text(*v) + " dB");
@@ -202,8 +208,7 @@ Summary summarize(const std::vector<Entry>& entries) {
       else models.insert(s(r, "model"));
       if (r.contains("numbers") && r["numbers"].is_object()) {
         const json& n = r["numbers"];
-        if (!is_probe(r) && n.contains("cases") && n["cases"].is_number())
-          cases += n["cases"].get<size_t>();
+        if (!is_probe(r)) cases += count_of(n.value("cases", json())).value_or(0);
         if (auto v = number(n.value("sqnr_db", json()))) sqnr = std::min(sqnr.value_or(INFINITY), *v);
         if (auto v = number(n.value("cosine", json()))) cosine = std::min(cosine.value_or(1.0), *v);
       }
@@ -223,8 +228,8 @@ Summary summarize(const std::vector<Entry>& entries) {
       const std::string st = s(*e->r, "status");
       if (ran_ok(st)) continue;
       size_t c = 0;
-      if (e->r->contains("numbers") && (*e->r)["numbers"].contains("cases"))
-        c = (*e->r)["numbers"]["cases"].get<size_t>();
+      if (e->r->contains("numbers") && (*e->r)["numbers"].is_object())
+        c = count_of((*e->r)["numbers"].value("cases", json())).value_or(0);
       others[st] += c;
     }
     std::string also;
@@ -434,7 +439,7 @@ std::string render_coverage(const std::vector<json>& records, const CoverageOpti
          "probe lowered to the delegate); nothing ran it, so it is not claimed to work.\n";
   out << "- **stale**: the newest evidence is more than " << o.max_age_days << " days older than "
       << (as_of.empty() ? std::string("the newest record") : as_of)
-      << (o.as_of ? "" : " (the newest record)")
+      << (o.as_of || as_of.empty() ? "" : " (the newest record)")
       << ", or was recorded by a toolchain other than this binary's (etproof "
       << (cur_ep.empty() ? "?" : cur_ep) << ", executorch " << (cur_et.empty() ? "?" : cur_et)
       << ").\n\n";

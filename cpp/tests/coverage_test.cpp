@@ -219,6 +219,14 @@ TEST(Coverage, MergedLedgersFromTwoMachinesGetARowEach) {
   EXPECT_EQ(row(page, "xnnpack", b), "");
 }
 
+TEST(Coverage, AnEmptyLedgerListsEveryBackendAsNeverRun) {
+  const std::string page = render_coverage({}, opts());
+  EXPECT_NE(page.find("0 records from 0 machines."), std::string::npos) << page;
+  EXPECT_NE(page.find("No records yet."), std::string::npos);
+  EXPECT_NE(row(page, "xnnpack").find("never run"), std::string::npos);
+  EXPECT_EQ(page.find("| **works**"), std::string::npos);
+}
+
 TEST(Coverage, LineDiffShowsTheChangedLines) {
   EXPECT_EQ(line_diff("a\nb\n", "a\nb\n"), "");
   const std::string d = line_diff("a\nb\nc\n", "a\nB\nc\n");
