@@ -121,7 +121,7 @@ struct Entry {
 bool ran_ok(const std::string& st) { return st == "agreed"; }
 bool lowered(const std::string& st) { return st == "exported" || st == "available"; }
 bool run_failure(const std::string& st) {
-  return st == "drifted" || st == "run-failed" || st == "load-failed" || st == "xpass" ||
+  return st == "drifted" || st == "run-failed" || st == "load-failed" ||
          st == "bundle-invalid" || st == "no-bound" || st == "failed";
 }
 
@@ -158,7 +158,8 @@ std::string statuses_text(const std::vector<const Entry*>& es, size_t clip_at) {
 }
 
 Summary summarize(const std::vector<Entry>& entries) {
-  std::vector<const Entry*> exp, run, run_ok, run_undeleg, run_bad, run_xfail, exp_ok, exp_undeleg;
+  std::vector<const Entry*> exp, run, run_ok, run_undeleg, run_bad, run_xfail, run_xpass, exp_ok,
+      exp_undeleg;
   for (const auto& e : entries) {
     const std::string st = s(*e.r, "status");
     if ((*e.r)["half"] == "export") {
@@ -171,6 +172,7 @@ Summary summarize(const std::vector<Entry>& entries) {
       if (st == "agreed-undelegated") run_undeleg.push_back(&e);
       if (run_failure(st)) run_bad.push_back(&e);
       if (st == "xfail") run_xfail.push_back(&e);
+      if (st == "xpass") run_xpass.push_back(&e);
     }
   }
   Summary out;
@@ -254,6 +256,9 @@ Summary summarize(const std::vector<Entry>& entries) {
     out.claim = "runs undelegated" + stale_mark(run_undeleg);
   } else if (!run_bad.empty()) {
     out.claim = "fails at run time" + stale_mark(run_bad);
+  } else if (!run_xpass.empty()) {
+    out.claim = "agreed against an expected failure (xpass: update the xfail record)" +
+                stale_mark(run_xpass);
   } else if (!run_xfail.empty()) {
     out.claim = "known failure (xfail)" + stale_mark(run_xfail);
   } else if (!exp_ok.empty()) {

@@ -196,6 +196,11 @@ TEST(Coverage, RefusalsAndXfailsKeepTheirReasons) {
   EXPECT_NE(section(page, "xnnpack").find("static int8 misses the int8 bound on 4 of 6 photos"),
             std::string::npos);
   EXPECT_NE(row(page, "openvino").find("known failure (xfail)"), std::string::npos) << row(page, "openvino");
+  const std::string xp = render_coverage(
+      {rec(kMachineA, "2026-11-29T10:00:00Z", "matrix", "runtime", "openvino", "xpass",
+           "unexpected pass: update or remove the xfail record", {{"cases", 1}})}, opts());
+  EXPECT_NE(row(xp, "openvino").find("xpass: update the xfail record"), std::string::npos) << row(xp, "openvino");
+  EXPECT_EQ(row(xp, "openvino").find("**works**"), std::string::npos);
 }
 
 TEST(Coverage, MergedLedgersFromTwoMachinesGetARowEach) {

@@ -10,6 +10,7 @@
 //                      `backends` one-operation probe)
 //   runs undelegated   it ran and agreed, but no delegate took the graph (portable kernels)
 //   fails at run time  it ran and drifted, or failed to load/run, with nothing agreeing
+//   agreed against an expected failure   it agreed where an xfail record expected a failure
 //   known failure      only expected failures (xfail) ran
 //   lowers             only the export half passed: nothing ran it (never "works")
 //   refused / removed upstream / registry only / never run
