@@ -201,7 +201,8 @@ Summary summarize(const std::vector<Entry>& entries) {
   // Runtime half.
   if (!run_ok.empty()) {
     std::set<std::string> models;
-    size_t cases = 0;
+    std::set<std::string> case_keys;  // model|recipe|precision|case: a case a matrix and a parity
+    size_t cases = 0;                 // run both measured counts once
     bool probe = false;
     std::optional<double> sqnr, cosine;
     for (auto* e : run_ok) {
@@ -210,11 +211,22 @@ Summary summarize(const std::vector<Entry>& entries) {
       else models.insert(s(r, "model"));
       if (r.contains("numbers") && r["numbers"].is_object()) {
         const json& n = r["numbers"];
-        if (!is_probe(r)) cases += count_of(n.value("cases", json())).value_or(0);
+        if (!is_probe(r)) {
+          const json ids = n.value("case_ids", json());
+          if (ids.is_array()) {
+            for (const auto& id : ids)
+              if (id.is_string())
+                case_keys.insert(s(r, "model") + "|" + s(r, "recipe") + "|" + s(r, "precision") +
+                                 "|" + id.get<std::string>());
+          } else {
+            cases += count_of(n.value("cases", json())).value_or(0);
+          }
+        }
         if (auto v = number(n.value("sqnr_db", json()))) sqnr = std::min(sqnr.value_or(INFINITY), *v);
         if (auto v = number(n.value("cosine", json()))) cosine = std::min(cosine.value_or(1.0), *v);
       }
     }
+    cases += case_keys.size();
     std::string w;
     if (!models.empty()) w = plural(models.size(), "model") + ", " + plural(cases, "case");
     if (probe) w += std::string(w.empty() ? "" : " + ") + "probe";

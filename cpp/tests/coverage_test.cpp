@@ -121,6 +121,16 @@ TEST(Coverage, RunEvidenceIsWorksExportAloneIsOnlyLowers) {
   EXPECT_EQ(c.find("works"), std::string::npos) << c;
   EXPECT_NE(c.find("| lowers (not run: not-linked) |"), std::string::npos) << c;
   EXPECT_NE(c.find("not-linked: CoreMLBackend is not linked into this binary"), std::string::npos) << c;
+  // A parity run and a matrix run of the same bundle in the same second count its cases once.
+  auto twice = records;
+  json again = records[1];
+  again.erase("id");
+  again["kind"] = "parity";
+  again["numbers"]["case_ids"] = {"a", "b", "c", "d", "e", "f"};
+  twice[1]["numbers"]["case_ids"] = {"a", "b", "c", "d", "e", "f"};
+  twice.push_back(finalize(again));
+  EXPECT_NE(row(render_coverage(twice, opts()), "xnnpack").find("1 model, 6 cases"), std::string::npos)
+      << row(render_coverage(twice, opts()), "xnnpack");
   // Pure function of the records: no wall clock, no order dependence.
   std::vector<json> reversed(records.rbegin(), records.rend());
   EXPECT_EQ(render_coverage(reversed, opts()), page);
