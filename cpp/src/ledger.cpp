@@ -8,6 +8,9 @@
 #include <unistd.h>
 
 #include <openssl/evp.h>
+#if defined(__APPLE__)
+#include <sys/sysctl.h>
+#endif
 
 #include <algorithm>
 #include <cerrno>
@@ -218,6 +221,19 @@ json machine_info() {
       os = line.substr(12);
       if (os.size() >= 2 && (os.front() == '"' || os.front() == '\'')) os = os.substr(1, os.size() - 2);
     }
+#if defined(__APPLE__)
+  // macOS has no /etc/os-release or /proc/cpuinfo: ask sysctl.
+  auto sysctl_string = [](const char* name) -> std::string {
+    size_t len = 0;
+    if (sysctlbyname(name, nullptr, &len, nullptr, 0) != 0 || len == 0) return "";
+    std::string v(len, '\0');
+    if (sysctlbyname(name, v.data(), &len, nullptr, 0) != 0) return "";
+    return trim(std::string(v.c_str()));
+  };
+  if (os.empty() && !sysctl_string("kern.osproductversion").empty())
+    os = "macOS " + sysctl_string("kern.osproductversion");
+  const std::string apple_cpu = sysctl_string("machdep.cpu.brand_string");
+#endif
   if (os.empty() && have_uname) os = u.sysname;
   if (!os.empty()) m["os"] = os;
   if (have_uname) {
@@ -235,6 +251,9 @@ json machine_info() {
       if (k == "model name") break;
     }
   }
+#if defined(__APPLE__)
+  if (cpu.empty()) cpu = apple_cpu;
+#endif
   if (!cpu.empty()) m["cpu"] = cpu;
   const long online = sysconf(_SC_NPROCESSORS_ONLN);
   if (online > 0) m["cores"] = online;
