@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <functional>
 #include <iomanip>
 #include <iostream>
 #include <optional>
@@ -24,9 +26,11 @@
 
 #include "etproof/backends_report.h"
 #include "etproof/bundle.h"
+#include "etproof/coverage.h"
 #include "etproof/error.h"
 #include "etproof/gate.h"
 #include "etproof/image.h"
+#include "etproof/ledger.h"
 #include "etproof/manifest.h"
 #include "etproof/matrix.h"
 #include "etproof/npy.h"
@@ -65,6 +69,42 @@ fs::path default_bundles_dir() {
     throw Error(ErrorKind::kIo, "cannot resolve /proc/self/exe: " + ec.message(),
                 "pass the bundle directory explicitly");
   return exe.parent_path() / "demo" / "bundles";
+}
+
+// ---- evidence ledger (etproof/ledger.h) --------------------------------------------------------
+std::string g_command_line;  // the command as typed, recorded with each record
+
+struct LedgerOption {
+  std::string file;  // --ledger FILE
+  bool off = false;  // --no-ledger
+};
+
+// Appends what `build` makes of this run to the ledger, and says where on stderr (stdout and the
+// JSON outputs stay as they were). Returns false when an explicit --ledger could not be written.
+bool record_evidence(const LedgerOption& o, const std::string& kind,
+                     const std::function<std::vector<nlohmann::json>(const etproof::RecordContext&)>& build) {
+  if (o.off) return true;
+  fs::path path;
+  std::string why = "--ledger";
+  if (!o.file.empty()) {
+    path = o.file;
+  } else if (auto p = etproof::default_ledger_path(&why)) {
+    path = *p;
+  } else {
+    std::cerr << "ledger: nothing recorded (" << why << "; pass --ledger FILE)\n";
+    return true;
+  }
+  try {
+    const auto records = build(etproof::current_context(kind, g_command_line, path));
+    etproof::append_records(path, records);
+    std::cerr << "ledger: recorded " << records.size() << " record(s) in " << path.string() << " ("
+              << why << "; --no-ledger turns this off)\n";
+    return true;
+  } catch (const Error& e) {
+    std::cerr << "ledger: nothing recorded in " << path.string() << ": [" << etproof::to_string(e.kind())
+              << "] " << e.cause() << "\nremedy: " << e.remedy() << "\n";
+    return o.file.empty();
+  }
 }
 
 // ---- backends ----------------------------------------------------------------------------------
@@ -121,24 +161,30 @@ fs::path default_probe_dir() {
   return ec ? fs::path() : exe.parent_path() / "test-bundles";
 }
 
-int cmd_backends(bool json, bool runtime_only, const std::string& probe_dir) {
+int cmd_backends(bool json, bool runtime_only, const std::string& probe_dir,
+                 const LedgerOption& ledger) {
   const etproof::RuntimeHalf rt =
       etproof::runtime_half(probe_dir.empty() ? default_probe_dir() : fs::path(probe_dir));
   std::string export_why_not = "skipped (--runtime-only)";
   std::optional<nlohmann::json> exp;
   if (!runtime_only) exp = export_half(export_why_not);
+  nlohmann::json doc = etproof::to_json(rt);
+  doc["export"] = exp ? *exp : nlohmann::json(nullptr);
+  doc["export_error"] = exp ? nlohmann::json(nullptr) : nlohmann::json(export_why_not);
+  std::cout.flush();
+  const bool recorded = record_evidence(ledger, "backends", [&](const etproof::RecordContext& ctx) {
+    return etproof::records_from_backends(ctx, doc);
+  });
+  const int ok = recorded ? 0 : kExitError;
   if (json) {
-    nlohmann::json doc = etproof::to_json(rt);
-    doc["export"] = exp ? *exp : nlohmann::json(nullptr);
-    doc["export_error"] = exp ? nlohmann::json(nullptr) : nlohmann::json(export_why_not);
     std::cout << doc.dump(2) << "\n";
-    return 0;
+    return ok;
   }
   std::cout << etproof::to_text(rt);
   std::cout << "\nexport half (" << export_python() << " -m etproof probe, cached):\n";
   if (!exp) {
     std::cout << "  not answered: " << export_why_not << "\n";
-    return 0;
+    return ok;
   }
   size_t w = 8;
   for (const auto& e : *exp) w = std::max(w, e.value("backend", std::string()).size());
@@ -147,7 +193,7 @@ int cmd_backends(bool json, bool runtime_only, const std::string& probe_dir) {
               << e.value("backend", std::string("?")) << "  " << std::setw(16)
               << e.value("status", std::string("?")) << "  " << e.value("reason", std::string())
               << "\n";
-  return 0;
+  return ok;
 }
 
 // ---- export: the export half, in Python -------------------------------------------------------
@@ -370,32 +416,138 @@ int cmd_run(const std::string& path, const std::vector<std::string>& input_args,
 }
 
 // ---- parity ------------------------------------------------------------------------------------
-int cmd_parity(const std::string& path, bool json, const etproof::BoundOverride& caller) {
-  const etproof::Bundle b = etproof::open_bundle(path);
-  std::optional<etproof::Bound> bound;
-  if (!caller.empty())
-    bound = etproof::override_bound(caller, b.manifest.recipe, b.manifest.precision,
-                                    b.manifest.compute_unit);
-  const etproof::ParityReport r = etproof::run_parity(b, bound);
+int cmd_parity(const std::string& path, bool json, const etproof::BoundOverride& caller,
+               const LedgerOption& ledger) {
+  std::optional<etproof::ParityReport> report;
+  try {
+    const etproof::Bundle b = etproof::open_bundle(path);
+    std::optional<etproof::Bound> bound;
+    if (!caller.empty())
+      bound = etproof::override_bound(caller, b.manifest.recipe, b.manifest.precision,
+                                      b.manifest.compute_unit);
+    report = etproof::run_parity(b, bound);
+  } catch (const Error& e) {
+    // A bundle that could not be judged is evidence too (not-linked, load-failed, …).
+    if (e.kind() != ErrorKind::kInvalidArgument)
+      record_evidence(ledger, "parity", [&](const etproof::RecordContext& ctx) {
+        const nlohmann::json r = etproof::record_from_parity_error(
+            ctx, path, std::string(etproof::to_string(e.kind())), e.cause());
+        // No manifest, no backend: nothing a claim could rest on (e.g. a mistyped path).
+        return r.value("backend", std::string()).empty() ? std::vector<nlohmann::json>{}
+                                                         : std::vector<nlohmann::json>{r};
+      });
+    throw;
+  }
+  const etproof::ParityReport& r = *report;
+  const nlohmann::json doc = etproof::to_json(r);
+  const bool recorded = record_evidence(ledger, "parity", [&](const etproof::RecordContext& ctx) {
+    return etproof::records_from_parity(ctx, doc, path);
+  });
   if (json)
-    std::cout << etproof::to_json(r).dump(2) << "\n";
+    std::cout << doc.dump(2) << "\n";
   else
     std::cout << etproof::to_text(r);
+  if (!recorded) return kExitError;
   return r.passed ? 0 : 1;
 }
 
 // ---- matrix ------------------------------------------------------------------------------------
 int cmd_matrix(const std::string& dir_arg, bool json, bool markdown,
-               const etproof::BoundOverride& caller) {
+               const etproof::BoundOverride& caller, const LedgerOption& ledger) {
   const fs::path dir = dir_arg.empty() ? default_bundles_dir() : fs::path(dir_arg);
   const etproof::Matrix m = etproof::build_matrix(dir, caller);
+  const nlohmann::json doc = etproof::to_json(m);
+  const bool recorded = record_evidence(ledger, "matrix", [&](const etproof::RecordContext& ctx) {
+    return etproof::records_from_matrix(ctx, doc, dir);
+  });
   if (json)
-    std::cout << etproof::to_json(m).dump(2) << "\n";
+    std::cout << doc.dump(2) << "\n";
   else if (markdown)
     std::cout << etproof::to_markdown(m);
   else
     std::cout << "matrix: " << dir.string() << "\n\n" << etproof::to_text(m);
-  return m.exit_code();
+  return recorded ? m.exit_code() : kExitError;
+}
+
+// ---- coverage ----------------------------------------------------------------------------------
+struct CoverageArgs {
+  std::vector<std::string> ledgers;
+  std::string out;
+  bool check = false;
+  int max_age_days = 90;
+  std::string as_of;
+};
+
+// Renders the backend-coverage page from the ledger(s) alone; --out writes it atomically,
+// --check compares it with the file instead (exit 1 with a diff and the remedy when they differ).
+int cmd_coverage(const CoverageArgs& a) {
+  std::vector<std::string> ledgers = a.ledgers;
+  if (ledgers.empty()) {
+    std::string why;
+    const auto p = etproof::default_ledger_path(&why);
+    if (!p)
+      throw Error(ErrorKind::kInvalidArgument, "no ledger to read: " + why,
+                  "pass --ledger FILE (e.g. evidence/ledger.jsonl in the source tree)");
+    ledgers.push_back(p->string());
+    std::cerr << "coverage: reading " << p->string() << " (" << why << ")\n";
+  }
+  std::vector<std::vector<nlohmann::json>> all;
+  for (const auto& l : ledgers) all.push_back(etproof::read_ledger(l));
+  const auto records = etproof::merge_records(all);
+  const std::string target = !a.out.empty() ? a.out : a.check ? "docs/backend-coverage.md" : "";
+  etproof::CoverageOptions o;
+  o.sources = ledgers;
+  o.max_age_days = a.max_age_days;
+  if (!a.as_of.empty()) o.as_of = a.as_of;
+  o.toolchain = etproof::toolchain_info();
+  o.regenerate = "etproof coverage";
+  for (const auto& l : ledgers) o.regenerate += " --ledger " + l;
+  if (a.max_age_days != 90) o.regenerate += " --max-age-days " + std::to_string(a.max_age_days);
+  if (!a.as_of.empty()) o.regenerate += " --as-of " + a.as_of;
+  if (!target.empty()) o.regenerate += " --out " + target;
+  const std::string page = etproof::render_coverage(records, o);
+
+  if (a.check) {
+    std::ifstream in(target, std::ios::binary);
+    if (!in)
+      throw Error(ErrorKind::kIo, "cannot read " + target + " to check it",
+                  "render it: " + o.regenerate);
+    const std::string committed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (committed == page) {
+      std::cerr << "coverage: " << target << " matches the ledger (" << records.size()
+                << " records)\n";
+      return 0;
+    }
+    std::cerr << "coverage: " << target << " differs from what the ledger renders:\n"
+              << etproof::line_diff(committed, page) << "remedy: " << o.regenerate << "\n";
+    return 1;
+  }
+  if (target.empty()) {
+    std::cout << page;
+    return 0;
+  }
+  const fs::path out(target);
+  if (out.has_parent_path()) fs::create_directories(out.parent_path());
+  const fs::path tmp = out.string() + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f << page;
+    f.flush();
+    if (!f) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      throw Error(ErrorKind::kIo, "cannot write " + tmp.string(), "check the path and free space");
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, out, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw Error(ErrorKind::kIo, "cannot replace " + out.string() + ": " + ec.message(),
+                "check the path and its permissions");
+  }
+  std::cerr << "coverage: wrote " << out.string() << " from " << records.size() << " records\n";
+  return 0;
 }
 
 // ---- classify ----------------------------------------------------------------------------------
@@ -537,6 +689,11 @@ int cmd_classify(const std::string& image, const std::string& backend, const std
 int run_cli(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "export") return cmd_export(argc - 2, argv + 2);
 
+  for (int i = 0; i < argc; ++i) {
+    std::string a = i == 0 ? fs::path(argv[0]).filename().string() : std::string(argv[i]);
+    if (a.find_first_of(" \t'\"$") != std::string::npos) a = shell_quote(a);
+    g_command_line += (i ? " " : "") + a;
+  }
   CLI::App app{"etproof — export PyTorch models through ExecuTorch and prove the numbers did "
                "not change (runtime half)"};
   app.require_subcommand(1);
@@ -551,6 +708,15 @@ int run_cli(int argc, char** argv) {
   backends->add_flag("--runtime-only", runtime_only, "skip the export half (no Python)");
   backends->add_option("--probe-bundles", probe_dir,
                        "bundles the runtime probes run (default: <etproof's dir>/test-bundles)");
+  // Evidence (backends, matrix, parity): where this run's records are appended.
+  LedgerOption ledger;
+  auto add_ledger_options = [&ledger](CLI::App* sub) {
+    auto* l = sub->add_option("--ledger", ledger.file,
+                              "append this run's evidence records here (default: $ETPROOF_LEDGER, "
+                              "else $XDG_STATE_HOME/etproof/ledger.jsonl, ~/.local/state/…)");
+    sub->add_flag("--no-ledger", ledger.off, "record nothing")->excludes(l);
+  };
+  add_ledger_options(backends);
 
   auto* exp = app.add_subcommand(
       "export", "export a model (runs the export half: python -m etproof export ARGS…)");
@@ -582,6 +748,7 @@ int run_cli(int argc, char** argv) {
   parity->add_option("BUNDLE", bundle, "bundle directory or manifest")->required();
   parity->add_flag("--json", json, "JSON output");
   add_bound_options(parity, "");
+  add_ledger_options(parity);
 
   std::string dir;
   auto* matrix = app.add_subcommand("matrix", "every golden case × every bundle column");
@@ -590,6 +757,24 @@ int run_cli(int argc, char** argv) {
   auto* mm = matrix->add_flag("--markdown", markdown, "Markdown output");
   mj->excludes(mm);
   add_bound_options(matrix, ", applied to every column");
+  add_ledger_options(matrix);
+
+  CoverageArgs cov;
+  auto* coverage = app.add_subcommand(
+      "coverage", "the backend-coverage page (Markdown), rendered from evidence ledger(s) alone");
+  coverage->add_option("--ledger", cov.ledgers,
+                       "ledger to read; repeat to merge (concatenated, de-duplicated by id); "
+                       "default: the ledger runs record to ($ETPROOF_LEDGER, else "
+                       "$XDG_STATE_HOME/etproof/ledger.jsonl)");
+  coverage->add_option("--out", cov.out, "write the page here (atomically) instead of stdout");
+  coverage->add_flag("--check", cov.check,
+                     "compare with --out FILE (default docs/backend-coverage.md) instead of "
+                     "writing; exit 1 with a diff when it differs");
+  coverage->add_option("--max-age-days", cov.max_age_days,
+                       "evidence older than this (before --as-of) is marked stale (default 90)")
+      ->check(CLI::NonNegativeNumber);
+  coverage->add_option("--as-of", cov.as_of,
+                       "YYYY-MM-DD the age is measured from (default: the newest record's date)");
 
   std::string image, backend, recipe, bundles_dir;
   size_t top = 5;
@@ -608,7 +793,8 @@ int run_cli(int argc, char** argv) {
     return rc == 0 ? 0 : kExitError;
   }
 
-  if (backends->parsed()) return cmd_backends(json, runtime_only, probe_dir);
+  if (backends->parsed()) return cmd_backends(json, runtime_only, probe_dir, ledger);
+  if (coverage->parsed()) return cmd_coverage(cov);
   if (inspect->parsed()) return cmd_inspect(bundle, json);
   if (run->parsed()) return cmd_run(bundle, input_args, out_dir);
   for (auto [v, flag] : {std::pair{caller.atol, "--atol"}, {caller.rtol, "--rtol"},
@@ -616,8 +802,8 @@ int run_cli(int argc, char** argv) {
     if (v && std::isnan(*v))
       throw Error(ErrorKind::kInvalidArgument, std::string(flag) + " is NaN",
                   "pass a number (--min-sqnr -inf turns the SQNR rule off)");
-  if (parity->parsed()) return cmd_parity(bundle, json, caller);
-  if (matrix->parsed()) return cmd_matrix(dir, json, markdown, caller);
+  if (parity->parsed()) return cmd_parity(bundle, json, caller, ledger);
+  if (matrix->parsed()) return cmd_matrix(dir, json, markdown, caller, ledger);
   if (classify->parsed()) return cmd_classify(image, backend, recipe, bundles_dir, top);
   std::cerr << app.help();
   return kExitError;

@@ -28,6 +28,7 @@ std::string_view to_string(ErrorKind kind) {
     case ErrorKind::kNpyInvalid: return "npy-invalid";
     case ErrorKind::kInvalidArgument: return "invalid-argument";
     case ErrorKind::kXfailInvalid: return "xfail-invalid";
+    case ErrorKind::kLedgerInvalid: return "ledger-invalid";
   }
   return "unknown";
 }

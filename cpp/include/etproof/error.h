@@ -29,6 +29,7 @@ enum class ErrorKind {
   kNpyInvalid,             // a .npy file is malformed or truncated
   kInvalidArgument,        // the caller asked for something that does not exist
   kXfailInvalid,           // an expected-failure file (DIR/xfail.json) does not follow docs/xfail.md
+  kLedgerInvalid,          // an evidence ledger (JSON lines) has a line that is not a valid record
 };
 
 // Stable lower-case name of a kind ("manifest-invalid", "artifact-mismatch", …) used in JSON.

@@ -1,0 +1,54 @@
+// etproof/coverage.h — the backend-coverage page (DESIGN.md §7), rendered from ledger records
+// alone (etproof/ledger.h): a pure function of the records, the backend table embedded in this
+// binary and this binary's toolchain versions. No wall clock: "stale by age" is measured from
+// `as_of`, which defaults to the newest record's date.
+//
+// Per backend key of the table (every one, so a backend never run says "never run"), per machine
+// with evidence: the claim and each half's newest evidence with its status, date, machine and
+// numbers. Claims:
+//   works              a runtime run through the backend agreed (matrix/parity column or the
+//                      `backends` one-operation probe)
+//   runs undelegated   it ran and agreed, but no delegate took the graph (portable kernels)
+//   fails at run time  it ran and drifted, or failed to load/run, with nothing agreeing
+//   agreed against an expected failure   it agreed where an xfail record expected a failure
+//   known failure      only expected failures (xfail) ran
+//   lowers             only the export half passed: nothing ran it (never "works")
+//   refused / removed upstream / registry only / never run
+// A claim whose newest evidence is older than max_age_days before as_of, or was recorded by a
+// toolchain other than `toolchain` (etproof or executorch version, or a bundle exported with
+// another executorch), is marked stale.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace etproof {
+
+struct CoverageOptions {
+  std::vector<std::string> sources;  // ledger names shown in the header, as given
+  std::optional<std::string> as_of;  // "YYYY-MM-DD" or a time_utc; default: the newest record
+  int max_age_days = 90;
+  nlohmann::json toolchain;          // the current binary's (toolchain_info())
+  std::string regenerate;            // the command that regenerates the page (shown in it)
+};
+
+// The page, Markdown. Records as merge_records() returns them (order does not matter).
+// Throws Error{kInvalidArgument} for an unparsable as_of.
+std::string render_coverage(const std::vector<nlohmann::json>& records, const CoverageOptions& o);
+
+// Days since 1970-01-01 of "YYYY-MM-DD…"; nullopt when it does not start with a valid date.
+std::optional<int64_t> day_number(const std::string& date);
+
+// The short name a machine gets on the page: "m-" + 8 hex of SHA-256 of its canonical JSON.
+std::string machine_label(const nlohmann::json& machine);
+
+// A short line diff of two texts ("--- expected" / "+++ actual", the first differing lines with
+// "-"/"+" and line numbers), at most max_lines lines. Empty when equal.
+std::string line_diff(const std::string& expected, const std::string& actual,
+                      size_t max_lines = 40);
+
+}  // namespace etproof

@@ -1,0 +1,535 @@
+// The backend-coverage page, from ledger records alone (etproof/coverage.h).
+#include "etproof/coverage.h"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include "etproof/backend_table.h"
+#include "etproof/error.h"
+#include "etproof/ledger.h"
+#include "text_format.h"
+
+using nlohmann::json;
+
+namespace etproof {
+namespace {
+
+std::string s(const json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_string()) return "";
+  return j[key].get<std::string>();
+}
+
+// Table-safe text: no pipes, no line breaks.
+std::string md(const std::string& in) {
+  std::string out;
+  for (char c : in) {
+    if (c == '|') out += "\\|";
+    else if (c == '\n' || c == '\r') out += ' ';
+    else out += c;
+  }
+  return out;
+}
+
+// At most n bytes, cut on a UTF-8 character boundary, "…" when cut.
+std::string clip(const std::string& in, size_t n) {
+  if (in.size() <= n) return in;
+  size_t cut = n;
+  while (cut > 0 && (static_cast<unsigned char>(in[cut]) & 0xC0) == 0x80) --cut;
+  return in.substr(0, cut) + "…";
+}
+
+std::optional<double> number(const json& j) {
+  if (j.is_number()) return j.get<double>();
+  if (j.is_string()) {
+    const std::string v = j.get<std::string>();
+    if (v == "inf") return INFINITY;
+    if (v == "-inf") return -INFINITY;
+  }
+  return std::nullopt;
+}
+
+// A count (a non-negative integer), or nullopt.
+std::optional<size_t> count_of(const json& j) {
+  if (!j.is_number_integer() || (j.is_number_integer() && !j.is_number_unsigned() && j.get<int64_t>() < 0))
+    return std::nullopt;
+  return j.get<size_t>();
+}
+
+std::string fmt(double v, int prec) { return detail::format_number(v, prec); }
+std::string sqnr_text(double v) { return std::isinf(v) ? std::string("inf") : fmt(v, 3); }
+
+std::string date_of(const json& r) { return s(r, "time_utc").substr(0, 10); }
+
+std::string plural(size_t n, const std::string& word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+std::string sha_hex(const std::string& data) {
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
+  unsigned char md_[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
+  EVP_DigestUpdate(ctx.get(), data.data(), data.size());
+  EVP_DigestFinal_ex(ctx.get(), md_, &len);
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned i = 0; i < len; ++i) out += {hex[md_[i] >> 4], hex[md_[i] & 15]};
+  return out;
+}
+
+bool is_probe(const json& r) { return s(r, "kind") == "backends"; }
+
+// What a record is evidence about, in words.
+std::string what(const json& r) {
+  if (is_probe(r)) {
+    std::string w = r["half"] == "export" ? "one-operation probe (export)" : "one-operation probe";
+    if (r.contains("bundle") && r["half"] == "runtime") w += " (`" + s(r, "bundle") + "`)";
+    else if (r["half"] == "runtime") w = "registry (nothing run)";
+    return w;
+  }
+  std::string w = s(r, "model").empty() ? "?" : s(r, "model");
+  if (!s(r, "recipe").empty()) w += " " + s(r, "recipe");
+  if (!s(r, "precision").empty()) w += " (" + s(r, "precision") + ")";
+  if (!s(r, "bundle_sha256").empty()) w += ", sha256 " + s(r, "bundle_sha256").substr(0, 12);
+  return w;
+}
+
+std::string numbers_text(const json& r) {
+  if (!r.contains("numbers") || !r["numbers"].is_object()) return "";
+  const json& n = r["numbers"];
+  std::vector<std::string> parts;
+  if (auto c = count_of(n.value("cases", json()))) parts.push_back(plural(*c, "case"));
+  if (auto v = number(n.value("max_abs_error", json()))) parts.push_back("max abs err " + fmt(*v, 3));
+  if (auto v = number(n.value("cosine", json()))) parts.push_back("cosine " + detail::cosine_text(*v));
+  if (auto v = number(n.value("sqnr_db", json()))) parts.push_back("SQNR " + sqnr_text(*v) + " dB");
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? ", " : "") + parts[i];
+  return out;
+}
+
+struct Entry {
+  const json* r = nullptr;
+  std::string stale;  // why stale; empty: fresh
+};
+
+bool ran_ok(const std::string& st) { return st == "agreed"; }
+bool lowered(const std::string& st) { return st == "exported" || st == "available"; }
+bool run_failure(const std::string& st) {
+  return st == "drifted" || st == "run-failed" || st == "load-failed" ||
+         st == "bundle-invalid" || st == "no-bound" || st == "failed";
+}
+
+// Cells of the summary for one backend on one machine.
+struct Summary {
+  std::string claim, export_cell, runtime_cell;
+};
+
+std::string newest_date(const std::vector<const Entry*>& es) {
+  std::string d;
+  for (auto* e : es) d = std::max(d, date_of(*e->r));
+  return d;
+}
+
+bool all_stale(const std::vector<const Entry*>& es) {
+  if (es.empty()) return false;
+  for (auto* e : es)
+    if (e->stale.empty()) return false;
+  return true;
+}
+
+// "status: reason" for each distinct status, reasons clipped.
+std::string statuses_text(const std::vector<const Entry*>& es, size_t clip_at) {
+  std::vector<std::string> seen;
+  std::string out;
+  for (auto* e : es) {
+    const std::string st = s(*e->r, "status");
+    if (std::find(seen.begin(), seen.end(), st) != seen.end()) continue;
+    seen.push_back(st);
+    std::string reason = s(*e->r, "reason");
+    out += (out.empty() ? "" : "; ") + st + (reason.empty() ? "" : ": " + clip(reason, clip_at));
+  }
+  return out;
+}
+
+Summary summarize(const std::vector<Entry>& entries) {
+  std::vector<const Entry*> exp, run, run_ok, run_undeleg, run_bad, run_xfail, run_xpass, exp_ok,
+      exp_undeleg;
+  for (const auto& e : entries) {
+    const std::string st = s(*e.r, "status");
+    if ((*e.r)["half"] == "export") {
+      exp.push_back(&e);
+      if (lowered(st)) exp_ok.push_back(&e);
+      if (st == "exported-undelegated") exp_undeleg.push_back(&e);
+    } else {
+      run.push_back(&e);
+      if (ran_ok(st)) run_ok.push_back(&e);
+      if (st == "agreed-undelegated") run_undeleg.push_back(&e);
+      if (run_failure(st)) run_bad.push_back(&e);
+      if (st == "xfail") run_xfail.push_back(&e);
+      if (st == "xpass") run_xpass.push_back(&e);
+    }
+  }
+  Summary out;
+  auto stale_mark = [](const std::vector<const Entry*>& es) {
+    return all_stale(es) ? std::string(" **(stale)**") : std::string();
+  };
+  // Export half.
+  if (!exp_ok.empty()) {
+    size_t bundles = 0;
+    bool probe = false;
+    for (auto* e : exp_ok)
+      if (is_probe(*e->r)) probe = true;
+      else ++bundles;
+    std::string what_ = bundles ? plural(bundles, "bundle") : "";
+    if (probe) what_ += std::string(what_.empty() ? "" : " + ") + "probe";
+    out.export_cell = "lowers (" + what_ + ", " + newest_date(exp_ok) + ")" + stale_mark(exp_ok);
+    std::vector<const Entry*> other;
+    for (auto* e : exp)
+      if (!lowered(s(*e->r, "status"))) other.push_back(e);
+    if (!other.empty()) out.export_cell += "; also " + statuses_text(other, 80);
+  } else if (!exp.empty()) {
+    out.export_cell = statuses_text(exp, 120) + " (" + newest_date(exp) + ")" + stale_mark(exp);
+  } else {
+    out.export_cell = "—";
+  }
+  // Runtime half.
+  if (!run_ok.empty()) {
+    std::set<std::string> models;
+    std::set<std::string> case_keys;  // model|recipe|precision|case: a case a matrix and a parity
+    size_t cases = 0;                 // run both measured counts once
+    bool probe = false;
+    std::optional<double> sqnr, cosine;
+    for (auto* e : run_ok) {
+      const json& r = *e->r;
+      if (is_probe(r)) probe = true;
+      else models.insert(s(r, "model"));
+      if (r.contains("numbers") && r["numbers"].is_object()) {
+        const json& n = r["numbers"];
+        if (!is_probe(r)) {
+          const json ids = n.value("case_ids", json());
+          if (ids.is_array()) {
+            for (const auto& id : ids)
+              if (id.is_string())
+                case_keys.insert(s(r, "model") + "|" + s(r, "recipe") + "|" + s(r, "precision") +
+                                 "|" + id.get<std::string>());
+          } else {
+            cases += count_of(n.value("cases", json())).value_or(0);
+          }
+        }
+        if (auto v = number(n.value("sqnr_db", json()))) sqnr = std::min(sqnr.value_or(INFINITY), *v);
+        if (auto v = number(n.value("cosine", json()))) cosine = std::min(cosine.value_or(1.0), *v);
+      }
+    }
+    cases += case_keys.size();
+    std::string w;
+    if (!models.empty()) w = plural(models.size(), "model") + ", " + plural(cases, "case");
+    if (probe) w += std::string(w.empty() ? "" : " + ") + "probe";
+    out.runtime_cell = "agreed: " + w;
+    if (sqnr || cosine) {
+      out.runtime_cell += "; worst";
+      if (sqnr) out.runtime_cell += " SQNR " + sqnr_text(*sqnr) + " dB";
+      if (cosine) out.runtime_cell += std::string(sqnr ? "," : "") + " cosine " + detail::cosine_text(*cosine);
+    }
+    out.runtime_cell += " (" + newest_date(run_ok) + ")" + stale_mark(run_ok);
+    std::map<std::string, size_t> others;
+    for (auto* e : run) {
+      const std::string st = s(*e->r, "status");
+      if (ran_ok(st)) continue;
+      size_t c = 0;
+      if (e->r->contains("numbers") && (*e->r)["numbers"].is_object())
+        c = count_of((*e->r)["numbers"].value("cases", json())).value_or(0);
+      others[st] += c;
+    }
+    std::string also;
+    for (const auto& [st, c] : others)
+      also += (also.empty() ? "" : ", ") + st + (c ? " " + plural(c, "case") : "");
+    if (!also.empty()) out.runtime_cell += "; also " + also;
+  } else if (!run.empty()) {
+    out.runtime_cell = statuses_text(run, 120) + " (" + newest_date(run) + ")" + stale_mark(run);
+  } else {
+    out.runtime_cell = "—";
+  }
+  // The claim: nothing is "works" on evidence weaker than a run.
+  auto has = [&](const std::vector<const Entry*>& es, const std::string& st) {
+    for (auto* e : es)
+      if (s(*e->r, "status") == st) return true;
+    return false;
+  };
+  if (!run_ok.empty()) {
+    out.claim = "**works**" + stale_mark(run_ok);
+    if (!run_bad.empty()) out.claim += ", with failures";
+  } else if (!run_undeleg.empty()) {
+    out.claim = "runs undelegated" + stale_mark(run_undeleg);
+  } else if (!run_bad.empty()) {
+    out.claim = "fails at run time" + stale_mark(run_bad);
+  } else if (!run_xpass.empty()) {
+    out.claim = "agreed against an expected failure (xpass: update the xfail record)" +
+                stale_mark(run_xpass);
+  } else if (!run_xfail.empty()) {
+    out.claim = "known failure (xfail)" + stale_mark(run_xfail);
+  } else if (!exp_ok.empty()) {
+    out.claim = "lowers" + stale_mark(exp_ok);
+    if (!run.empty()) {
+      std::string st;
+      for (auto* e : run) {
+        const std::string x = s(*e->r, "status");
+        if (st.find(x) == std::string::npos) st += (st.empty() ? "" : "/") + x;
+      }
+      out.claim += " (not run: " + st + ")";
+    } else {
+      out.claim += " (not run)";
+    }
+  } else if (!exp_undeleg.empty()) {
+    out.claim = "lowers without a delegate" + stale_mark(exp_undeleg);
+  } else if (has(exp, "removed-upstream") || has(run, "removed-upstream")) {
+    out.claim = "removed upstream";
+  } else if (!exp.empty() && !run.empty() && !has(run, "available")) {
+    out.claim = "refused";
+  } else if (!exp.empty()) {
+    out.claim = "refused" + std::string(has(run, "available") ? " (runtime registered, unproven)" : "");
+  } else if (!run.empty()) {
+    out.claim = has(run, "available") ? "registered, unproven (nothing run)" : "not runnable here";
+  } else {
+    out.claim = "never run";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<int64_t> day_number(const std::string& date) {
+  if (date.size() < 10 || date[4] != '-' || date[7] != '-') return std::nullopt;
+  for (int i : {0, 1, 2, 3, 5, 6, 8, 9})
+    if (date[i] < '0' || date[i] > '9') return std::nullopt;
+  int64_t y = std::stoi(date.substr(0, 4));
+  const unsigned m = std::stoi(date.substr(5, 2)), d = std::stoi(date.substr(8, 2));
+  if (m < 1 || m > 12 || d < 1 || d > 31) return std::nullopt;
+  // Howard Hinnant's days_from_civil.
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const unsigned yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<int64_t>(doe) - 719468;
+}
+
+std::string machine_label(const json& machine) { return "m-" + sha_hex(machine.dump()).substr(0, 8); }
+
+std::string line_diff(const std::string& expected, const std::string& actual, size_t max_lines) {
+  if (expected == actual) return "";
+  auto split = [](const std::string& t) {
+    std::vector<std::string> v;
+    std::istringstream in(t);
+    for (std::string l; std::getline(in, l);) v.push_back(l);
+    return v;
+  };
+  const auto a = split(expected), b = split(actual);
+  // Common prefix and suffix; the middle is the hunk.
+  size_t p = 0;
+  while (p < a.size() && p < b.size() && a[p] == b[p]) ++p;
+  size_t sa = a.size(), sb = b.size();
+  while (sa > p && sb > p && a[sa - 1] == b[sb - 1]) --sa, --sb;
+  std::ostringstream out;
+  out << "--- expected (committed)\n+++ actual (rendered from the ledger)\n";
+  out << "@@ -" << (p + 1) << "," << (sa - p) << " +" << (p + 1) << "," << (sb - p) << " @@\n";
+  size_t n = 0;
+  for (size_t i = p; i < sa && n < max_lines; ++i, ++n) out << "-" << a[i] << "\n";
+  for (size_t i = p; i < sb && n < max_lines; ++i, ++n) out << "+" << b[i] << "\n";
+  if ((sa - p) + (sb - p) > max_lines) out << "… (" << ((sa - p) + (sb - p) - max_lines) << " more lines)\n";
+  if (expected.size() && actual.size() && (expected.back() == '\n') != (actual.back() == '\n'))
+    out << "(the final newline differs)\n";
+  return out.str();
+}
+
+std::string render_coverage(const std::vector<json>& records, const CoverageOptions& o) {
+  // As of: the newest record's date unless given.
+  std::string newest, oldest;
+  for (const auto& r : records) {
+    const std::string t = s(r, "time_utc");
+    newest = std::max(newest, t);
+    if (oldest.empty() || t < oldest) oldest = t;
+  }
+  std::string as_of = o.as_of.value_or(newest.substr(0, 10));
+  std::optional<int64_t> as_of_day = day_number(as_of);
+  if (o.as_of && !as_of_day)
+    throw Error(ErrorKind::kInvalidArgument, "--as-of \"" + *o.as_of + "\" is not a date",
+                "pass YYYY-MM-DD");
+  as_of = as_of.substr(0, 10);
+  const std::string cur_et = s(o.toolchain, "executorch");
+  const std::string cur_ep = s(o.toolchain, "etproof");
+
+  auto stale_why = [&](const json& r) -> std::string {
+    std::vector<std::string> why;
+    if (as_of_day) {
+      if (auto d = day_number(s(r, "time_utc")); d && *as_of_day - *d > o.max_age_days)
+        why.push_back(std::to_string(*as_of_day - *d) + " days old");
+    }
+    const json tc = r.value("toolchain", json::object());
+    if (!cur_et.empty() && !s(tc, "executorch").empty() && s(tc, "executorch") != cur_et)
+      why.push_back("executorch " + s(tc, "executorch") + " (now " + cur_et + ")");
+    if (!cur_ep.empty() && !s(tc, "etproof").empty() && s(tc, "etproof") != cur_ep)
+      why.push_back("etproof " + s(tc, "etproof") + " (now " + cur_ep + ")");
+    const json btc = r.value("bundle_toolchain", json::object());
+    if (!cur_et.empty() && !s(btc, "executorch").empty() && s(btc, "executorch") != cur_et)
+      why.push_back("bundle exported with executorch " + s(btc, "executorch"));
+    std::string out;
+    for (size_t i = 0; i < why.size(); ++i) out += (i ? ", " : "") + why[i];
+    return out;
+  };
+
+  // Machines.
+  std::map<std::string, json> machines;
+  std::map<std::string, std::pair<std::string, std::string>> machine_span;
+  std::map<std::string, size_t> machine_records;
+  for (const auto& r : records) {
+    const std::string m = machine_label(r.value("machine", json::object()));
+    machines[m] = r.value("machine", json::object());
+    auto& span = machine_span[m];
+    const std::string d = date_of(r);
+    if (span.first.empty() || d < span.first) span.first = d;
+    span.second = std::max(span.second, d);
+    ++machine_records[m];
+  }
+
+  // Newest evidence per subject: (machine, backend, half, what).
+  std::map<std::string, std::vector<const json*>> subjects;
+  for (const auto& r : records) {
+    const std::string src = is_probe(r) ? "probe" : "bundle|" + s(r, "model") + "|" +
+                                                        s(r, "recipe") + "|" + s(r, "precision");
+    const std::string key = machine_label(r.value("machine", json::object())) + "\x1f" +
+                            s(r, "backend") + "\x1f" + s(r, "half") + "\x1f" + src;
+    subjects[key].push_back(&r);
+  }
+  // backend -> machine -> entries
+  std::map<std::string, std::map<std::string, std::vector<Entry>>> latest;
+  for (auto& [key, rs] : subjects) {
+    std::string t;
+    for (auto* r : rs) t = std::max(t, s(*r, "time_utc"));
+    for (auto* r : rs)
+      if (s(*r, "time_utc") == t)
+        latest[s(*r, "backend")][machine_label(r->value("machine", json::object()))].push_back(
+            {r, stale_why(*r)});
+  }
+  for (auto& [b, per_machine] : latest)
+    for (auto& [m, es] : per_machine)
+      std::stable_sort(es.begin(), es.end(), [](const Entry& x, const Entry& y) {
+        auto k = [](const Entry& e) {
+          const json& r = *e.r;
+          return std::tuple(s(r, "half") == "export" ? 0 : 1, is_probe(r) ? 0 : 1, s(r, "model"),
+                            s(r, "recipe"), s(r, "precision"), s(r, "status"), s(r, "id"));
+        };
+        return k(x) < k(y);
+      });
+
+  // Backend order: the table's keys, then keys only the ledger has.
+  std::vector<std::pair<std::string, std::string>> keys;  // key, name
+  std::set<std::string> known;
+  for (const auto& e : backend_table().backends) {
+    keys.emplace_back(e.key, e.name);
+    known.insert(e.key);
+  }
+  for (const auto& [b, _] : latest)
+    if (!known.count(b)) keys.emplace_back(b, "not in this binary's backend table");
+
+  std::ostringstream out;
+  out << "# Backend coverage\n\n";
+  out << "<!-- Generated by `etproof coverage` from the evidence ledger; do not edit by hand. -->\n\n";
+  out << "What each backend has been shown to do, rendered from the evidence ledger alone";
+  if (!o.sources.empty()) {
+    out << " (";
+    for (size_t i = 0; i < o.sources.size(); ++i) out << (i ? ", " : "") << "`" << o.sources[i] << "`";
+    out << ")";
+  }
+  out << ": " << plural(records.size(), "record") << " from " << plural(machines.size(), "machine");
+  if (!records.empty()) out << ", " << oldest.substr(0, 10) << " to " << newest.substr(0, 10);
+  out << ". Every claim names the run behind it (date, machine, etproof commit). Regenerate with `"
+      << (o.regenerate.empty() ? std::string("etproof coverage") : o.regenerate) << "`.\n\n";
+  out << "- **works**: a run through the backend agreed with the float32 reference within its "
+         "bound (a matrix or parity column, or the `etproof backends` one-operation probe).\n";
+  out << "- **lowers**: only the export half passed (a bundle was written, or the one-operation "
+         "probe lowered to the delegate); nothing ran it, so it is not claimed to work.\n";
+  out << "- **stale**: the newest evidence is more than " << o.max_age_days << " days older than "
+      << (as_of.empty() ? std::string("the newest record") : as_of)
+      << (o.as_of || as_of.empty() ? "" : " (the newest record)")
+      << ", or was recorded by a toolchain other than this binary's (etproof "
+      << (cur_ep.empty() ? "?" : cur_ep) << ", executorch " << (cur_et.empty() ? "?" : cur_et)
+      << ").\n\n";
+
+  out << "## Machines\n\n";
+  if (machines.empty()) out << "No records yet.\n\n";
+  else {
+    out << "| machine | OS | CPU | arch | cores | kernel | records | dates |\n";
+    out << "| --- | --- | --- | --- | --- | --- | ---: | --- |\n";
+    for (const auto& [label, m] : machines) {
+      const auto& span = machine_span[label];
+      out << "| " << label << " | " << md(s(m, "os")) << " | " << md(s(m, "cpu")) << " | "
+          << md(s(m, "arch")) << " | "
+          << (m.contains("cores") && m["cores"].is_number() ? std::to_string(m["cores"].get<int64_t>()) : "")
+          << " | " << md(s(m, "kernel")) << " | " << machine_records[label] << " | " << span.first
+          << (span.first == span.second ? "" : " to " + span.second) << " |\n";
+    }
+    out << "\n";
+  }
+
+  out << "## Summary\n\n";
+  out << "| backend | machine | claim | export half | runtime half |\n";
+  out << "| --- | --- | --- | --- | --- |\n";
+  for (const auto& [key, name] : keys) {
+    auto it = latest.find(key);
+    if (it == latest.end()) {
+      out << "| `" << key << "` " << md(name) << " | — | never run | — | — |\n";
+      continue;
+    }
+    for (const auto& [label, es] : it->second) {
+      const Summary sm = summarize(es);
+      out << "| `" << key << "` " << md(name) << " | " << label << " | " << md(sm.claim) << " | "
+          << md(sm.export_cell) << " | " << md(sm.runtime_cell) << " |\n";
+    }
+  }
+  out << "\n";
+
+  out << "## Evidence per backend\n\n";
+  out << "The newest record of each subject (one-operation probe, or model × recipe × precision), "
+         "per machine and half. Refusals and expected failures keep their reasons.\n\n";
+  for (const auto& [key, name] : keys) {
+    out << "### `" << key << "` — " << name << "\n\n";
+    auto it = latest.find(key);
+    if (it == latest.end()) {
+      out << "Never run: no record in the ledger.\n\n";
+      continue;
+    }
+    out << "| machine | half | evidence | status | numbers | run | reason / note |\n";
+    out << "| --- | --- | --- | --- | --- | --- | --- |\n";
+    for (const auto& [label, es] : it->second)
+      for (const auto& e : es) {
+        const json& r = *e.r;
+        std::string note = s(r, "reason");
+        if (note.empty()) note = s(r, "detail");
+        std::string st = s(r, "status");
+        if (!e.stale.empty()) {
+          st += " **(stale)**";
+          note = "stale: " + e.stale + (note.empty() ? "" : ". " + note);
+        }
+        std::string ids;
+        if (r.contains("backend_ids") && r["backend_ids"].is_array() && r["half"] == "runtime" &&
+            !r["backend_ids"].empty()) {
+          for (const auto& i : r["backend_ids"]) ids += (ids.empty() ? "" : ", ") + i.get<std::string>();
+          ids = " on " + ids;
+        }
+        out << "| " << label << " | " << s(r, "half") << " | " << md(what(r) + ids) << " | "
+            << md(st) << " | " << md(numbers_text(r)) << " | " << date_of(r) << " "
+            << s(r, "kind") << " @" << md(s(r, "etproof_commit")) << " | " << md(clip(note, 600))
+            << " |\n";
+      }
+    out << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace etproof

@@ -1,0 +1,287 @@
+// The backend-coverage page: rendered from constructed ledgers (stale by age and by toolchain,
+// refused, never run, xfail, two machines merged), and `etproof coverage --check` on the
+// committed page and on a modified copy.
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "etproof/backend_table.h"
+#include "etproof/coverage.h"
+#include "etproof/error.h"
+#include "etproof/ledger.h"
+#include "test_support.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace etproof;
+using etproof::testing::scratch_dir;
+
+namespace {
+
+const json kMachineA = {{"os", "Debian GNU/Linux 12 (bookworm)"}, {"kernel", "Linux 6.1"},
+                        {"cpu", "Intel Xeon"}, {"cores", 2}, {"arch", "x86_64"}};
+const json kMachineB = {{"os", "macOS 15.1"}, {"kernel", "Darwin 24.1"}, {"cpu", "Apple M3"},
+                        {"cores", 8}, {"arch", "arm64"}};
+const json kToolchain = {{"etproof", "0.1.0"}, {"executorch", "1.5.1"}};
+
+json rec(const json& machine, const std::string& time, const std::string& kind,
+         const std::string& half, const std::string& backend, const std::string& status,
+         const std::string& reason = "", const json& numbers = nullptr,
+         const json& toolchain = kToolchain) {
+  json r = {{"schema", 1}, {"time_utc", time}, {"kind", kind}, {"command", "etproof " + kind},
+            {"machine", machine}, {"toolchain", toolchain}, {"etproof_commit", "0123456789ab"},
+            {"etproof_commit_source", "git"}, {"half", half}, {"backend", backend},
+            {"status", status}};
+  if (kind != "backends") {
+    r["model"] = "efficientnet_lite0";
+    r["recipe"] = "fp32";
+    r["precision"] = "float32";
+  }
+  if (!reason.empty()) r["reason"] = reason;
+  if (!numbers.is_null()) r["numbers"] = numbers;
+  return finalize(r);
+}
+
+CoverageOptions opts() {
+  CoverageOptions o;
+  o.toolchain = kToolchain;
+  o.sources = {"evidence/ledger.jsonl"};
+  o.regenerate = "etproof coverage --ledger evidence/ledger.jsonl --out docs/backend-coverage.md";
+  return o;
+}
+
+// The summary row of one backend (and machine label, when given).
+std::string row(const std::string& page, const std::string& key, const std::string& machine = "") {
+  std::istringstream in(page.substr(page.find("## Summary")));
+  for (std::string l; std::getline(in, l);)
+    if (l.rfind("| `" + key + "` ", 0) == 0 && (machine.empty() || l.find(machine) != std::string::npos))
+      return l;
+  return "";
+}
+
+// The evidence section of one backend.
+std::string section(const std::string& page, const std::string& key) {
+  const auto b = page.find("### `" + key + "`");
+  if (b == std::string::npos) return "";
+  return page.substr(b, page.find("\n### ", b + 1) - b);
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+struct CliRun {
+  int rc = -1;
+  std::string out, err;
+};
+
+CliRun cli_in(const fs::path& cwd, const std::string& args) {
+  const fs::path io = fs::temp_directory_path() / "etproof-tests" / "coverage-io";
+  fs::create_directories(io);
+  const std::string cmd = "cd " + quote(cwd.string()) + " && " + quote(ETPROOF_CLI) + " " + args +
+                          " >" + quote((io / "out").string()) + " 2>" + quote((io / "err").string());
+  const int st = std::system(cmd.c_str());
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(io / "out"), slurp(io / "err")};
+}
+
+}  // namespace
+
+TEST(Coverage, RunEvidenceIsWorksExportAloneIsOnlyLowers) {
+  const json nums = {{"cases", 6}, {"cosine", 0.99991}, {"sqnr_db", 38.21}, {"max_abs_error", 0.05}};
+  const std::vector<json> records = {
+      rec(kMachineA, "2026-11-29T10:00:00Z", "matrix", "export", "xnnpack", "exported"),
+      rec(kMachineA, "2026-11-29T10:00:00Z", "matrix", "runtime", "xnnpack", "agreed", "", nums),
+      rec(kMachineA, "2026-11-29T10:00:00Z", "matrix", "export", "coreml", "exported"),
+      rec(kMachineA, "2026-11-29T10:00:00Z", "matrix", "runtime", "coreml", "not-linked",
+          "CoreMLBackend is not linked into this binary")};
+  const std::string page = render_coverage(records, opts());
+  const std::string x = row(page, "xnnpack");
+  EXPECT_NE(x.find("**works**"), std::string::npos) << x;
+  EXPECT_NE(x.find("agreed: 1 model, 6 cases; worst SQNR 38.2 dB, cosine 0.99991 (2026-11-29)"),
+            std::string::npos) << x;
+  EXPECT_NE(x.find(machine_label(kMachineA)), std::string::npos) << x;
+  const std::string c = row(page, "coreml");
+  EXPECT_EQ(c.find("works"), std::string::npos) << c;
+  EXPECT_NE(c.find("| lowers (not run: not-linked) |"), std::string::npos) << c;
+  EXPECT_NE(c.find("not-linked: CoreMLBackend is not linked into this binary"), std::string::npos) << c;
+  // A parity run and a matrix run of the same bundle in the same second count its cases once.
+  auto twice = records;
+  json again = records[1];
+  again.erase("id");
+  again["kind"] = "parity";
+  again["numbers"]["case_ids"] = {"a", "b", "c", "d", "e", "f"};
+  twice[1]["numbers"]["case_ids"] = {"a", "b", "c", "d", "e", "f"};
+  twice.push_back(finalize(again));
+  EXPECT_NE(row(render_coverage(twice, opts()), "xnnpack").find("1 model, 6 cases"), std::string::npos)
+      << row(render_coverage(twice, opts()), "xnnpack");
+  // Pure function of the records: no wall clock, no order dependence.
+  std::vector<json> reversed(records.rbegin(), records.rend());
+  EXPECT_EQ(render_coverage(reversed, opts()), page);
+  EXPECT_NE(page.find("4 records from 1 machine, 2026-11-29 to 2026-11-29"), std::string::npos);
+}
+
+TEST(Coverage, EveryTableBackendIsListedAndNeverRunSaysSo) {
+  const std::string page = render_coverage(
+      {rec(kMachineA, "2026-11-29T10:00:00Z", "matrix", "runtime", "xnnpack", "agreed", "", {{"cases", 1}})},
+      opts());
+  for (const auto& e : backend_table().backends) {
+    EXPECT_NE(page.find("### `" + e.key + "`"), std::string::npos) << e.key;
+    if (e.key != "xnnpack") {
+      EXPECT_NE(row(page, e.key).find("| — | never run | — | — |"), std::string::npos) << row(page, e.key);
+      EXPECT_NE(section(page, e.key).find("Never run: no record in the ledger."), std::string::npos);
+    }
+  }
+}
+
+TEST(Coverage, StaleByAgeAndByToolchainAreMarked) {
+  const json nums = {{"cases", 6}, {"sqnr_db", 40}};
+  const std::vector<json> records = {
+      // Old evidence: 150 days before the newest record.
+      rec(kMachineA, "2026-07-02T10:00:00Z", "matrix", "runtime", "openvino", "agreed", "", nums),
+      // Fresh, but recorded by another executorch.
+      rec(kMachineA, "2026-11-29T10:00:00Z", "matrix", "runtime", "xnnpack", "agreed", "", nums,
+          {{"etproof", "0.1.0"}, {"executorch", "1.4.0"}}),
+      // Fresh, current toolchain.
+      rec(kMachineA, "2026-11-29T10:00:00Z", "matrix", "runtime", "portable", "agreed", "", nums)};
+  const std::string page = render_coverage(records, opts());
+  EXPECT_NE(row(page, "openvino").find("**works** **(stale)**"), std::string::npos) << row(page, "openvino");
+  EXPECT_NE(section(page, "openvino").find("stale: 150 days old"), std::string::npos) << section(page, "openvino");
+  EXPECT_NE(row(page, "xnnpack").find("**(stale)**"), std::string::npos);
+  EXPECT_NE(section(page, "xnnpack").find("stale: executorch 1.4.0 (now 1.5.1)"), std::string::npos);
+  EXPECT_EQ(row(page, "portable").find("stale"), std::string::npos) << row(page, "portable");
+  EXPECT_NE(page.find("more than 90 days older than 2026-11-29 (the newest record)"), std::string::npos);
+  // --as-of and --max-age-days move the line; a later run of the same subject supersedes.
+  CoverageOptions o = opts();
+  o.as_of = "2026-08-01";
+  EXPECT_EQ(row(render_coverage(records, o), "openvino").find("stale"), std::string::npos);
+  o.as_of.reset();
+  o.max_age_days = 200;
+  EXPECT_EQ(row(render_coverage(records, o), "openvino").find("stale"), std::string::npos);
+  auto newer = records;
+  newer.push_back(rec(kMachineA, "2026-11-28T10:00:00Z", "matrix", "runtime", "openvino", "drifted",
+                      "SQNR 3 dB < 20 dB", {{"cases", 6}}));
+  const std::string p2 = render_coverage(newer, opts());
+  EXPECT_NE(row(p2, "openvino").find("fails at run time"), std::string::npos) << row(p2, "openvino");
+  EXPECT_EQ(section(p2, "openvino").find("2026-07-02"), std::string::npos);
+  o.as_of = "not-a-date";
+  EXPECT_THROW(render_coverage(records, o), Error);
+}
+
+TEST(Coverage, RefusalsAndXfailsKeepTheirReasons) {
+  const std::vector<json> records = {
+      rec(kMachineA, "2026-11-29T10:00:00Z", "backends", "export", "qnn", "refused",
+          "QNN_SDK_ROOT is not set: Qualcomm AI Engine Direct SDK (QNN) not found"),
+      rec(kMachineA, "2026-11-29T10:00:00Z", "matrix", "export", "vulkan", "export-refused",
+          "vulkan needs the Vulkan SDK's glslc"),
+      rec(kMachineA, "2026-11-29T10:00:00Z", "matrix", "runtime", "xnnpack", "agreed", "", {{"cases", 2}}),
+      rec(kMachineA, "2026-11-29T10:00:00Z", "matrix", "runtime", "xnnpack", "xfail",
+          "static int8 misses the int8 bound on 4 of 6 photos", {{"cases", 4}, {"sqnr_db", 4.3}}),
+      rec(kMachineA, "2026-11-29T10:00:00Z", "matrix", "runtime", "openvino", "xfail",
+          "known drift", {{"cases", 1}})};
+  const std::string page = render_coverage(records, opts());
+  EXPECT_NE(row(page, "qnn").find("| refused |"), std::string::npos) << row(page, "qnn");
+  EXPECT_NE(row(page, "qnn").find("refused: QNN_SDK_ROOT is not set"), std::string::npos);
+  EXPECT_NE(row(page, "vulkan").find("export-refused: vulkan needs the Vulkan SDK's glslc"), std::string::npos)
+      << row(page, "vulkan");
+  EXPECT_NE(row(page, "xnnpack").find("also xfail 4 cases"), std::string::npos) << row(page, "xnnpack");
+  EXPECT_NE(section(page, "xnnpack").find("| xfail | 4 cases, SQNR 4.3 dB |"), std::string::npos)
+      << section(page, "xnnpack");
+  EXPECT_NE(section(page, "xnnpack").find("static int8 misses the int8 bound on 4 of 6 photos"),
+            std::string::npos);
+  EXPECT_NE(row(page, "openvino").find("known failure (xfail)"), std::string::npos) << row(page, "openvino");
+  const std::string xp = render_coverage(
+      {rec(kMachineA, "2026-11-29T10:00:00Z", "matrix", "runtime", "openvino", "xpass",
+           "unexpected pass: update or remove the xfail record", {{"cases", 1}})}, opts());
+  EXPECT_NE(row(xp, "openvino").find("xpass: update the xfail record"), std::string::npos) << row(xp, "openvino");
+  EXPECT_EQ(row(xp, "openvino").find("**works**"), std::string::npos);
+}
+
+TEST(Coverage, MergedLedgersFromTwoMachinesGetARowEach) {
+  const fs::path dir = scratch_dir();
+  append_records(dir / "linux.jsonl",
+                 {rec(kMachineA, "2026-11-29T10:00:00Z", "matrix", "runtime", "coreml", "not-linked", "no Core ML here"),
+                  rec(kMachineA, "2026-11-29T10:00:00Z", "matrix", "runtime", "xnnpack", "agreed", "", {{"cases", 6}})});
+  append_records(dir / "mac.jsonl",
+                 {rec(kMachineB, "2026-11-20T10:00:00Z", "matrix", "runtime", "coreml", "agreed", "", {{"cases", 6}})});
+  const auto merged = merge_records({read_ledger(dir / "linux.jsonl"), read_ledger(dir / "mac.jsonl"),
+                                     read_ledger(dir / "mac.jsonl")});
+  ASSERT_EQ(merged.size(), 3u);
+  const std::string page = render_coverage(merged, opts());
+  const std::string a = machine_label(kMachineA), b = machine_label(kMachineB);
+  EXPECT_NE(a, b);
+  EXPECT_NE(page.find("3 records from 2 machines, 2026-11-20 to 2026-11-29"), std::string::npos);
+  EXPECT_NE(page.find("| " + b + " | macOS 15.1 | Apple M3 | arm64 | 8 | Darwin 24.1 | 1 | 2026-11-20 |"),
+            std::string::npos) << page;
+  EXPECT_NE(row(page, "coreml", b).find("**works**"), std::string::npos) << row(page, "coreml", b);
+  EXPECT_NE(row(page, "coreml", a).find("not runnable here"), std::string::npos) << row(page, "coreml", a);
+  EXPECT_EQ(row(page, "xnnpack", b), "");
+}
+
+TEST(Coverage, AnEmptyLedgerListsEveryBackendAsNeverRun) {
+  const std::string page = render_coverage({}, opts());
+  EXPECT_NE(page.find("0 records from 0 machines."), std::string::npos) << page;
+  EXPECT_NE(page.find("No records yet."), std::string::npos);
+  EXPECT_NE(row(page, "xnnpack").find("never run"), std::string::npos);
+  EXPECT_EQ(page.find("| **works**"), std::string::npos);
+}
+
+TEST(Coverage, LineDiffShowsTheChangedLines) {
+  EXPECT_EQ(line_diff("a\nb\n", "a\nb\n"), "");
+  const std::string d = line_diff("a\nb\nc\n", "a\nB\nc\n");
+  EXPECT_NE(d.find("@@ -2,1 +2,1 @@\n-b\n+B\n"), std::string::npos) << d;
+}
+
+// The committed page is what the committed ledger renders to; a modified copy fails --check.
+TEST(CoverageCli, CheckPassesOnTheCommittedPageAndFailsOnAModifiedCopy) {
+  const fs::path src = ETPROOF_SOURCE_DIR;
+  ASSERT_TRUE(fs::exists(src / "evidence" / "ledger.jsonl"));
+  const std::string args =
+      "coverage --ledger evidence/ledger.jsonl --out docs/backend-coverage.md --check";
+  const CliRun committed = cli_in(src, args);
+  EXPECT_EQ(committed.rc, 0) << committed.err;
+  EXPECT_NE(committed.err.find("matches the ledger"), std::string::npos) << committed.err;
+
+  const fs::path copy = scratch_dir();
+  fs::create_directories(copy / "evidence");
+  fs::create_directories(copy / "docs");
+  fs::copy_file(src / "evidence" / "ledger.jsonl", copy / "evidence" / "ledger.jsonl");
+  std::string page = slurp(src / "docs" / "backend-coverage.md");
+  const auto at = page.find("**works**");
+  ASSERT_NE(at, std::string::npos);
+  page.replace(at, 9, "**works perfectly**");
+  std::ofstream(copy / "docs" / "backend-coverage.md", std::ios::binary) << page;
+  const CliRun modified = cli_in(copy, args);
+  EXPECT_EQ(modified.rc, 1) << modified.err;
+  EXPECT_NE(modified.err.find("-"), std::string::npos);
+  EXPECT_NE(modified.err.find("works perfectly"), std::string::npos) << modified.err;
+  EXPECT_NE(modified.err.find("remedy: etproof coverage --ledger evidence/ledger.jsonl --out "
+                              "docs/backend-coverage.md"),
+            std::string::npos) << modified.err;
+
+  // Writing renders the same page; a corrupt ledger is a typed error with its line number.
+  const CliRun written = cli_in(copy, "coverage --ledger evidence/ledger.jsonl --out docs/backend-coverage.md");
+  EXPECT_EQ(written.rc, 0) << written.err;
+  EXPECT_EQ(slurp(copy / "docs" / "backend-coverage.md"), slurp(src / "docs" / "backend-coverage.md"));
+  std::ofstream(copy / "evidence" / "ledger.jsonl", std::ios::app) << "{\"truncated\": \n";
+  const CliRun corrupt = cli_in(copy, "coverage --ledger evidence/ledger.jsonl");
+  EXPECT_EQ(corrupt.rc, 2);
+  EXPECT_NE(corrupt.err.find("error [ledger-invalid]: evidence/ledger.jsonl:"), std::string::npos) << corrupt.err;
+  EXPECT_NE(corrupt.err.find("remedy:"), std::string::npos);
+}
