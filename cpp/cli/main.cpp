@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <optional>
@@ -32,6 +33,7 @@
 #include "etproof/npy.h"
 #include "etproof/registry.h"
 #include "etproof/runtime_log.h"
+#include "etproof/tolerances.h"
 
 namespace fs = std::filesystem;
 using etproof::Error;
@@ -398,6 +400,36 @@ int cmd_matrix(const std::string& dir_arg, bool json, bool markdown,
   return m.exit_code();
 }
 
+// ---- measure-tolerances ------------------------------------------------------------------------
+// Exit 0: the bound table covers every observation by the margin; 1: it does not (re-measure the
+// table), or nothing was measured; 2: an error.
+int cmd_measure_tolerances(const std::vector<std::string>& dir_args, bool json, bool markdown,
+                           const std::string& junit, double margin,
+                           const etproof::BoundOverride& caller) {
+  std::vector<fs::path> dirs;
+  for (const auto& d : dir_args) dirs.emplace_back(d);
+  if (dirs.empty()) {  // default: the demo bundles and the test bundles next to this binary
+    const fs::path demo = default_bundles_dir();
+    for (const fs::path& d : {demo, demo.parent_path().parent_path() / "test-bundles"})
+      if (fs::is_directory(d)) dirs.push_back(d);
+    if (dirs.empty()) dirs.push_back(demo);  // refused by name below
+  }
+  const etproof::ToleranceReport r = etproof::measure_tolerances(dirs, {margin, caller});
+  if (!junit.empty()) {
+    std::ofstream out(junit);
+    out << etproof::to_junit(r);
+    if (!out)
+      throw Error(ErrorKind::kIo, "cannot write " + junit, "pass a writable --junit FILE");
+  }
+  if (json)
+    std::cout << etproof::to_json(r).dump(2) << "\n";
+  else if (markdown)
+    std::cout << etproof::to_markdown(r);
+  else
+    std::cout << etproof::to_text(r);
+  return r.exit_code();
+}
+
 // ---- classify ----------------------------------------------------------------------------------
 struct Candidate {
   etproof::Bundle bundle;
@@ -591,6 +623,26 @@ int run_cli(int argc, char** argv) {
   mj->excludes(mm);
   add_bound_options(matrix, ", applied to every column");
 
+  std::vector<std::string> tol_dirs;
+  std::string tol_junit;
+  double margin = etproof::kDefaultMargin;
+  auto* tolerances = app.add_subcommand(
+      "measure-tolerances",
+      "re-measure the bound table on every golden of every bundle in DIR…: worst error per "
+      "(recipe, precision) in the gate's scale-free terms, and whether the table covers it by "
+      "the margin (exit 1 when it does not)");
+  tolerances->add_option("DIR", tol_dirs,
+                         "bundle directories (default: <etproof's dir>/demo/bundles and "
+                         "<etproof's dir>/test-bundles)");
+  auto* tj = tolerances->add_flag("--json", json, "JSON output");
+  auto* tm = tolerances->add_flag("--markdown", markdown, "Markdown output");
+  tj->excludes(tm);
+  tolerances->add_option("--junit", tol_junit, "also write a JUnit XML report to FILE");
+  tolerances->add_option("--margin", margin,
+                         "amplitude margin the table must keep over the worst observation "
+                         "(default 4: the margin the table was set with)");
+  add_bound_options(tolerances, ", instead of the table");
+
   std::string image, backend, recipe, bundles_dir;
   size_t top = 5;
   auto* classify = app.add_subcommand("classify", "classify a photo with a demo bundle");
@@ -618,6 +670,8 @@ int run_cli(int argc, char** argv) {
                   "pass a number (--min-sqnr -inf turns the SQNR rule off)");
   if (parity->parsed()) return cmd_parity(bundle, json, caller);
   if (matrix->parsed()) return cmd_matrix(dir, json, markdown, caller);
+  if (tolerances->parsed())
+    return cmd_measure_tolerances(tol_dirs, json, markdown, tol_junit, margin, caller);
   if (classify->parsed()) return cmd_classify(image, backend, recipe, bundles_dir, top);
   std::cerr << app.help();
   return kExitError;
