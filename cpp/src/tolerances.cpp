@@ -158,9 +158,9 @@ void summarize(ToleranceReport& rep) {
       }
       const TensorReport& t = o->report;
       ++g.outputs;
-      cases.insert(o->bundle + "/" + o->case_id);
+      cases.insert(o->dir + "/" + o->bundle + "/" + o->case_id);
       models.insert(o->model);
-      bundles.insert(o->bundle);
+      bundles.insert(o->dir + "/" + o->bundle);
       if (!t.passed) ++g.failed_outputs;
       if (t.range_error >= g.worst_range_error) {
         g.worst_range_error = t.range_error;
@@ -207,6 +207,9 @@ void summarize(ToleranceReport& rep) {
       g.not_covered.push_back("no bound for this recipe/precision: " + g.bound_error);
     } else {
       const Bound& b = *g.bound;
+      // A target term is what the table holds a recipe to, not a measurement with a margin: its
+      // (non-xfail) observations must lie within it, with no margin.
+      const double M = b.target && !b.caller_supplied ? 1.0 : rep.margin;
       if (M * g.worst_ratio > 1)
         g.not_covered.push_back("elementwise: " + fmt(M) + " × worst ratio " +
                                 fmt(g.worst_ratio) + " > 1 (" + g.worst_ratio_at + ")");
@@ -250,7 +253,11 @@ std::string output_line(const OutputObservation& o) {
 
 std::string term_text(const GroupObservation& g) {
   if (!g.bound) return "none (" + g.bound_error + ")";
-  return describe_bound(*g.bound) + (g.bound->caller_supplied ? " (caller-supplied)" : " (table)");
+  return describe_bound(*g.bound) +
+         (g.bound->caller_supplied ? " (caller-supplied)"
+          : g.bound->target        ? " (table; a target, not a measurement: checked without the "
+                                     "margin)"
+                                   : " (table)");
 }
 
 std::string suggestion_text(const GroupObservation& g) {

@@ -49,6 +49,10 @@ struct Bound {
   double atol_range_unquantized = 0;  // × max|reference|, in place of atol_qsteps where no
                                       // scale is recorded (the same quantization term in range
                                       // form)
+  // A derived bound with a target term (a term the table sets as what a recipe should reach,
+  // not a measurement of it, e.g. int8-static-per-channel): measure-tolerances checks such a
+  // bound without its margin.
+  bool target = false;
   bool scale_relative() const {
     return atol_range != 0 || atol_qsteps != 0 || atol_range_unquantized != 0;
   }
@@ -116,6 +120,7 @@ struct BoundTerm {
   std::string source;
   double atol_range = 0;   // fraction of max|reference|
   double atol_qsteps = 0;  // quantization steps of the output, where recorded; 0: no such form
+  bool target = false;     // a target, not a measurement (checked without margin)
 };
 std::vector<BoundTerm> bound_table();
 

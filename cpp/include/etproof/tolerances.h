@@ -13,7 +13,9 @@
 //           ∧ M² × worst (1 − cosine) ≤ 1 − min_cosine
 //           ∧ worst SQNR − 20·log10(M) ≥ min_sqnr_db   (where the bound has an SQNR floor)
 //           ∧ no output failed a non-numeric rule (NaN/inf mismatch, constant output)
-// and the term M× the observation suggests (what to paste into the table).
+// and the term M× the observation suggests (what to paste into the table). A bound with a
+// target term (Bound::target: e.g. int8-static-per-channel, held to the int8-dynamic figures) is
+// checked with M = 1: its non-xfail observations must lie within it.
 // Cells covered by DIR/xfail.json (runtime records, docs/xfail.md) are reported separately and
 // excluded from the worst figures and the coverage verdict.
 #pragma once
