@@ -387,16 +387,25 @@ int cmd_parity(const std::string& path, bool json, const etproof::BoundOverride&
 }
 
 // ---- matrix ------------------------------------------------------------------------------------
-int cmd_matrix(const std::string& dir_arg, bool json, bool markdown,
-               const etproof::BoundOverride& caller) {
-  const fs::path dir = dir_arg.empty() ? default_bundles_dir() : fs::path(dir_arg);
-  const etproof::Matrix m = etproof::build_matrix(dir, caller);
-  if (json)
+int cmd_matrix(const std::vector<std::string>& dir_args, bool json, bool markdown,
+               const std::string& junit, const etproof::BoundOverride& caller) {
+  std::vector<fs::path> dirs(dir_args.begin(), dir_args.end());
+  if (dirs.empty()) dirs.push_back(default_bundles_dir());
+  const etproof::Matrix m = etproof::build_matrix(dirs, caller);
+  if (!junit.empty()) {
+    std::ofstream out(junit);
+    out << etproof::to_junit(m);
+    if (!out) throw Error(ErrorKind::kIo, "cannot write " + junit, "pass a writable --junit FILE");
+  }
+  if (json) {
     std::cout << etproof::to_json(m).dump(2) << "\n";
-  else if (markdown)
+  } else if (markdown) {
     std::cout << etproof::to_markdown(m);
-  else
-    std::cout << "matrix: " << dir.string() << "\n\n" << etproof::to_text(m);
+  } else {
+    std::cout << "matrix: ";
+    for (size_t i = 0; i < dirs.size(); ++i) std::cout << (i ? ", " : "") << dirs[i].string();
+    std::cout << "\n\n" << etproof::to_text(m);
+  }
   return m.exit_code();
 }
 
@@ -615,9 +624,13 @@ int run_cli(int argc, char** argv) {
   parity->add_flag("--json", json, "JSON output");
   add_bound_options(parity, "");
 
-  std::string dir;
+  std::vector<std::string> dirs;
+  std::string matrix_junit;
   auto* matrix = app.add_subcommand("matrix", "every golden case × every bundle column");
-  matrix->add_option("DIR", dir, "bundle directory (default: <etproof's dir>/demo/bundles)");
+  matrix->add_option("DIR", dirs,
+                     "bundle directories (default: <etproof's dir>/demo/bundles); rows are "
+                     "(model, case), columns (backend, recipe)");
+  matrix->add_option("--junit", matrix_junit, "also write a JUnit XML report to FILE");
   auto* mj = matrix->add_flag("--json", json, "JSON output");
   auto* mm = matrix->add_flag("--markdown", markdown, "Markdown output");
   mj->excludes(mm);
@@ -669,7 +682,7 @@ int run_cli(int argc, char** argv) {
       throw Error(ErrorKind::kInvalidArgument, std::string(flag) + " is NaN",
                   "pass a number (--min-sqnr -inf turns the SQNR rule off)");
   if (parity->parsed()) return cmd_parity(bundle, json, caller);
-  if (matrix->parsed()) return cmd_matrix(dir, json, markdown, caller);
+  if (matrix->parsed()) return cmd_matrix(dirs, json, markdown, matrix_junit, caller);
   if (tolerances->parsed())
     return cmd_measure_tolerances(tol_dirs, json, markdown, tol_junit, margin, caller);
   if (classify->parsed()) return cmd_classify(image, backend, recipe, bundles_dir, top);
