@@ -471,7 +471,10 @@ TensorReport compare_tensor(const std::string& output, const HostTensor& actual,
        << " (|a−r| " << fmt(worst_err) << " = " << fmt(worst_ratio, 4) << "× the bound)";
     failures.push_back(os.str());
   }
-  if (!(rep.cosine >= bound.min_cosine))
+  // A reference with no energy has no direction: the cosine rule is skipped too (the elementwise
+  // rule, with a derived rule's absolute floor kAtolFloor, judges it).
+  rep.cosine_skipped = nr == 0 && nonfinite_mismatch == 0;
+  if (!rep.cosine_skipped && !(rep.cosine >= bound.min_cosine))
     failures.push_back("cosine " + cosine_text(rep.cosine) + " < min " + cosine_text(bound.min_cosine));
   if (!rep.sqnr_skipped && !(finite_sqnr >= bound.min_sqnr_db))
     failures.push_back("sqnr below bound: SQNR " + sqnr_text(finite_sqnr) + " dB < " +
@@ -584,7 +587,7 @@ std::string to_text(const ParityReport& r) {
       os << "\n";
       os << "    cosine " << cosine_text(t.cosine) << ", SQNR " << sqnr_text(t.sqnr_db) << " dB";
       if (t.sqnr_skipped)
-        os << " (SQNR rule skipped: the reference is all zeros)";
+        os << " (SQNR rule skipped: the reference is all zeros; so is the cosine rule)";
       else if (r.bound.min_sqnr_db != -std::numeric_limits<double>::infinity())
         os << " (floor " << fmt(r.bound.min_sqnr_db, 4) << " dB)";
       os << "\n";
@@ -636,6 +639,7 @@ nlohmann::json to_json(const ParityReport& r) {
                       {"cosine", num(t.cosine)},
                       {"sqnr_db", num(t.sqnr_db)},
                       {"sqnr_skipped", t.sqnr_skipped},
+                      {"cosine_skipped", t.cosine_skipped},
                       {"headroom", num(t.headroom)},
                       {"atol", num(t.atol)},
                       {"rtol", num(t.rtol)},

@@ -2,9 +2,13 @@
 //
 // Per element: |actual − reference| ≤ atol + rtol·|reference| (numpy.allclose's form).
 // Per tensor:   cosine(actual, reference) ≥ min_cosine, and
-//               SQNR = 10·log10(Σr² / Σ(a−r)²) ≥ min_sqnr_db (skipped when the reference is all
-//               zeros; the other rules still apply). Cosine cannot see scale (a·0.5 has cosine 1);
-//               SQNR can.
+//               SQNR = 10·log10(Σr² / Σ(a−r)²) ≥ min_sqnr_db (both skipped when the reference is
+//               all zeros — no direction, no signal; the elementwise and constant-output rules
+//               still apply). Cosine cannot see scale (a·0.5 has cosine 1); SQNR can.
+// The bound is a scale-free RULE when derived (atol as a fraction of the output's max|reference|
+// and, for int8-static outputs whose scale the manifest records, in quantization steps), resolved
+// per output tensor into absolute numbers; a caller-supplied Bound is absolute. Reports show both
+// the rule and the resolved atol.
 // NaN matches only NaN (at the same index); ±inf only the same inf. An output that is constant
 // (all elements equal, all zeros included) where the reference is not never passes.
 // Drift is a measurement, returned in a report, never thrown.
@@ -138,6 +142,8 @@ struct TensorReport {
   double cosine = 0;
   double sqnr_db = 0;                  // 10·log10(Σr² / Σ(a−r)²); +inf when identical
   bool sqnr_skipped = false;           // reference all zeros: the SQNR rule did not apply
+  bool cosine_skipped = false;         // reference all zeros: no direction, the cosine rule did
+                                       // not apply (the elementwise rule and its floor judge)
   double headroom = 0;                 // 1 − worst_ratio (negative when over)
   // The bound as resolved for this output, and the scale-free terms of the error:
   double atol = 0;                     // resolved absolute atol used on this output
