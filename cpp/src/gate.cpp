@@ -560,7 +560,7 @@ std::string to_text(const ParityReport& r) {
   os << "\n";
   os << "bound: " << describe_bound(r.bound)
      << (r.bound.caller_supplied ? "  (caller-supplied: supplied by the caller, not derived)"
-         : r.bound.scale_relative() ? "  (derived; a rule, resolved per output below)"
+         : r.bound.scale_relative() ? "  (derived) — a scale-free rule, resolved per output below"
                                     : "  (derived)")
      << "\n";
   os << "  source: " << r.bound.source << "\n";

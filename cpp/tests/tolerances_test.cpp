@@ -12,7 +12,10 @@
 #include <string>
 #include <vector>
 
+#include <sys/wait.h>
+
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "etproof/bundle.h"
 #include "etproof/error.h"
@@ -238,6 +241,58 @@ TEST(MatrixModels, TwoDirectoriesKeepTheirOwnXfailRecordsAndWriteJUnit) {
   // The same directory given once is the single-directory matrix.
   EXPECT_EQ(to_text(build_matrix(std::vector<fs::path>{test_bundles()})),
             to_text(build_matrix(test_bundles())));
+}
+
+// ---- the command line ----------------------------------------------------------------------------
+
+struct CliRun {
+  int rc = -1;
+  std::string out;
+};
+
+CliRun cli(const std::string& args) {
+  const std::string cmd = std::string("'") + ETPROOF_CLI + "' " + args + " 2>/dev/null";
+  CliRun r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+TEST(MeasureTolerancesCli, JsonAndJUnitAndTheExitCode) {
+  ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-xnnpack-fp32");
+  const fs::path xml = scratch_dir() / "tol.xml";
+  const CliRun r = cli("measure-tolerances '" + test_bundles().string() + "' --json --junit '" +
+                    xml.string() + "'");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("exit_code"), 0);
+  EXPECT_EQ(j.at("margin").get<double>(), kDefaultMargin);
+  EXPECT_TRUE(well_formed_xml(xml));
+  // --margin too large for any table: exit 1.
+  EXPECT_EQ(cli("measure-tolerances '" + test_bundles().string() + "' --margin 1e9").rc, 1);
+  // A caller bound is accepted and reported.
+  const CliRun c = cli("measure-tolerances '" + test_bundles().string() + "' --atol 1 --rtol 0 "
+                    "--min-cosine -1 --min-sqnr -1e9");
+  EXPECT_NE(c.out.find("caller-supplied (--atol 1 --rtol 0"), std::string::npos) << c.out;
+  EXPECT_EQ(cli("measure-tolerances '" + (scratch_dir() / "absent").string() + "'").rc, 2);
+}
+
+TEST(MatrixCli, SeveralDirectoriesAndJUnit) {
+  ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-xnnpack-fp32");
+  ETPROOF_REQUIRE_BUNDLE(demo_bundles() / "efficientnet_lite0-xnnpack-fp32");
+  const fs::path xml = scratch_dir() / "m.xml";
+  const CliRun r = cli("matrix '" + test_bundles().string() + "' '" + two_model_dir().string() +
+                    "' --junit '" + xml.string() + "' --json");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("dirs").size(), 2u);
+  EXPECT_EQ(j.at("models").size(), 2u);
+  EXPECT_TRUE(well_formed_xml(xml));
 }
 
 }  // namespace
