@@ -48,6 +48,9 @@ namespace {
 //   rtol        = 0 where measured: the worst error did not grow with |r| beyond the range term.
 //                 The one exception is float32's rtol, float32's own rounding bound (see there).
 // Cells recorded as expected failures (DIR/xfail.json) are excluded from the worst figures.
+// measure-tolerances observes (recipe, precision) pairs, so each term is read off the pair that
+// isolates it: precision terms off recipe fp32 (which adds nothing), recipe terms off precision
+// float32 (whose term, ~1e-5 of the range, is negligible next to any quantization term).
 // Reproduce (x86-64, ExecuTorch 1.5.1, XNNPACK from the wheel) — one command prints, per
 // (recipe, precision), the worst observation in these terms, the table's term, whether the table
 // covers it by the margin, and the term M× the observation suggests:

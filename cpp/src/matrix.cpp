@@ -986,21 +986,26 @@ std::string to_text(const Matrix& m) {
          << (c.backend == "portable" ? " (portable kernels)" : "") << "\n";
       os << "    bound: " << bound_text(c.bound) << "\n";
       // The column's worst measured values, so the margin to the bound is visible at a glance.
-      std::optional<double> err, cos, sqnr, head;
+      std::optional<double> err, rel, cos, sqnr, head, atol;
       auto lower = [](std::optional<double>& slot, const std::optional<double>& v) {
         if (v && (!slot || *v < *slot)) slot = v;
       };
       for (const Cell& cell : m.cells) {
         if (&m.columns[cell.column] != &c || !cell.max_abs_error) continue;
         if (!err || *cell.max_abs_error > *err) err = cell.max_abs_error;
+        if (cell.range_error && (!rel || *cell.range_error > *rel)) rel = cell.range_error;
         lower(cos, cell.cosine);
         lower(sqnr, cell.sqnr_db);
+        if (cell.headroom && (!head || *cell.headroom < *head)) atol = cell.atol;
         lower(head, cell.headroom);
       }
       if (err)
-        os << "    worst measured: max abs error " << fmt(*err, 4) << ", cosine "
+        os << "    worst measured: max abs error " << fmt(*err, 4)
+           << (rel ? " (" + fmt(*rel, 3) + "·max|ref|)" : std::string()) << ", cosine "
            << (cos ? cosine_text(*cos) : "-") << ", SQNR " << (sqnr ? fmt(*sqnr, 4) : "-")
-           << " dB, headroom " << (head ? fmt(*head, 3) : "- (no bound)") << "\n";
+           << " dB, headroom " << (head ? fmt(*head, 3) : "- (no bound)")
+           << (atol ? " (against the resolved atol " + fmt(*atol, 4) + ")" : std::string())
+           << "\n";
     }
     bool any = false;
     for (const Cell& c : m.cells)
