@@ -183,7 +183,9 @@ struct ParityReport {
 std::optional<double> output_scale(const Manifest& m, const std::string& output);
 
 // Loads the bundle, runs every golden case and gates each output. `bound` overrides the derived
-// one (and the report says so). Load/run failures propagate as Error.
+// one (and the report says so); a Bound the caller builds from numbers is absolute and used as it
+// is, while a derived rule passed in (e.g. derive_bound of another recipe) is still resolved per
+// output. Each output's recorded quantization scale (manifest) feeds the resolution. Load/run failures propagate as Error.
 ParityReport run_parity(const Bundle& bundle, const std::optional<Bound>& bound = std::nullopt);
 // Same, on an already loaded model (the matrix reuses one load per column).
 ParityReport run_parity(const Bundle& bundle, LoadedModel& model,
