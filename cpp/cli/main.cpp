@@ -36,6 +36,7 @@
 #include "etproof/npy.h"
 #include "etproof/registry.h"
 #include "etproof/runtime_log.h"
+#include "etproof/tolerances.h"
 
 namespace fs = std::filesystem;
 using etproof::Error;
@@ -452,20 +453,30 @@ int cmd_parity(const std::string& path, bool json, const etproof::BoundOverride&
 }
 
 // ---- matrix ------------------------------------------------------------------------------------
-int cmd_matrix(const std::string& dir_arg, bool json, bool markdown,
-               const etproof::BoundOverride& caller, const LedgerOption& ledger) {
-  const fs::path dir = dir_arg.empty() ? default_bundles_dir() : fs::path(dir_arg);
-  const etproof::Matrix m = etproof::build_matrix(dir, caller);
+int cmd_matrix(const std::vector<std::string>& dir_args, bool json, bool markdown,
+               const std::string& junit, const etproof::BoundOverride& caller,
+               const LedgerOption& ledger) {
+  std::vector<fs::path> dirs(dir_args.begin(), dir_args.end());
+  if (dirs.empty()) dirs.push_back(default_bundles_dir());
+  const etproof::Matrix m = etproof::build_matrix(dirs, caller);
   const nlohmann::json doc = etproof::to_json(m);
   const bool recorded = record_evidence(ledger, "matrix", [&](const etproof::RecordContext& ctx) {
-    return etproof::records_from_matrix(ctx, doc, dir);
+    return etproof::records_from_matrix(ctx, doc, dirs.front());
   });
-  if (json)
+  if (!junit.empty()) {
+    std::ofstream out(junit);
+    out << etproof::to_junit(m);
+    if (!out) throw Error(ErrorKind::kIo, "cannot write " + junit, "pass a writable --junit FILE");
+  }
+  if (json) {
     std::cout << doc.dump(2) << "\n";
-  else if (markdown)
+  } else if (markdown) {
     std::cout << etproof::to_markdown(m);
-  else
-    std::cout << "matrix: " << dir.string() << "\n\n" << etproof::to_text(m);
+  } else {
+    std::cout << "matrix: ";
+    for (size_t i = 0; i < dirs.size(); ++i) std::cout << (i ? ", " : "") << dirs[i].string();
+    std::cout << "\n\n" << etproof::to_text(m);
+  }
   return recorded ? m.exit_code() : kExitError;
 }
 
@@ -548,6 +559,36 @@ int cmd_coverage(const CoverageArgs& a) {
   }
   std::cerr << "coverage: wrote " << out.string() << " from " << records.size() << " records\n";
   return 0;
+}
+
+// ---- measure-tolerances ------------------------------------------------------------------------
+// Exit 0: the bound table covers every observation by the margin; 1: it does not (re-measure the
+// table), or nothing was measured; 2: an error.
+int cmd_measure_tolerances(const std::vector<std::string>& dir_args, bool json, bool markdown,
+                           const std::string& junit, double margin,
+                           const etproof::BoundOverride& caller) {
+  std::vector<fs::path> dirs;
+  for (const auto& d : dir_args) dirs.emplace_back(d);
+  if (dirs.empty()) {  // default: the demo bundles and the test bundles next to this binary
+    const fs::path demo = default_bundles_dir();
+    for (const fs::path& d : {demo, demo.parent_path().parent_path() / "test-bundles"})
+      if (fs::is_directory(d)) dirs.push_back(d);
+    if (dirs.empty()) dirs.push_back(demo);  // refused by name below
+  }
+  const etproof::ToleranceReport r = etproof::measure_tolerances(dirs, {margin, caller});
+  if (!junit.empty()) {
+    std::ofstream out(junit);
+    out << etproof::to_junit(r);
+    if (!out)
+      throw Error(ErrorKind::kIo, "cannot write " + junit, "pass a writable --junit FILE");
+  }
+  if (json)
+    std::cout << etproof::to_json(r).dump(2) << "\n";
+  else if (markdown)
+    std::cout << etproof::to_markdown(r);
+  else
+    std::cout << etproof::to_text(r);
+  return r.exit_code();
 }
 
 // ---- classify ----------------------------------------------------------------------------------
@@ -750,9 +791,13 @@ int run_cli(int argc, char** argv) {
   add_bound_options(parity, "");
   add_ledger_options(parity);
 
-  std::string dir;
+  std::vector<std::string> dirs;
+  std::string matrix_junit;
   auto* matrix = app.add_subcommand("matrix", "every golden case × every bundle column");
-  matrix->add_option("DIR", dir, "bundle directory (default: <etproof's dir>/demo/bundles)");
+  matrix->add_option("DIR", dirs,
+                     "bundle directories (default: <etproof's dir>/demo/bundles); rows are "
+                     "(model, case), columns (backend, recipe)");
+  matrix->add_option("--junit", matrix_junit, "also write a JUnit XML report to FILE");
   auto* mj = matrix->add_flag("--json", json, "JSON output");
   auto* mm = matrix->add_flag("--markdown", markdown, "Markdown output");
   mj->excludes(mm);
@@ -775,6 +820,26 @@ int run_cli(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   coverage->add_option("--as-of", cov.as_of,
                        "YYYY-MM-DD the age is measured from (default: the newest record's date)");
+
+  std::vector<std::string> tol_dirs;
+  std::string tol_junit;
+  double margin = etproof::kDefaultMargin;
+  auto* tolerances = app.add_subcommand(
+      "measure-tolerances",
+      "re-measure the bound table on every golden of every bundle in DIR…: worst error per "
+      "(recipe, precision) in the gate's scale-free terms, and whether the table covers it by "
+      "the margin (exit 1 when it does not)");
+  tolerances->add_option("DIR", tol_dirs,
+                         "bundle directories (default: <etproof's dir>/demo/bundles and "
+                         "<etproof's dir>/test-bundles)");
+  auto* tj = tolerances->add_flag("--json", json, "JSON output");
+  auto* tm = tolerances->add_flag("--markdown", markdown, "Markdown output");
+  tj->excludes(tm);
+  tolerances->add_option("--junit", tol_junit, "also write a JUnit XML report to FILE");
+  tolerances->add_option("--margin", margin,
+                         "amplitude margin the table must keep over the worst observation "
+                         "(default 4: the margin the table was set with)");
+  add_bound_options(tolerances, ", instead of the table");
 
   std::string image, backend, recipe, bundles_dir;
   size_t top = 5;
@@ -803,7 +868,9 @@ int run_cli(int argc, char** argv) {
       throw Error(ErrorKind::kInvalidArgument, std::string(flag) + " is NaN",
                   "pass a number (--min-sqnr -inf turns the SQNR rule off)");
   if (parity->parsed()) return cmd_parity(bundle, json, caller, ledger);
-  if (matrix->parsed()) return cmd_matrix(dir, json, markdown, caller, ledger);
+  if (matrix->parsed()) return cmd_matrix(dirs, json, markdown, matrix_junit, caller, ledger);
+  if (tolerances->parsed())
+    return cmd_measure_tolerances(tol_dirs, json, markdown, tol_junit, margin, caller);
   if (classify->parsed()) return cmd_classify(image, backend, recipe, bundles_dir, top);
   std::cerr << app.help();
   return kExitError;

@@ -389,6 +389,13 @@ std::vector<json> records_from_backends(const RecordContext& ctx, const json& do
   return out;
 }
 
+// The directory a matrix column was found in (the matrix JSON gives it per column when it read
+// several directories), else the one directory the caller passed.
+fs::path column_dir(const json& col, const fs::path& dir) {
+  const std::string d = str(col, "dir");
+  return d.empty() ? dir : fs::path(d);
+}
+
 std::vector<json> records_from_matrix(const RecordContext& ctx, const json& doc,
                                       const fs::path& dir) {
   std::vector<json> out;
@@ -411,7 +418,7 @@ std::vector<json> records_from_matrix(const RecordContext& ctx, const json& doc,
     const json& col = cols[ci];
     const std::string bundle = str(col, "bundle");
     json facts = json::object();
-    if (!bundle.empty()) add_bundle_facts(facts, dir / bundle);
+    if (!bundle.empty()) add_bundle_facts(facts, column_dir(col, dir) / bundle);
     auto with_facts = [&](json r) {
       for (auto it = facts.begin(); it != facts.end(); ++it)
         if (it.key() != "backend_ids") r[it.key()] = it.value();
@@ -493,7 +500,7 @@ std::vector<json> records_from_matrix(const RecordContext& ctx, const json& doc,
           (str(n, "bundle").empty() || str(n, "bundle") == str(col, "bundle")) &&
           (str(n, "model").empty() || str(col, "model").empty() || str(n, "model") == str(col, "model"))) {
         duplicate = !str(col, "bundle").empty() && cell_records.count(str(col, "bundle") + "|" + st);
-        if (!str(col, "bundle").empty()) add_bundle_facts(r, dir / str(col, "bundle"));
+        if (!str(col, "bundle").empty()) add_bundle_facts(r, column_dir(col, dir) / str(col, "bundle"));
         if (col.contains("delegates") && !export_half) r["backend_ids"] = col["delegates"];
         if (!str(col, "precision").empty()) r["precision"] = col["precision"];
         break;

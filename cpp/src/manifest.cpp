@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -187,6 +189,42 @@ class Reader {
     return r;
   }
 
+  // outputs[i].quantization: {"scale": float > 0, "zero_point": int, "dtype": "int8"|"uint8"}.
+  std::optional<OutputQuantization> output_quantization(const json& e, const std::string& path) {
+    const json* q = object_at(e, path, "quantization", /*required=*/false);
+    if (!q) return std::nullopt;
+    const std::string qp = at(path, "quantization");
+    for (const auto& [k, v] : q->items())
+      if (k != "scale" && k != "zero_point" && k != "dtype")
+        problem(at(qp, k), "is not defined by schema_version 1");
+    OutputQuantization out;
+    bool ok = true;
+    if (const json* s = member(*q, qp, "scale", true)) {
+      auto v = number_value(*s, at(qp, "scale"));
+      if (v && !(*v > 0 && std::isfinite(*v))) {
+        problem(at(qp, "scale"), "must be a positive finite number");
+        v.reset();
+      }
+      ok = ok && v.has_value();
+      if (v) out.scale = *v;
+    } else {
+      ok = false;
+    }
+    const json* zp = member(*q, qp, "zero_point", true);
+    auto z = zp ? int_value(*zp, at(qp, "zero_point"), INT64_MIN) : std::nullopt;
+    ok = ok && z.has_value();
+    if (z) out.zero_point = *z;
+    auto d = string_at(*q, qp, "dtype");
+    if (d && *d != "int8" && *d != "uint8") {
+      problem(at(qp, "dtype"), "unknown dtype " + squote(*d) + " (known: int8, uint8)");
+      d.reset();
+    }
+    ok = ok && d.has_value();
+    if (d) out.dtype = *d;
+    if (!ok) return std::nullopt;
+    return out;
+  }
+
   std::vector<TensorSpec> tensor_specs(const json& doc, const char* key) {
     std::vector<TensorSpec> specs;
     const json* arr = array_at(doc, "", key);
@@ -225,6 +263,10 @@ class Reader {
         else
           t.layout = *l;
       }
+      if (std::string(key) == "outputs")
+        t.quantization = output_quantization(e, path);
+      else if (e.contains("quantization"))
+        problem(at(path, "quantization"), "is only defined for outputs");
       specs.push_back(std::move(t));
     }
     return specs;

@@ -17,6 +17,10 @@
 #include "etproof/registry.h"
 #include "text_format.h"
 
+// Column::dir and NotRun::dir are filled in once per directory by build_matrix, after the
+// columns are built; the brace-initialized records below leave them empty until then.
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
 namespace etproof {
 
 std::string_view to_string(CellStatus s) {
@@ -304,7 +308,7 @@ void run_column(Matrix& m, const std::filesystem::path& path, const BoundOverrid
           throw Error(ErrorKind::kManifestInvalid,
                       "the program returned no output \"" + name + "\"",
                       "re-export the bundle; its goldens and outputs disagree");
-        TensorReport t = compare_tensor(name, it->second, ref, bound);
+        TensorReport t = compare_tensor(name, it->second, ref, bound, output_scale(man, name));
         passed = passed && t.passed;
         if (!t.passed) failures.push_back(name + ": " + t.failure);
         auto worst = [](std::optional<double>& slot, double v, bool larger) {
@@ -313,10 +317,14 @@ void run_column(Matrix& m, const std::filesystem::path& path, const BoundOverrid
         worst(cell.max_abs_error, t.max_abs_error, true);
         worst(cell.cosine, t.cosine, false);
         worst(cell.sqnr_db, t.sqnr_db, false);
-        if (no_bound.empty()) worst(cell.headroom, t.headroom, false);
+        worst(cell.range_error, t.range_error, true);
+        if (no_bound.empty()) {
+          if (!cell.headroom || t.headroom < *cell.headroom) cell.atol = t.atol;
+          worst(cell.headroom, t.headroom, false);
+        }
       }
     } catch (const Error& e) {
-      cell = Cell{g.id, col, CellStatus::kBundleInvalid, {}, {}, {}, {}, error_text(e)};
+      cell = Cell{g.id, col, CellStatus::kBundleInvalid, {}, {}, {}, {}, {}, {}, error_text(e)};
       m.cells.push_back(std::move(cell));
       continue;
     }
@@ -781,10 +789,163 @@ Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& calle
   }
   const std::vector<ExportEntry> entries = read_export_report(m, dir);
   apply_xfail(m, records, entries);
+  m.dirs = {dir.string()};
+  if (!m.xfail_file.empty()) m.xfail_files = {m.xfail_file};
+  for (Column& c : m.columns) c.dir = dir.string();
+  for (NotRun& n : m.not_run) n.dir = dir.string();
   return m;
 }
 
+Matrix build_matrix(const std::vector<std::filesystem::path>& dirs, const BoundOverride& caller) {
+  if (dirs.size() == 1) return build_matrix(dirs.front(), caller);
+  Matrix out;
+  for (const auto& dir : dirs) {
+    Matrix m = build_matrix(dir, caller);
+    const size_t offset = out.columns.size();
+    for (Column& c : m.columns) out.columns.push_back(std::move(c));
+    for (const std::string& id : m.cases) note_case(out, id);
+    for (Cell& c : m.cells) {
+      c.column += offset;
+      out.cells.push_back(std::move(c));
+    }
+    for (NotRun& n : m.not_run) out.not_run.push_back(std::move(n));
+    out.measured += m.measured;
+    out.caller_bound = m.caller_bound;
+    for (XfailOutcome& x : m.xfail) out.xfail.push_back(std::move(x));
+    for (const std::string& f : m.xfail_files) out.xfail_files.push_back(f);
+    out.dirs.push_back(dir.string());
+  }
+  if (!out.xfail_files.empty()) out.xfail_file = out.xfail_files.front();
+  return out;
+}
+
+std::vector<std::string> Matrix::models() const {
+  std::vector<std::string> out;
+  for (const Column& c : columns)
+    if (std::find(out.begin(), out.end(), c.model) == out.end()) out.push_back(c.model);
+  return out;
+}
+
+namespace {
+
+bool grouped(const Matrix& m) { return m.models().size() > 1 || m.dirs.size() > 1; }
+
+// A column's label within its model: backend/recipe, plus the directory where two columns of the
+// same model share a backend/recipe.
+std::string label_in_model(const Matrix& m, size_t col) {
+  const Column& c = m.columns[col];
+  for (size_t i = 0; i < m.columns.size(); ++i)
+    if (i != col && m.columns[i].model == c.model && column_label(m.columns[i]) == column_label(c))
+      return column_label(c) + " [" + c.dir + "]";
+  return column_label(c);
+}
+
+std::string model_label(const std::string& model) { return model.empty() ? "(unknown model)" : model; }
+
+// Cases of one model's columns, in row order.
+std::vector<std::string> model_cases(const Matrix& m, const std::string& model) {
+  std::vector<std::string> out;
+  for (const std::string& id : m.cases)
+    for (const Cell& c : m.cells)
+      if (c.case_id == id && m.columns[c.column].model == model) {
+        out.push_back(id);
+        break;
+      }
+  return out;
+}
+
+std::string to_text_grouped(const Matrix& m) {
+  std::ostringstream os;
+  if (!m.caller_bound.empty())
+    os << "bound: caller-supplied for every column (" << m.caller_bound
+       << "); fields not given come from each column's derived bound\n\n";
+  const std::vector<std::string> models = m.models();
+  os << models.size() << " model(s), " << m.columns.size() << " column(s) in " << m.dirs.size()
+     << " director" << (m.dirs.size() == 1 ? "y" : "ies") << " (" << join(m.dirs)
+     << "); rows are (model, case), columns (backend, recipe)\n";
+  size_t width = 0;
+  for (size_t col = 0; col < m.columns.size(); ++col)
+    width = std::max(width, label_in_model(m, col).size());
+  for (const std::string& model : models) {
+    const auto cases = model_cases(m, model);
+    os << "\n" << model_label(model) << "  (" << cases.size() << " case(s): " << join(cases)
+       << ")\n";
+    for (size_t col = 0; col < m.columns.size(); ++col) {
+      const Column& c = m.columns[col];
+      if (c.model != model) continue;
+      std::map<CellStatus, size_t> count;
+      std::optional<double> err, rel, cos, sqnr, head;
+      for (const Cell& cell : m.cells) {
+        if (cell.column != col) continue;
+        ++count[cell.status];
+        auto hi = [](std::optional<double>& slot, const std::optional<double>& v) {
+          if (v && (!slot || *v > *slot)) slot = v;
+        };
+        auto lo = [](std::optional<double>& slot, const std::optional<double>& v) {
+          if (v && (!slot || *v < *slot)) slot = v;
+        };
+        hi(err, cell.max_abs_error);
+        hi(rel, cell.range_error);
+        lo(cos, cell.cosine);
+        lo(sqnr, cell.sqnr_db);
+        lo(head, cell.headroom);
+      }
+      os << "  " << std::left << std::setw(static_cast<int>(width)) << label_in_model(m, col)
+         << "  " << (count.empty() ? std::string("no cells") : count_text(count));
+      if (err)
+        os << "; worst: max abs error " << fmt(*err, 3) << " (" << (rel ? fmt(*rel, 3) : "-")
+           << "·max|ref|), cosine " << (cos ? cosine_text(*cos) : "-") << ", SQNR "
+           << (sqnr ? fmt(*sqnr, 4) : "-") << " dB, headroom " << (head ? fmt(*head, 3) : "-");
+      os << "\n";
+    }
+  }
+  // Each distinct bound once, with the (recipe, precision) it belongs to.
+  std::vector<std::pair<std::string, std::string>> bounds;
+  for (const Column& c : m.columns) {
+    std::pair<std::string, std::string> b{c.recipe + " / " + c.precision, bound_text(c.bound)};
+    if (std::find(bounds.begin(), bounds.end(), b) == bounds.end()) bounds.push_back(b);
+  }
+  if (!bounds.empty()) {
+    os << "\nbounds (per recipe / precision; a derived rule is resolved per output):\n";
+    for (const auto& [pair, text] : bounds) os << "  " << pair << ": " << text << "\n";
+  }
+  bool any = false;
+  for (const Cell& c : m.cells)
+    if (c.status == CellStatus::kDrifted || c.status == CellStatus::kXpass) {
+      if (!any) os << "\nfailures:\n";
+      any = true;
+      const Column& col = m.columns[c.column];
+      os << "  " << model_label(col.model) << " " << c.case_id << " × "
+         << label_in_model(m, c.column) << ": " << to_string(c.status) << ": " << c.detail << "\n";
+    }
+  if (!m.xfail.empty()) {
+    os << "\nexpected failures (" << join(m.xfail_files) << "):\n";
+    for (const XfailOutcome& x : m.xfail) {
+      os << "  " << record_label(x.record) << ", recorded " << x.record.recorded << ": "
+         << to_string(x.result) << (x.result == XfailResult::kXpass ? " (fails the run)" : "")
+         << ": " << x.detail << "\n";
+      std::vector<std::string> cells;
+      for (const Cell& c : m.cells)
+        if (c.status == CellStatus::kXfail && column_matches(m.columns[c.column], x.record))
+          cells.push_back(c.case_id + (c.cosine ? " (cosine " + cosine_text(*c.cosine) + ")" : ""));
+      if (!cells.empty()) os << "    xfail cells: " << join(cells) << "\n";
+    }
+  }
+  if (!m.not_run.empty()) {
+    os << "\nnot run:\n";
+    for (const NotRun& n : m.not_run)
+      os << "  " << not_run_label(n) << ": " << to_string(n.status)
+         << (fails_run(n.status) ? " (fails the run)" : "") << ": " << n.reason << "\n";
+  }
+  os << "\n" << summary(m) << "\n" << verdict(m) << "\n";
+  if (drifted_under_derived(m)) os << kBoundHint << "\n";
+  return os.str();
+}
+
+}  // namespace
+
 std::string to_text(const Matrix& m) {
+  if (grouped(m)) return to_text_grouped(m);
   std::ostringstream os;
   if (!m.caller_bound.empty())
     os << "bound: caller-supplied for every column (" << m.caller_bound
@@ -825,21 +986,26 @@ std::string to_text(const Matrix& m) {
          << (c.backend == "portable" ? " (portable kernels)" : "") << "\n";
       os << "    bound: " << bound_text(c.bound) << "\n";
       // The column's worst measured values, so the margin to the bound is visible at a glance.
-      std::optional<double> err, cos, sqnr, head;
+      std::optional<double> err, rel, cos, sqnr, head, atol;
       auto lower = [](std::optional<double>& slot, const std::optional<double>& v) {
         if (v && (!slot || *v < *slot)) slot = v;
       };
       for (const Cell& cell : m.cells) {
         if (&m.columns[cell.column] != &c || !cell.max_abs_error) continue;
         if (!err || *cell.max_abs_error > *err) err = cell.max_abs_error;
+        if (cell.range_error && (!rel || *cell.range_error > *rel)) rel = cell.range_error;
         lower(cos, cell.cosine);
         lower(sqnr, cell.sqnr_db);
+        if (cell.headroom && (!head || *cell.headroom < *head)) atol = cell.atol;
         lower(head, cell.headroom);
       }
       if (err)
-        os << "    worst measured: max abs error " << fmt(*err, 4) << ", cosine "
+        os << "    worst measured: max abs error " << fmt(*err, 4)
+           << (rel ? " (" + fmt(*rel, 3) + "·max|ref|)" : std::string()) << ", cosine "
            << (cos ? cosine_text(*cos) : "-") << ", SQNR " << (sqnr ? fmt(*sqnr, 4) : "-")
-           << " dB, headroom " << (head ? fmt(*head, 3) : "- (no bound)") << "\n";
+           << " dB, headroom " << (head ? fmt(*head, 3) : "- (no bound)")
+           << (atol ? " (against the resolved atol " + fmt(*atol, 4) + ")" : std::string())
+           << "\n";
     }
     bool any = false;
     for (const Cell& c : m.cells)
@@ -893,14 +1059,15 @@ std::string to_markdown(const Matrix& m) {
     return out;
   };
   std::ostringstream os;
+  auto grid = [&](const std::vector<size_t>& columns, const std::vector<std::string>& cases) {
   os << "| case |";
-  for (const Column& c : m.columns) os << " " << esc(column_label(c)) << " |";
+  for (size_t col : columns) os << " " << esc(label_in_model(m, col)) << " |";
   os << "\n| --- |";
-  for (size_t i = 0; i < m.columns.size(); ++i) os << " --- |";
+  for (size_t i = 0; i < columns.size(); ++i) os << " --- |";
   os << "\n";
-  for (const std::string& id : m.cases) {
+  for (const std::string& id : cases) {
     os << "| " << esc(id) << " |";
-    for (size_t col = 0; col < m.columns.size(); ++col) {
+    for (size_t col : columns) {
       const Cell* c = find_cell(m, id, col);
       if (!c) {
         os << " – |";
@@ -913,9 +1080,25 @@ std::string to_markdown(const Matrix& m) {
     }
     os << "\n";
   }
+  };
+  if (grouped(m)) {
+    for (const std::string& model : m.models()) {
+      std::vector<size_t> cols;
+      for (size_t col = 0; col < m.columns.size(); ++col)
+        if (m.columns[col].model == model) cols.push_back(col);
+      os << "### " << esc(model_label(model)) << "\n\n";
+      grid(cols, model_cases(m, model));
+      os << "\n";
+    }
+  } else {
+    std::vector<size_t> cols;
+    for (size_t col = 0; col < m.columns.size(); ++col) cols.push_back(col);
+    grid(cols, m.cases);
+  }
   os << "\n| column | bundle | delegates in program | bound |\n| --- | --- | --- | --- |\n";
   for (const Column& c : m.columns)
-    os << "| " << esc(column_label(c)) << " | " << esc(c.bundle) << " | "
+    os << "| " << esc((grouped(m) ? model_label(c.model) + " " : std::string()) + column_label(c))
+       << " | " << esc(c.bundle) << " | "
        << (c.delegates.empty() ? std::string("none") : esc(join(c.delegates))) << " | "
        << esc(bound_text(c.bound)) << " |\n";
   if (!m.not_run.empty()) {
@@ -949,6 +1132,8 @@ nlohmann::json to_json(const Matrix& m) {
                     {"precision", c.precision},
                     {"delegates", c.delegates},
                     {"bundle", c.bundle},
+                    {"model", c.model},
+                    {"dir", c.dir},
                     {"bound", c.bound ? to_json(*c.bound) : nlohmann::json(nullptr)}});
   nlohmann::json cells = nlohmann::json::array();
   for (const Cell& c : m.cells) {
@@ -962,6 +1147,10 @@ nlohmann::json to_json(const Matrix& m) {
                      {"cosine", opt_num(c.cosine)},
                      {"sqnr_db", opt_num(c.sqnr_db)},
                      {"headroom", opt_num(c.headroom)},
+                     {"model", col.model},
+                     {"dir", col.dir},
+                     {"range_error", opt_num(c.range_error)},
+                     {"atol", opt_num(c.atol)},
                      {"bound", col.bound ? to_json(*col.bound) : nlohmann::json(nullptr)},
                      {"detail", c.detail}});
   }
@@ -971,7 +1160,8 @@ nlohmann::json to_json(const Matrix& m) {
                        {"recipe", n.recipe},
                        {"status", std::string(to_string(n.status))},
                        {"fails_run", fails_run(n.status)},
-                       {"reason", n.reason}});
+                       {"reason", n.reason},
+                       {"dir", n.dir}});
   nlohmann::json records = nlohmann::json::array();
   for (const XfailOutcome& x : m.xfail)
     records.push_back({{"model", x.record.model},
@@ -997,7 +1187,87 @@ nlohmann::json to_json(const Matrix& m) {
           {"summary", summary(m)},
           {"verdict", verdict(m)},
           {"caller_bound", m.caller_bound.empty() ? nlohmann::json(nullptr)
-                                                  : nlohmann::json(m.caller_bound)}};
+                                                  : nlohmann::json(m.caller_bound)},
+          {"models", m.models()},
+          {"dirs", m.dirs},
+          {"xfail_files", m.xfail_files}};
+}
+
+std::string to_junit(const Matrix& m) {
+  using detail::xml_escape;
+  std::ostringstream suites;
+  size_t tests = 0, failures = 0, skipped = 0;
+  auto skips = [](CellStatus s) {
+    return s == CellStatus::kXfail || s == CellStatus::kNotLinked ||
+           s == CellStatus::kUnavailable || s == CellStatus::kExportRefused;
+  };
+  auto testcase = [&](std::ostringstream& os, const std::string& classname,
+                      const std::string& name, CellStatus status, const std::string& detail,
+                      const std::string& out, size_t& f, size_t& s) {
+    os << "    <testcase classname=\"" << xml_escape(classname) << "\" name=\""
+       << xml_escape(name) << "\">\n";
+    const std::string msg = std::string(to_string(status)) + (detail.empty() ? "" : ": " + detail);
+    if (fails_run(status)) {
+      ++f;
+      os << "      <failure type=\"" << to_string(status) << "\" message=\"" << xml_escape(msg)
+         << "\"/>\n";
+    } else if (skips(status)) {
+      ++s;
+      os << "      <skipped message=\"" << xml_escape(msg) << "\"/>\n";
+    }
+    if (!out.empty()) os << "      <system-out>" << xml_escape(out) << "</system-out>\n";
+    os << "    </testcase>\n";
+  };
+  for (size_t col = 0; col < m.columns.size(); ++col) {
+    const Column& c = m.columns[col];
+    std::ostringstream cases;
+    size_t t = 0, f = 0, s = 0;
+    const std::string classname = model_label(c.model) + "." + c.backend + "." + c.recipe;
+    for (const Cell& cell : m.cells) {
+      if (cell.column != col) continue;
+      ++t;
+      std::ostringstream out;
+      out << to_string(cell.status);
+      if (cell.max_abs_error) out << ", max abs error " << fmt(*cell.max_abs_error, 4);
+      if (cell.range_error) out << " (" << fmt(*cell.range_error, 3) << "·max|ref|)";
+      if (cell.cosine) out << ", cosine " << cosine_text(*cell.cosine);
+      if (cell.sqnr_db) out << ", SQNR " << fmt(*cell.sqnr_db, 4) << " dB";
+      if (cell.atol) out << ", resolved atol " << fmt(*cell.atol, 4);
+      if (cell.headroom) out << ", headroom " << fmt(*cell.headroom, 3);
+      out << "; bound: " << bound_text(c.bound);
+      testcase(cases, classname, cell.case_id, cell.status, cell.detail, out.str(), f, s);
+    }
+    tests += t;
+    failures += f;
+    skipped += s;
+    suites << "  <testsuite name=\"" << xml_escape(model_label(c.model) + " " + label_in_model(m, col))
+           << "\" tests=\"" << t << "\" failures=\"" << f << "\" errors=\"0\" skipped=\"" << s
+           << "\">\n" << cases.str() << "  </testsuite>\n";
+  }
+  if (!m.not_run.empty() || m.measured == 0) {
+    std::ostringstream cases;
+    size_t t = 0, f = 0, s = 0;
+    for (const NotRun& n : m.not_run) {
+      ++t;
+      testcase(cases, "not-run", not_run_label(n), n.status, n.reason, "", f, s);
+    }
+    if (m.measured == 0) {
+      ++t;
+      ++f;
+      cases << "    <testcase classname=\"matrix\" name=\"something was measured\">\n"
+            << "      <failure message=\"nothing was measured\"/>\n    </testcase>\n";
+    }
+    tests += t;
+    failures += f;
+    skipped += s;
+    suites << "  <testsuite name=\"not run\" tests=\"" << t << "\" failures=\"" << f
+           << "\" errors=\"0\" skipped=\"" << s << "\">\n" << cases.str() << "  </testsuite>\n";
+  }
+  std::ostringstream os;
+  os << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"etproof matrix\" tests=\""
+     << tests << "\" failures=\"" << failures << "\" errors=\"0\" skipped=\"" << skipped
+     << "\">\n" << suites.str() << "</testsuites>\n";
+  return os.str();
 }
 
 }  // namespace etproof

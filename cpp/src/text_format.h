@@ -25,4 +25,23 @@ inline std::string cosine_text(double c) {
   return format_number(c, 6);
 }
 
+// Text for an XML attribute or element (JUnit reports): &, <, >, " and ' escaped; control
+// characters other than tab/newline dropped (XML 1.0 forbids them).
+inline std::string xml_escape(const std::string& s) {
+  std::string out;
+  for (unsigned char ch : s) {
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        if (ch < 0x20 && ch != '\t' && ch != '\n') break;
+        out += static_cast<char>(ch);
+    }
+  }
+  return out;
+}
+
 }  // namespace etproof::detail

@@ -261,7 +261,14 @@ def export_model(
         if facts["quant"]:
             with _stage("quantize"):
                 say(f"{name}: quantizing ({recipe})")
-                ep, quant_record = _quantize(ep, facts["quant"], args.example_inputs, args.cases)
+                ep, quant_record, out_quant = _quantize(ep, facts["quant"], args.example_inputs,
+                                                        args.cases)
+                # Each output's quantization scale where the converted graph has one (int8
+                # static); the gate can then state its atol in quantization steps.
+                if len(out_quant) == len(out_specs):
+                    for spec, q in zip(out_specs, out_quant):
+                        if q is not None:
+                            spec["quantization"] = q
 
         # 4. lower
         with _stage("lower"):
@@ -672,10 +679,49 @@ def _quantize(ep, scheme: str, example_inputs: tuple, cases: list):
             "quantize/dequantize op",
             "the model has no operator this quantizer handles (or all were skipped); use the "
             "fp32 recipe")
+    out_quant = output_quantization(converted)
     ep_q = torch.export.export(converted, example_inputs)
     record = {"scheme": QUANT_SCHEMES[scheme], "quantizer": type(quantizer).__name__,
               "skipped": skipped}
-    return ep_q, record
+    return ep_q, record, out_quant
+
+
+# Ops that move or reshape a tensor without changing its values: an output reached through them
+# from a dequantize keeps that dequantize's scale.
+_PASSTHROUGH = ("view", "reshape", "clone", "flatten", "squeeze", "unsqueeze", "permute",
+                "contiguous", "dropout", "_to_copy", "transpose", "expand", "alias", "detach")
+
+
+def output_quantization(gm) -> list:
+    """Per graph output, in order: {"scale", "zero_point", "dtype"} of the last per-tensor
+    dequantize feeding it (through value-preserving ops only), or None when there is none
+    (dynamic int8, whose outputs are float, or a per-channel/float output)."""
+    import torch
+    out_node = next(n for n in gm.graph.nodes if n.op == "output")
+    outs = out_node.args[0]
+    outs = list(outs) if isinstance(outs, (tuple, list)) else [outs]
+    result = []
+    for n in outs:
+        while (getattr(n, "op", None) == "call_function" and n.args
+               and getattr(n.target, "_opname", str(n.target)) in _PASSTHROUGH):
+            n = n.args[0]
+        entry = None
+        if (getattr(n, "op", None) == "call_function" and "dequantize_per_tensor" in str(n.target)
+                and len(n.args) >= 6):
+            scale, zp, dtype = n.args[1], n.args[2], n.args[5]
+
+            def value(a):
+                if getattr(a, "op", None) == "get_attr":
+                    a = getattr(gm, a.target)
+                if isinstance(a, torch.Tensor):
+                    return a.item() if a.numel() == 1 else None
+                return a
+            scale, zp = value(scale), value(zp)
+            dname = {torch.int8: "int8", torch.uint8: "uint8"}.get(dtype)
+            if isinstance(scale, (int, float)) and scale > 0 and isinstance(zp, int) and dname:
+                entry = {"scale": float(scale), "zero_point": int(zp), "dtype": dname}
+        result.append(entry)
+    return result
 
 
 def _is_quant_op(target) -> bool:

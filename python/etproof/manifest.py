@@ -139,7 +139,8 @@ def _tensor_specs(v: _V, specs: Any, field: str) -> None:
     seen = set()
     for i, s in enumerate(specs):
         f = f"{field}[{i}]"
-        v.obj(s, f, ("name", "dtype", "shape"), ("layout",))
+        v.obj(s, f, ("name", "dtype", "shape"),
+              ("layout", "quantization") if field == "outputs" else ("layout",))
         name = v.string(s["name"], f"{f}.name", pattern=NAME_RE)
         if name in seen:
             v.fail(f"{f}.name", f"repeats {name!r}")
@@ -152,6 +153,19 @@ def _tensor_specs(v: _V, specs: Any, field: str) -> None:
             v.string(s["layout"], f"{f}.layout", choices=LAYOUTS)
             if len(shape) != 4:
                 v.fail(f"{f}.layout", f"is only defined for rank-4 tensors (rank {len(shape)})")
+        if "quantization" in s:
+            _output_quantization(v, s["quantization"], f"{f}.quantization")
+
+
+def _output_quantization(v: _V, q: Any, field: str) -> None:
+    """An output's quantization (added within schema 1): the scale and zero point of the last
+    quantize/dequantize pair feeding it in the converted PT2E graph; absent when unknown."""
+    v.obj(q, field, ("scale", "zero_point", "dtype"))
+    scale = v.number(q["scale"], f"{field}.scale")
+    if isinstance(scale, int) or scale <= 0:
+        v.fail(f"{field}.scale", f"must be a positive float, got {scale!r}")
+    v.integer(q["zero_point"], f"{field}.zero_point")
+    v.string(q["dtype"], f"{field}.dtype", choices=("int8", "uint8"))
 
 
 def validate(doc: Any, origin: str | None = None) -> dict:

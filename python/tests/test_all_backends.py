@@ -111,6 +111,13 @@ def test_pair_delegate_precision_compute_unit(all_backends, pair):
         if recipe == "int8-static-per-channel":
             assert "static" in doc["quantization"]["scheme"]
             assert not any("choose_qparams" in op for op in ops)  # no dynamic activations
+            # The output's quantization step, from the converted graph's last dequantize.
+            q = doc["outputs"][0]["quantization"]
+            assert q["dtype"] == "int8" and q["scale"] > 0 and isinstance(q["zero_point"], int)
+        else:  # dynamic int8: the outputs are float, so no output scale is recorded
+            assert all("quantization" not in o for o in doc["outputs"])
+    else:
+        assert all("quantization" not in o for o in doc["outputs"])
 
 
 @pytest.mark.parametrize("pair", [("coreml", "fp32"), ("vulkan", "fp32")],

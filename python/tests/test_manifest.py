@@ -78,3 +78,26 @@ def test_writer_output_validates_and_round_trips(test_bundles):
         doc = read_manifest(b)
         assert canonical_dumps(doc).encode("utf-8") == raw
         assert doc["name"] == b.name
+
+
+def test_output_quantization_is_optional_and_checked():
+    """outputs[i].quantization (within schema 1): scale > 0, integer zero point, int8/uint8."""
+    with open(FIXTURE) as f:
+        doc = json.load(f)
+    good = copy.deepcopy(doc)
+    good["outputs"][0]["quantization"] = {"scale": 0.0625, "zero_point": -3, "dtype": "int8"}
+    validate(good)
+    assert json.loads(canonical_dumps(good)) == good
+    for bad, field in ((dict(scale=0.0, zero_point=0, dtype="int8"), "scale"),
+                       (dict(scale=0.1, zero_point=0.5, dtype="int8"), "zero_point"),
+                       (dict(scale=0.1, zero_point=0, dtype="int4"), "dtype"),
+                       (dict(scale=0.1, zero_point=0), "dtype")):
+        d = copy.deepcopy(doc)
+        d["outputs"][0]["quantization"] = bad
+        with pytest.raises(ManifestError) as e:
+            validate(d)
+        assert e.value.field == f"outputs[0].quantization.{field}"
+    d = copy.deepcopy(doc)
+    d["inputs"][0]["quantization"] = {"scale": 0.1, "zero_point": 0, "dtype": "int8"}
+    with pytest.raises(ManifestError):
+        validate(d)

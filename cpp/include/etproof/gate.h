@@ -2,9 +2,13 @@
 //
 // Per element: |actual − reference| ≤ atol + rtol·|reference| (numpy.allclose's form).
 // Per tensor:   cosine(actual, reference) ≥ min_cosine, and
-//               SQNR = 10·log10(Σr² / Σ(a−r)²) ≥ min_sqnr_db (skipped when the reference is all
-//               zeros; the other rules still apply). Cosine cannot see scale (a·0.5 has cosine 1);
-//               SQNR can.
+//               SQNR = 10·log10(Σr² / Σ(a−r)²) ≥ min_sqnr_db (both skipped when the reference is
+//               all zeros — no direction, no signal; the elementwise and constant-output rules
+//               still apply). Cosine cannot see scale (a·0.5 has cosine 1); SQNR can.
+// The bound is a scale-free RULE when derived (atol as a fraction of the output's max|reference|
+// and, for int8-static outputs whose scale the manifest records, in quantization steps), resolved
+// per output tensor into absolute numbers; a caller-supplied Bound is absolute. Reports show both
+// the rule and the resolved atol.
 // NaN matches only NaN (at the same index); ±inf only the same inf. An output that is constant
 // (all elements equal, all zeros included) where the reference is not never passes.
 // Drift is a measurement, returned in a report, never thrown.
@@ -24,21 +28,64 @@
 
 namespace etproof {
 
+// A bound. Two kinds:
+//  - absolute (a caller-supplied Bound, and what resolve_bound returns): atol in the output's
+//    units, used as it is;
+//  - a derived RULE, whose atol is scale-free and is resolved per output tensor (resolve_bound):
+//      atol = atol (the absolute floor, kAtolFloor for a derived bound)
+//           + atol_range · R                               R = max|reference| of that output
+//           + (s ? atol_qsteps · s : atol_range_unquantized · R)
+//                                                          s = the output's quantization scale,
+//                                                              where the manifest records one
+//    so the same rule fits logits (±10), probabilities (0..1), unit-norm embeddings and ±300
+//    activations alike. rtol, min_cosine and min_sqnr_db are scale-free already.
 struct Bound {
-  double atol = 0;        // absolute term, in the output's units
+  double atol = 0;        // absolute term, in the output's units (derived: the floor only)
   double rtol = 0;        // relative term, fraction of |reference|
   double min_cosine = 1;  // minimum cosine similarity per tensor
   // Minimum SQNR per tensor, in dB. −inf (the default): no SQNR rule.
   double min_sqnr_db = -std::numeric_limits<double>::infinity();
   std::string source;     // where the numbers come from (measurement, with the command)
   bool caller_supplied = false;
+  // Scale-free atol terms of a derived rule (0 in an absolute bound):
+  double atol_range = 0;              // × max|reference|, always
+  double atol_qsteps = 0;             // × the output's quantization scale, where recorded
+  double atol_range_unquantized = 0;  // × max|reference|, in place of atol_qsteps where no
+                                      // scale is recorded (the same quantization term in range
+                                      // form)
+  // A derived bound with a target term (a term the table sets as what a recipe should reach,
+  // not a measurement of it, e.g. int8-static-per-channel): measure-tolerances checks such a
+  // bound without its margin.
+  bool target = false;
+  bool scale_relative() const {
+    return atol_range != 0 || atol_qsteps != 0 || atol_range_unquantized != 0;
+  }
 };
 
+// The absolute floor every derived rule's atol carries, so an all-zero reference (R = 0, where
+// every range term vanishes) still admits float32 round-off on values that ought to be zero
+// instead of demanding bit-exact zeros: 1e-9 is below one float32 ulp of any value ≥ 0.01
+// (ulp(0.01) ≈ 9.3e-10) and negligible next to the range terms of any output with R ≥ 1e-3.
+inline constexpr double kAtolFloor = 1e-9;
+
+// The reference range R of a tensor: max |x| over its finite elements (0 when none).
+double reference_range(const HostTensor& reference);
+
+// Resolves a rule into the absolute bound used on one output: atol as above (the floor, the
+// range terms and the quantization-step term), rtol/cosine/SQNR unchanged, scale-free fields 0.
+// An absolute bound (scale_relative() false, e.g. caller-supplied) is returned unchanged.
+Bound resolve_bound(const Bound& rule, double reference_range,
+                    const std::optional<double>& quant_scale = std::nullopt);
+
 // The bound a manifest's recipe and precision (and compute unit, when recorded) imply, from the
-// one table in gate.cpp. Recipe and precision compound: the atol and rtol terms add, the cosine
-// floors multiply, and the SQNR floors combine as noise powers add:
+// one table in gate.cpp. Recipe and precision compound: the atol terms (range, quantization
+// steps) and rtol add, the cosine floors multiply, and the SQNR floors combine as noise powers
+// add:
 //   floor = −10·log10(Σ 10^(−floor_i/10))   (a term with no floor, +inf, contributes 0; when no
 //                                             term has a floor the bound has no SQNR rule)
+// A term with a quantization-step form contributes atol_qsteps and, as atol_range_unquantized,
+// its range form (used only where no scale is recorded); a term without one contributes to
+// atol_range. The result is a rule (scale_relative()), resolved per output by the gate.
 // Throws Error{kCapabilityUnavailable} when the table has no entry, naming the pair and the
 // remedy (pass a bound explicitly).
 Bound derive_bound(const std::string& recipe, const std::string& precision,
@@ -56,9 +103,11 @@ struct BoundOverride {
 };
 
 // The bound a caller's override gives for this recipe/precision: the derived bound with the given
-// fields replaced, caller_supplied = true, and a source naming what was given. Where the table
-// has no entry, atol, rtol and min_cosine must all be given (min_sqnr_db unset: no SQNR rule);
-// otherwise throws Error{kInvalidArgument} naming the missing fields.
+// fields replaced, caller_supplied = true, and a source naming what was given. A given --atol
+// replaces the whole derived atol rule (range and quantization-step terms included): the caller's
+// atol is absolute. Where the table has no entry, atol, rtol and min_cosine must all be given
+// (min_sqnr_db unset: no SQNR rule); otherwise throws Error{kInvalidArgument} naming the missing
+// fields.
 Bound override_bound(const BoundOverride& o, const std::string& recipe,
                      const std::string& precision,
                      const std::optional<std::string>& compute_unit = std::nullopt);
@@ -68,11 +117,14 @@ Bound override_bound(const BoundOverride& o, const std::string& recipe,
 struct BoundTerm {
   std::string axis;
   std::string key;
-  double atol = 0;
+  double atol = 0;         // absolute part: 0 in every row (the table is scale-free)
   double rtol = 0;
   double min_cosine = 1;
   double min_sqnr_db = std::numeric_limits<double>::infinity();  // +inf: adds no noise
   std::string source;
+  double atol_range = 0;   // fraction of max|reference|
+  double atol_qsteps = 0;  // quantization steps of the output, where recorded; 0: no such form
+  bool target = false;     // a target, not a measurement (checked without margin)
 };
 std::vector<BoundTerm> bound_table();
 
@@ -90,12 +142,24 @@ struct TensorReport {
   double cosine = 0;
   double sqnr_db = 0;                  // 10·log10(Σr² / Σ(a−r)²); +inf when identical
   bool sqnr_skipped = false;           // reference all zeros: the SQNR rule did not apply
+  bool cosine_skipped = false;         // reference all zeros: no direction, the cosine rule did
+                                       // not apply (the elementwise rule and its floor judge)
   double headroom = 0;                 // 1 − worst_ratio (negative when over)
+  // The bound as resolved for this output, and the scale-free terms of the error:
+  double atol = 0;                     // resolved absolute atol used on this output
+  double rtol = 0;
+  double reference_range = 0;          // R = max|reference| (finite elements)
+  std::optional<double> quant_scale;   // the output's recorded quantization scale, if any
+  double range_error = 0;              // max_abs_error / R (inf when R = 0 and error > 0)
+  std::optional<double> qstep_error;   // max_abs_error / scale, where a scale is recorded
 };
 
 // Compares one output. Shapes and dtypes must match (Error{kShapeMismatch}/{kDtypeMismatch}).
+// A scale-relative `bound` (a derived rule) is first resolved for this output (resolve_bound,
+// with R from `reference` and `quant_scale`); an absolute bound is used as it is.
 TensorReport compare_tensor(const std::string& output, const HostTensor& actual,
-                            const HostTensor& reference, const Bound& bound);
+                            const HostTensor& reference, const Bound& bound,
+                            const std::optional<double>& quant_scale = std::nullopt);
 
 struct CaseReport {
   std::string case_id;
@@ -115,8 +179,13 @@ struct ParityReport {
   bool passed = false;                 // every case passed and at least one case ran
 };
 
+// The quantization scale the manifest records for an output (outputs[i].quantization.scale).
+std::optional<double> output_scale(const Manifest& m, const std::string& output);
+
 // Loads the bundle, runs every golden case and gates each output. `bound` overrides the derived
-// one (and the report says so). Load/run failures propagate as Error.
+// one (and the report says so); a Bound the caller builds from numbers is absolute and used as it
+// is, while a derived rule passed in (e.g. derive_bound of another recipe) is still resolved per
+// output. Each output's recorded quantization scale (manifest) feeds the resolution. Load/run failures propagate as Error.
 ParityReport run_parity(const Bundle& bundle, const std::optional<Bound>& bound = std::nullopt);
 // Same, on an already loaded model (the matrix reuses one load per column).
 ParityReport run_parity(const Bundle& bundle, LoadedModel& model,
@@ -124,7 +193,8 @@ ParityReport run_parity(const Bundle& bundle, LoadedModel& model,
 
 // Text report. When it drifted under a derived bound, it ends with a hint: pass a caller bound.
 std::string to_text(const ParityReport& r);
-// "atol A + rtol R·|ref|, cosine ≥ C, SQNR ≥ S dB" (or "no SQNR floor").
+// "atol A + rtol R·|ref|, cosine ≥ C, SQNR ≥ S dB" (or "no SQNR floor"); a rule spells its
+// atol as "atol 1e-09 + F·max|ref| + (Q quant steps, or G·max|ref| where no scale is recorded)".
 std::string describe_bound(const Bound& b);
 nlohmann::json to_json(const ParityReport& r);
 nlohmann::json to_json(const Bound& b);

@@ -25,11 +25,21 @@ struct FileRef {
   std::string sha256;   // lower-case hex
 };
 
+// An output's quantization (outputs[i].quantization, optional within schema 1): the scale and
+// zero point of the last per-tensor quantize/dequantize feeding it in the converted PT2E graph.
+// Absent when unknown (dynamic int8, whose outputs are float; float recipes).
+struct OutputQuantization {
+  double scale = 0;         // > 0: one quantization step, in the output's units
+  int64_t zero_point = 0;
+  std::string dtype;        // "int8" | "uint8"
+};
+
 struct TensorSpec {
   std::string name;
   DType dtype = DType::kFloat32;
   std::vector<int64_t> shape;         // -1 = dynamic dimension
   std::optional<std::string> layout;  // "nchw" / "nhwc", rank-4 only
+  std::optional<OutputQuantization> quantization;  // outputs only
 };
 
 struct OperatorDelegation {

@@ -81,6 +81,7 @@ struct Column {
   std::vector<std::string> delegates;  // from the program
   std::optional<Bound> bound;
   std::string model;                   // the manifest's `model`
+  std::string dir;                     // the bundle directory it was found in
 };
 
 struct Cell {
@@ -91,6 +92,8 @@ struct Cell {
   std::optional<double> cosine;
   std::optional<double> sqnr_db;
   std::optional<double> headroom;
+  std::optional<double> range_error;   // worst max|a−r| / max|ref| over its outputs
+  std::optional<double> atol;          // the resolved atol of its output with the least headroom
   std::string detail;                  // reason / failing rule / error text
 };
 
@@ -99,6 +102,7 @@ struct NotRun {
   std::string recipe;
   CellStatus status;
   std::string reason;                  // never empty: why it was not measured
+  std::string dir;                     // the bundle directory it belongs to
 };
 
 struct Matrix {
@@ -113,6 +117,11 @@ struct Matrix {
   std::string caller_bound;            // the caller's bound flags; empty: each column's derived
   std::string xfail_file;              // DIR/xfail.json when present; empty otherwise
   std::vector<XfailOutcome> xfail;     // one per record of that file, in its order
+  std::vector<std::string> dirs;       // the directories, in the order given
+  std::vector<std::string> xfail_files;  // every DIR/xfail.json read (xfail_file: the first)
+  // The models of the columns, in order of first appearance. Rows are (model, case): a case id
+  // belongs to the columns of its model.
+  std::vector<std::string> models() const;
   // Exit status: 1 when nothing was measured, when any cell drifted, when any cell or not-run
   // column has a status that fails_run (xpass, bundle-invalid, load-failed, run-failed,
   // export-failed, no-bound), or when any xfail record passed (xpass, either half); 0 otherwise.
@@ -133,8 +142,23 @@ struct Matrix {
 // every column's derived bound (override_bound); the columns' bounds then say caller_supplied.
 Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& caller = {});
 
+// Several directories: each is built as above (its own export-report.json and xfail.json apply
+// to its own columns only) and the results are concatenated, columns in directory order.
+Matrix build_matrix(const std::vector<std::filesystem::path>& dirs,
+                    const BoundOverride& caller = {});
+
+// Text: with one model in one directory, the case × column grid. With several models or
+// directories, grouped per model: one line per column (status counts and its worst measured
+// numbers), the bounds once per (recipe, precision), then the drifted and xfail cells listed —
+// readable at ~15 models × 9 columns.
 std::string to_text(const Matrix& m);
+// Markdown: one case × column grid per model.
 std::string to_markdown(const Matrix& m);
 nlohmann::json to_json(const Matrix& m);
+// JUnit XML (DESIGN.md §8): one testsuite per column ("MODEL BACKEND/RECIPE"), one testcase per
+// cell — failure when its status fails the run (drifted, xpass, bundle-invalid, load-failed,
+// run-failed, no-bound), skipped for xfail and for columns not runnable here (not-linked,
+// unavailable) — plus a "not run" testsuite with one testcase per not-run line.
+std::string to_junit(const Matrix& m);
 
 }  // namespace etproof

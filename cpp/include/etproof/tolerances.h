@@ -1,0 +1,123 @@
+// etproof/tolerances.h — `etproof measure-tolerances`: re-measures the bound table (gate.cpp)
+// on every golden of every bundle in some directories, in the gate's own scale-free terms, and
+// says whether the table covers each observation by a stated margin.
+//
+// For each (recipe, precision) it reports the worst observation over every output of every case
+// of every bundle that runs in this binary:
+//   range error   max|a − r| / max|r|          (the atol_range term's unit)
+//   step error    max|a − r| / output scale    (the atol_qsteps term's unit; where recorded)
+//   1 − cosine, SQNR (dB), and the worst ratio of |a − r| to the resolved bound
+// with how many outputs, cases and models it rests on, the table's term, whether the table
+// covers it by the margin M (default 4, the margin the table itself was set with):
+//   covered ⇔ M × worst ratio ≤ 1   (the elementwise bound, rtol included, has M× amplitude room)
+//           ∧ M² × worst (1 − cosine) ≤ 1 − min_cosine
+//           ∧ worst SQNR − 20·log10(M) ≥ min_sqnr_db   (where the bound has an SQNR floor)
+//           ∧ no output failed a non-numeric rule (NaN/inf mismatch, constant output)
+// and the term M× the observation suggests (what to paste into the table). A bound with a
+// target term (Bound::target: e.g. int8-static-per-channel, held to the int8-dynamic figures) is
+// checked with M = 1: its non-xfail observations must lie within it.
+// Cells covered by DIR/xfail.json (runtime records, docs/xfail.md) are reported separately and
+// excluded from the worst figures and the coverage verdict.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "etproof/gate.h"
+
+namespace etproof {
+
+// The default margin: 4× in error amplitude (16× in 1 − cosine and in noise power, 12.04 dB of
+// SQNR) — the margin every measured entry of the table was set with, so a re-measurement on the
+// same machine class reproduces it, and a run-to-run or photo-to-photo swing of up to 4× in the
+// worst error does not flip the verdict.
+inline constexpr double kDefaultMargin = 4.0;
+
+struct ToleranceOptions {
+  double margin = kDefaultMargin;
+  BoundOverride caller;  // empty: each bundle's derived bound (the table)
+};
+
+// One output of one golden case of one bundle, judged by the gate.
+struct OutputObservation {
+  std::string dir;
+  std::string bundle;
+  std::string model;
+  std::string backend;
+  std::string recipe;
+  std::string precision;
+  std::string case_id;
+  Bound bound;                      // the rule (derived or caller-supplied) it was judged by
+  TensorReport report;              // the gate's report, with the bound as resolved
+  bool xfail = false;               // covered by a runtime record in DIR/xfail.json
+  std::string xfail_reason;
+};
+
+// The worst observation per (recipe, precision), xfail outputs excluded.
+struct GroupObservation {
+  std::string recipe;
+  std::string precision;
+  size_t outputs = 0, cases = 0, models = 0, bundles = 0;
+  size_t xfail_outputs = 0;         // reported separately, not in the figures below
+  std::optional<Bound> bound;       // the table's rule (or the caller's); nullopt: none known
+  std::string bound_error;          // why no bound is known, when none is
+  double worst_range_error = 0;     // max|a−r|/max|r|
+  std::string worst_range_at;       // bundle/case/output
+  std::optional<double> worst_qstep_error;  // where any output recorded a scale
+  std::string worst_qstep_at;
+  double worst_one_minus_cosine = 0;
+  std::string worst_cosine_at;
+  double worst_sqnr_db = std::numeric_limits<double>::infinity();
+  std::string worst_sqnr_at;
+  double worst_ratio = 0;           // worst |a−r| / resolved bound (rtol included)
+  std::string worst_ratio_at;
+  size_t failed_outputs = 0;        // outputs the gate failed (non-xfail)
+  bool covered = false;             // the table covers the observation by the margin
+  std::vector<std::string> not_covered;  // each reason it does not
+  // What M× the observation suggests, in the table's terms (rounded outwards to 2 significant
+  // digits; SQNR down to 0.1 dB).
+  double suggest_atol_range = 0;
+  std::optional<double> suggest_atol_qsteps;
+  double suggest_min_cosine = 1;
+  std::optional<double> suggest_min_sqnr_db;  // nullopt: every SQNR was +inf (exact)
+};
+
+// A bundle that was found but not measured, with why (not linked here, load failed, …).
+struct SkippedBundle {
+  std::string dir;
+  std::string bundle;
+  std::string backend;
+  std::string recipe;
+  std::string reason;
+};
+
+struct ToleranceReport {
+  std::vector<std::string> dirs;
+  double margin = kDefaultMargin;
+  std::string caller_bound;         // the caller's bound flags; empty: derived (the table)
+  std::vector<OutputObservation> outputs;
+  std::vector<GroupObservation> groups;
+  std::vector<SkippedBundle> skipped;
+  // 0: every (recipe, precision) observed is covered by its bound with the margin; 1: some is
+  // not (or nothing was measured). --check semantics: the table is stale when this is 1.
+  int exit_code() const;
+};
+
+// Runs every golden case of every bundle under each dir (find_bundles) that this binary can run.
+// Throws Error{kIo} when a dir does not exist, Error{kXfailInvalid} for a malformed xfail.json;
+// a bundle that cannot be opened, loaded or run is listed in `skipped`, never stops the others.
+ToleranceReport measure_tolerances(const std::vector<std::filesystem::path>& dirs,
+                                   const ToleranceOptions& options = {});
+
+std::string to_text(const ToleranceReport& r);
+std::string to_markdown(const ToleranceReport& r);
+nlohmann::json to_json(const ToleranceReport& r);
+// JUnit XML: one testsuite per (recipe, precision) with one testcase per output (failure when the
+// gate failed it, skipped when xfail) plus one "coverage" testcase (failure when not covered).
+std::string to_junit(const ToleranceReport& r);
+
+}  // namespace etproof
