@@ -29,11 +29,19 @@ def result_for_error(backend: str, recipe: str, e: EtproofError,
     return r
 
 
+def _same_entry(a: dict, b: dict) -> bool:
+    if (a.get("backend"), a.get("recipe")) != (b.get("backend"), b.get("recipe")):
+        return False
+    return a.get("model") is None or b.get("model") is None or a["model"] == b["model"]
+
+
 def write_report(out: Path, results: list[dict], merge: bool = False) -> Path:
     """Writes ``OUT/export-report.json`` = {"results": [...]} (canonical JSON).
 
-    merge: keep entries of other (backend, recipe) pairs already in the report; an entry for
-    the same pair is replaced in place.
+    merge: keep entries already in the report; an entry for the same (model, backend, recipe) is
+    replaced in place. A report holds one entry per (model, backend, recipe): several models may
+    share a directory (the golden set); an entry without a model (refused before the model was
+    loaded) stands for every model of its pair.
     """
     from etproof.manifest import canonical_dumps
 
@@ -46,9 +54,8 @@ def write_report(out: Path, results: list[dict], merge: bool = False) -> Path:
         except (OSError, ValueError, KeyError, TypeError):
             merged = []
     for r in results:
-        key = (r["backend"], r["recipe"])
         for i, old in enumerate(merged):
-            if (old.get("backend"), old.get("recipe")) == key:
+            if _same_entry(old, r):
                 merged[i] = r
                 break
         else:

@@ -6,6 +6,12 @@ of sentence-transformers/all-MiniLM-L6-v2, Apache-2.0 upstream; the package is M
 what the package's ``modules.json`` says: Transformer -> Pooling (mean over the attention mask,
 ``1_Pooling/config.json``) -> Normalize (L2). Tokenization: the ``tokenizers`` library on the
 package's ``tokenizer.json``, padded and truncated to a fixed SEQ_LEN with an attention mask.
+
+The wrapper hands BertModel BERT's additive 4-D mask (0 where attended, float32 min where padded)
+instead of the 0/1 mask: from a 0/1 mask transformers 5.23 builds the mask with ``aten.index`` on
+integer index tensors, and PT2E quantization's prepared graph then fails calibration with
+"IndexError: tensors used as indices must be long, int, byte or bool tensors". The outputs are
+the same (a test compares them with sentence-transformers').
 """
 
 from __future__ import annotations
@@ -56,6 +62,10 @@ def build_model():
     from torch import nn
     from transformers import BertModel
 
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()  # its load report lists the unused pooler weights
+    hf_logging.disable_progress_bar()
     d = model_dir()
     _check_pipeline(d)
     bert = BertModel.from_pretrained(str(d), attn_implementation="eager",
@@ -69,7 +79,9 @@ def build_model():
             self.encoder = encoder
 
         def forward(self, input_ids, attention_mask):
-            tokens = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
+            additive = ((1.0 - attention_mask[:, None, None, :].to(torch.float32))
+                        * torch.finfo(torch.float32).min)
+            tokens = self.encoder(input_ids=input_ids, attention_mask=additive,
                                   return_dict=False)[0]
             mask = attention_mask.unsqueeze(-1).to(tokens.dtype)
             summed = (tokens * mask).sum(dim=1)
