@@ -186,3 +186,13 @@ def test_bundles_up_to_date_elsewhere_are_copied(golden_set, tmp_path):
     assert [r["status"] for r in results] == ["exported"] * len(PAIRS)
     assert all("copied" in line for line in logs), logs
     assert (tmp_path / "op_conv2d-xnnpack-fp32" / "op_conv2d-xnnpack-fp32.pte").is_file()
+
+
+def test_weights_field_is_checked_by_the_model_dict_contract():
+    from etproof import userspec
+
+    spec = ops.spec(ops.BY_NAME["op_conv2d"])
+    assert userspec.problems(spec) == []
+    for bad in ({"kind": "random", "source": "x"}, {"kind": "seeded"}, "seeded"):
+        found = userspec.problems({**spec, "weights": bad})
+        assert any("weights" in p for p in found), (bad, found)
