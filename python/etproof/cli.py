@@ -1,4 +1,4 @@
-"""Command line of the export half: ``python -m etproof {export,probe,demo,test-bundles}``.
+"""Command line of the export half: ``python -m etproof {export,probe,demo,golden-set,test-bundles}``.
 
 Exit status: 0 when everything asked for was exported, 2 on any error (the C++ ``etproof export``
 execs this). Errors print ``error [STAGE]: CAUSE`` and ``remedy: REMEDY`` on stderr.
@@ -184,6 +184,23 @@ def cmd_demo(a) -> int:
                            for r in report["results"]) else EXIT_ERROR)
 
 
+def cmd_golden_set(a) -> int:
+    from etproof.golden import run_golden_set
+
+    report = run_golden_set(Path(a.out), force=a.force, log=_log, all_columns=a.all_columns,
+                            reuse_from=Path(a.reuse) if a.reuse else None, only=a.only)
+    # A column that does not lower for one model is a finding, reported in export-report.json and
+    # above; a model with no bundle at all is a failure of the golden set.
+    models: dict[str, bool] = {}
+    for r in report["results"]:
+        models[r.get("model", "?")] = models.get(r.get("model", "?"), False) or (
+            r["status"] == "exported")
+    empty = [m for m, ok in models.items() if not ok]
+    for m in empty:
+        print(f"error [export]: {m}: no column exported", file=sys.stderr)
+    return EXIT_ERROR if empty else EXIT_OK
+
+
 def cmd_probe(a) -> int:
     """The export half of every backend (or --only KEY ...): a table, or JSON with --json."""
     import json
@@ -269,6 +286,21 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--all-columns", action="store_true",
                    help="also the columns left out by default (no gate bound yet)")
     d.set_defaults(func=cmd_demo)
+    g = sub.add_parser("golden-set", help="every golden model for every demo column, one directory",
+                       description="Export the golden set (EfficientNet-Lite0, all-MiniLM-L6-v2, "
+                                   "MobileNetV3-Small and one model per operator family) for every "
+                                   "column the demo exports, into OUT/bundles with one "
+                                   "export-report.json. Exit 0 when every model exported at least "
+                                   "one column; the columns that did not are in the report.")
+    g.add_argument("--out", default="build/golden-set")
+    g.add_argument("--force", action="store_true", help="re-export even when up to date")
+    g.add_argument("--all-columns", action="store_true",
+                   help="also the columns the demo leaves out by default")
+    g.add_argument("--reuse", default="build/demo", metavar="DEMO_OUT",
+                   help="copy EfficientNet-Lite0 bundles that are up to date in DEMO_OUT/bundles "
+                        "instead of exporting them again (default build/demo; '' for none)")
+    g.add_argument("--only", nargs="+", metavar="MODEL", help="export only these golden models")
+    g.set_defaults(func=cmd_golden_set)
     return p
 
 

@@ -87,7 +87,19 @@ def _top1_from_goldens(bundle: Path) -> list[tuple[str, int, str, float]]:
     return rows
 
 
-def run_demo(out: Path, force: bool = False, log=print, all_columns: bool = False) -> dict:
+def photos_digest(photos, dists=()) -> str:
+    """A stamp part over the photos' ids and bytes and the named distributions' versions."""
+    h = hashlib.sha256()
+    for p in photos:
+        h.update(p.id.encode() + b"\0" + p.path.read_bytes())
+    for d in dists:
+        h.update(f"{d}=={_md.version(d)}".encode())
+    return h.hexdigest()
+
+
+def run_demo(out: Path, force: bool = False, log=print, all_columns: bool = False,
+             reuse_from: Path | None = None) -> dict:
+    """reuse_from: a bundle directory whose up-to-date bundles are copied (runner.export_pairs)."""
     from etproof.photos import golden_photos
 
     t0 = time.monotonic()
@@ -97,11 +109,6 @@ def run_demo(out: Path, force: bool = False, log=print, all_columns: bool = Fals
     for p in photos:
         log(f"photo {p.path.name}: {p.origin}; licence: {p.licence}")
 
-    h = hashlib.sha256()
-    for p in photos:
-        h.update(p.id.encode() + b"\0" + p.path.read_bytes())
-    for d in _STAMP_DISTS:
-        h.update(f"{d}=={_md.version(d)}".encode())
     bundles = out / "bundles"
 
     def spec():
@@ -110,8 +117,9 @@ def run_demo(out: Path, force: bool = False, log=print, all_columns: bool = Fals
         return efficientnet_lite0.spec(photos)
 
     results = export_pairs(spec, "efficientnet_lite0", demo_pairs(all_columns), bundles,
-                           stamp_parts=(h.hexdigest(),), force=force, log=log,
-                           log_errors=False)  # the summary below gives each reason once
+                           stamp_parts=(photos_digest(photos, _STAMP_DISTS),), force=force,
+                           log=log, log_errors=False,  # the summary below gives each reason once
+                           reuse_from=reuse_from)
     report = {"results": results}
     write_report(bundles, results)
     xfail = _write_xfail(bundles)

@@ -44,6 +44,7 @@ from etproof.errors import (
 )
 from etproof.manifest import (
     check_labels,
+    check_weights,
     check_preprocessing,
     DTYPES,
     LAYOUTS,
@@ -191,6 +192,7 @@ def export_model(
     golden_meta: dict | None = None,
     layouts: dict | None = None,
     compute_unit: str | None = None,
+    weights: dict | None = None,
     verify: bool = True,
     log: Callable[[str], None] | None = None,
 ) -> Path:
@@ -200,6 +202,7 @@ def export_model(
     ``(case_id, tensors)`` with ``golden_meta[case_id] = {"data": ..., "origin": ...}``.
     layouts: ``{input_or_output_name: "nchw"|"nhwc"}`` for rank-4 tensors whose layout is known;
     absent means unknown and is not written. labels: ``{"output", "source", "names"}``.
+    weights: ``{"kind": "pretrained"|"seeded", "source": str}``, where known (docs/manifest.md).
     verify: run the written program once in ExecuTorch's Python runtime (first golden) when the
     runtime has the program's delegates; a program that fails to run is an export failure
     (stage "lower").
@@ -209,7 +212,7 @@ def export_model(
     say = log or (lambda _m: None)
     args, in_specs = check_export_arguments(
         model, example_inputs, name, backend, recipe, input_names, output_names, golden_inputs,
-        preprocessing, labels, model_name, golden_meta, layouts, compute_unit)
+        preprocessing, labels, model_name, golden_meta, layouts, compute_unit, weights)
     facts = RECIPES[(backend, recipe)]
     if facts["compute_unit"] is not None:
         if compute_unit not in (None, facts["compute_unit"]):
@@ -342,6 +345,8 @@ def export_model(
             if labels is not None:
                 doc["labels"] = {"output": labels["output"], "source": labels["source"],
                                  "names": list(labels["names"])}
+            if weights is not None:
+                doc["weights"] = dict(weights)
             validate(doc)
             (tmp / f"{name}{MANIFEST_SUFFIX}").write_bytes(canonical_dumps(doc).encode("utf-8"))
 
@@ -380,7 +385,8 @@ def _check_name(kind: str, value: Any) -> str:
 
 def check_export_arguments(model, example_inputs, name, backend, recipe, input_names,
                            output_names, golden_inputs, preprocessing=None, labels=None,
-                           model_name=None, golden_meta=None, layouts=None, compute_unit=None):
+                           model_name=None, golden_meta=None, layouts=None, compute_unit=None,
+                           weights=None):
     """Every check export_model makes before it writes anything; raises InvalidArgument.
 
     Returns the normalized arguments and the input tensor specs.
@@ -388,6 +394,12 @@ def check_export_arguments(model, example_inputs, name, backend, recipe, input_n
     args = _check_arguments(model, example_inputs, name, backend, recipe, input_names,
                             output_names, golden_inputs, preprocessing, labels, model_name,
                             golden_meta, layouts, compute_unit)
+    if weights is not None:
+        try:
+            check_weights(weights)
+        except ManifestError as e:
+            raise _bad(e.cause.replace("manifest field", "field"),
+                       "see docs/manifest.md, 'weights'") from e
     in_specs = _tensor_specs(input_names, args.example_inputs, layouts or {}, "input")
     if args.preprocessing is not None:
         try:

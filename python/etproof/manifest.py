@@ -30,7 +30,9 @@ REQUIRED = (
 )
 OPTIONAL = (
     "data_files", "delegation", "compute_unit", "quantization", "preprocessing", "labels",
+    "weights",
 )
+WEIGHT_KINDS = ("pretrained", "seeded")
 
 
 def canonical_dumps(doc: dict) -> str:
@@ -238,6 +240,8 @@ def validate(doc: Any, origin: str | None = None) -> dict:
         _preprocessing(v, doc["preprocessing"], doc["inputs"])
     if "labels" in doc:
         _labels(v, doc["labels"], out_names)
+    if "weights" in doc:
+        _weights(v, doc["weights"])
     ids = set()
     for i, g in enumerate(v.array(doc["goldens"], "goldens")):
         f = f"goldens[{i}]"
@@ -269,6 +273,17 @@ def check_preprocessing(p: Any, inputs: list) -> None:
 def check_labels(lab: Any, outputs: list) -> None:
     """Validates a labels object against the output specs (ManifestError on failure)."""
     _labels(_V(None), lab, [s["name"] for s in outputs])
+
+
+def check_weights(w: Any) -> None:
+    """Validates a weights object (ManifestError on failure)."""
+    _weights(_V(None), w)
+
+
+def _weights(v: _V, w: Any) -> None:
+    v.obj(w, "weights", ("kind", "source"))
+    v.string(w["kind"], "weights.kind", choices=WEIGHT_KINDS)
+    v.string(w["source"], "weights.source")
 
 
 def _labels(v: _V, lab: Any, out_names: list) -> None:

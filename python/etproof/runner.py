@@ -29,11 +29,19 @@ def result_for_error(backend: str, recipe: str, e: EtproofError,
     return r
 
 
+def _same_entry(a: dict, b: dict) -> bool:
+    if (a.get("backend"), a.get("recipe")) != (b.get("backend"), b.get("recipe")):
+        return False
+    return a.get("model") is None or b.get("model") is None or a["model"] == b["model"]
+
+
 def write_report(out: Path, results: list[dict], merge: bool = False) -> Path:
     """Writes ``OUT/export-report.json`` = {"results": [...]} (canonical JSON).
 
-    merge: keep entries of other (backend, recipe) pairs already in the report; an entry for
-    the same pair is replaced in place.
+    merge: keep entries already in the report; an entry for the same (model, backend, recipe) is
+    replaced in place. A report holds one entry per (model, backend, recipe): several models may
+    share a directory (the golden set); an entry without a model (refused before the model was
+    loaded) stands for every model of its pair.
     """
     from etproof.manifest import canonical_dumps
 
@@ -46,9 +54,8 @@ def write_report(out: Path, results: list[dict], merge: bool = False) -> Path:
         except (OSError, ValueError, KeyError, TypeError):
             merged = []
     for r in results:
-        key = (r["backend"], r["recipe"])
         for i, old in enumerate(merged):
-            if (old.get("backend"), old.get("recipe")) == key:
+            if _same_entry(old, r):
                 merged[i] = r
                 break
         else:
@@ -61,13 +68,15 @@ def write_report(out: Path, results: list[dict], merge: bool = False) -> Path:
 
 def export_pairs(spec_factory: Callable[[], dict], model_key: str, pairs, out: Path,
                  stamp_parts=(), force: bool = False, log=print,
-                 log_errors: bool = True) -> list[dict]:
+                 log_errors: bool = True, reuse_from: Path | None = None) -> list[dict]:
     """Exports ``model_key-backend-recipe`` bundles into ``out``; returns report results.
 
     spec_factory() returns export_model's keyword arguments except name/out_dir/backend/recipe;
     it is called only when some bundle needs exporting. A column that fails (any exception but
     an interrupt) is recorded as such and the next one still runs; bundles already written stay. log_errors=False: a failed column logs
     its status and stage only, for callers that print the reasons themselves (once each).
+    reuse_from: another bundle directory (e.g. the demo's); a bundle up to date there (same stamp,
+    intact) is copied instead of exported again.
     """
     from etproof.export import export_model
 
@@ -83,6 +92,14 @@ def export_pairs(spec_factory: Callable[[], dict], model_key: str, pairs, out: P
                 prev["result"]["status"] != "exported" or cache.bundle_intact(out / name)):
             log(f"{name}: up to date ({prev['result']['status']})")
             results.append(prev["result"])
+            continue
+        adopted = (cache.adopt(Path(reuse_from), out, name, stamp)
+                   if reuse_from is not None and not force and Path(reuse_from) != out else None)
+        if adopted is not None:
+            log(f"{name}: up to date in {reuse_from}, copied ({adopted['status']})")
+            results.append(adopted)
+            stamps[name] = {"stamp": stamp, "result": adopted}
+            cache.save_stamps(out, stamps)
             continue
         t0 = time.monotonic()
         try:

@@ -19,7 +19,7 @@ BUILTIN = {"efficientnet_lite0": "etproof.models.efficientnet_lite0:spec",
 
 REQUIRED = ("model", "example_inputs", "input_names", "output_names", "golden_inputs")
 OPTIONAL = ("name", "model_name", "layouts", "preprocessing", "labels", "golden_meta",
-            "compute_unit")
+            "compute_unit", "weights")
 
 # The example of the contract; README.md's MODULE:FUNCTION paragraph shows the same lines, and a
 # test exports it.
@@ -56,6 +56,7 @@ optional:
   layouts         {{tensor name: "nchw" | "nhwc"}} for rank-4 tensors whose layout is known
   preprocessing   how raw data becomes the input (docs/manifest.md, "preprocessing")
   labels          {{"output": NAME, "source": STR, "names": [class names]}}
+  weights         {{"kind": "pretrained" | "seeded", "source": STR}}: where the weights came from
   golden_meta, compute_unit: as export_model (etproof.export) takes them
 
 Example:
@@ -231,6 +232,13 @@ def problems(spec) -> list[str]:
             p.append("labels must be a dict with exactly 'output', 'source', 'names'")
         elif outs is not None and lab["output"] not in outs:
             p.append(f"labels: output {lab['output']!r} is not one of output_names {outs}")
+
+    if "weights" in spec:
+        w = spec["weights"]
+        if (not isinstance(w, dict) or set(w) != {"kind", "source"}
+                or w.get("kind") not in ("pretrained", "seeded")
+                or not isinstance(w.get("source"), str) or not w.get("source")):
+            p.append("weights must be a dict {'kind': 'pretrained'|'seeded', 'source': str}")
 
     if p:
         return p

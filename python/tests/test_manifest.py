@@ -47,6 +47,9 @@ def test_canonical_form():
     (lambda d: d.__setitem__("guessed", 1), "guessed"),
     (lambda d: d["delegation"]["by_operator"].reverse(), "delegation.by_operator"),
     (lambda d: d["quantization"]["skipped"][0].pop("reason"), "quantization.skipped[0].reason"),
+    (lambda d: d["weights"].__setitem__("kind", "random"), "weights.kind"),
+    (lambda d: d["weights"].pop("source"), "weights.source"),
+    (lambda d: d["weights"].__setitem__("seed", 0), "weights.seed"),
 ])
 def test_validate_names_the_field(mutate, field):
     doc = fixture_doc()
@@ -60,7 +63,7 @@ def test_validate_names_the_field(mutate, field):
 
 def test_optional_fields_may_be_absent():
     doc = fixture_doc()
-    for k in ("delegation", "quantization", "preprocessing", "labels"):
+    for k in ("delegation", "quantization", "preprocessing", "labels", "weights"):
         doc.pop(k)
     validate(copy.deepcopy(doc))
 

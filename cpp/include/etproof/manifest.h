@@ -72,6 +72,12 @@ struct Labels {
   std::vector<std::string> names;
 };
 
+// Where the weights came from (optional; absent: unknown).
+struct Weights {
+  std::string kind;    // "pretrained" | "seeded"
+  std::string source;  // e.g. a package and version, or the seed and init scheme
+};
+
 struct GoldenCase {
   std::string id;
   std::string data;                               // "real" | "synthetic"
@@ -99,6 +105,7 @@ struct Manifest {
   std::vector<TensorSpec> outputs;
   std::optional<ImagePreprocessing> preprocessing;
   std::optional<Labels> labels;
+  std::optional<Weights> weights;
   std::vector<GoldenCase> goldens;
   std::map<std::string, std::string> toolchain;
   std::string created_utc;

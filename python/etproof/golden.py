@@ -1,0 +1,113 @@
+"""The golden set: every golden model, every (backend, recipe) column, in one bundle directory.
+
+Models: EfficientNet-Lite0 (the demo: real weights, real photos), all-MiniLM-L6-v2 (real
+weights, real sentences), MobileNetV3-Small (torchvision's architecture, seeded weights, real
+photos + one synthetic image) and one op-family golden per entry of etproof.models.ops.OPS.
+Columns: the demo's (demo.demo_pairs). Writes ``OUT/bundles/MODEL-BACKEND-RECIPE/``, one
+``OUT/bundles/export-report.json`` covering every model and column, ``OUT/bundles/xfail.json``
+(the demo's expected failures) and ``OUT/photos/``. EfficientNet-Lite0 is exported by the demo's
+own code into OUT; its bundles are copied from ``reuse_from`` (e.g. build/demo) where that
+directory holds them up to date. Everything is cached by stamp like the demo: a re-run with
+nothing changed exports nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Callable
+
+from etproof.runner import export_pairs, write_report
+
+EFFICIENTNET = "efficientnet_lite0"
+
+# (backend, recipe) -> why the golden set leaves it out by default for every model but
+# EfficientNet-Lite0 (which keeps the demo's columns); --all-columns includes it. The slowest
+# column after Vulkan's, and the same lowering: it costs about 2 of the ~10 minutes of a cold
+# export on 2 cores.
+LEFT_OUT: dict[tuple[str, str], str] = {
+    ("webgpu", "fp32"): "WebGPU's partitioner wraps Vulkan's and the program carries "
+                        "VulkanBackend, as vulkan/fp32's does; neither runs here. EfficientNet-"
+                        "Lite0 keeps the column",
+}
+
+
+def models(photos) -> list[tuple[str, Callable[[], dict], tuple]]:
+    """(model key, spec factory, stamp parts) of every golden model but EfficientNet-Lite0."""
+    from etproof.demo import photos_digest
+    from etproof.models import minilm, mobilenet_v3_small, ops
+
+    out = [
+        (minilm.MODEL_NAME, minilm.spec,
+         (photos_digest([], (minilm.DIST, "transformers", "tokenizers", "safetensors")),)),
+        (mobilenet_v3_small.MODEL_NAME, lambda: mobilenet_v3_small.spec(photos),
+         (photos_digest(photos, ("pillow", "scikit-image", "scikit-learn")),)),
+    ]
+    for op in ops.OPS:
+        out.append((op.name, (lambda op=op: ops.spec(op)), ()))
+    return out
+
+
+def model_keys() -> list[str]:
+    from etproof.models import minilm, mobilenet_v3_small, ops
+
+    return ([EFFICIENTNET, minilm.MODEL_NAME, mobilenet_v3_small.MODEL_NAME]
+            + [op.name for op in ops.OPS])
+
+
+def run_golden_set(out: Path, force: bool = False, log=print, all_columns: bool = False,
+                   reuse_from: Path | None = None, only=None, pairs=None) -> dict:
+    """Exports the golden set into OUT/bundles; returns {"results": [...], "seconds": float}.
+
+    only: model keys to export (default: all); pairs: columns (default: the demo's; EfficientNet-
+    Lite0 always gets the demo's).
+    """
+    from etproof.demo import demo_pairs, run_demo
+    from etproof.photos import golden_photos
+
+    t0 = time.monotonic()
+    out = Path(out)
+    bundles = out / "bundles"
+    keys = model_keys()
+    unknown = [k for k in (only or []) if k not in keys]
+    if unknown:
+        from etproof.errors import InvalidArgument
+
+        raise InvalidArgument(f"unknown golden model(s) {unknown}", f"golden models: {keys}")
+    want = set(only or keys)
+    cols = list(pairs) if pairs is not None else [
+        p for p in demo_pairs(all_columns) if all_columns or p not in LEFT_OUT]
+    photos = golden_photos()
+    results: list[dict] = []
+    if EFFICIENTNET in want:  # the demo's own export: always the demo's columns
+        reuse = Path(reuse_from) / "bundles" if reuse_from is not None else None
+        results += run_demo(out, force=force, log=log, all_columns=all_columns,
+                            reuse_from=reuse)["results"]
+    for key, factory, parts in models(photos):
+        if key in want:
+            results += export_pairs(factory, key, cols, bundles, stamp_parts=parts, force=force,
+                                    log=log, log_errors=False)
+    write_report(bundles, results)
+    seconds = time.monotonic() - t0
+    summary(results, log)
+    if pairs is None and not all_columns:
+        for (b, r), why in sorted(LEFT_OUT.items()):
+            log(f"{b}/{r}: left out of the golden set but for {EFFICIENTNET} ({why}); "
+                "golden-set --all-columns includes it")
+    log(f"golden set in {bundles}: {len(want)} models × {len(cols)} columns "
+        f"({seconds:.1f} s)")
+    return {"results": results, "seconds": seconds}
+
+
+def summary(results: list[dict], log=print) -> None:
+    """Per model: how many columns exported; each column that did not, with stage and reason."""
+    by_model: dict[str, list[dict]] = {}
+    for r in results:
+        by_model.setdefault(r.get("model", "?"), []).append(r)
+    for model, rs in by_model.items():
+        done = sum(r["status"] == "exported" for r in rs)
+        log(f"{model}: {done}/{len(rs)} columns exported")
+        for r in rs:
+            if r["status"] != "exported":
+                log(f"  {r['backend']}/{r['recipe']}: {r['status']} [{r.get('stage', '?')}]: "
+                    f"{r.get('reason', '')}")
