@@ -2,7 +2,8 @@
 # etproof — set everything up and run the main job on real input.
 #
 #   ./setup.sh            install (Debian packages, .venv), build (build/etproof), export the
-#                         demo bundles, then run the main job: backends, matrix, classify.
+#                         demo bundles and the golden set, then run the main job: backends,
+#                         classify, matrix.
 #   ./setup.sh --no-run   everything except the main job (test.sh uses this).
 #
 # Re-running is fast: each step is skipped when its inputs did not change (stamps in build/).
@@ -65,6 +66,8 @@ fi
 # --- 4. Export half: the demo bundles (cached by the export half itself) ----------------------
 step "exporting the demo bundles (EfficientNet-Lite0, every column that lowers here)"
 "$PY" -m etproof demo --out "$BUILD/demo"
+step "exporting the golden set (MiniLM-L6-v2, MobileNetV3-Small, 13 op goldens; EfficientNet from the demo)"
+"$PY" -m etproof golden-set --out "$BUILD/golden-set" --reuse "$BUILD/demo"
 
 [[ $RUN_MAIN -eq 1 ]] || exit 0
 
@@ -77,7 +80,7 @@ step "etproof classify (each demo photo, on the best runnable backend)"
 for photo in "$BUILD"/demo/photos/*; do
   "$BUILD/etproof" classify "$photo" --top 3
 done
-step "etproof matrix build/demo/bundles (every golden photo on every column, against its own bound)"
+step "etproof matrix build/golden-set/bundles (every golden on every column, against its own bound)"
 matrix_rc=0
-"$BUILD/etproof" matrix "$BUILD/demo/bundles" || matrix_rc=$?
+"$BUILD/etproof" matrix "$BUILD/golden-set/bundles" || matrix_rc=$?
 exit "$matrix_rc"

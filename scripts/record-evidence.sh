@@ -2,10 +2,10 @@
 # etproof — record this machine's evidence into the project's ledger and re-render the coverage
 # page from it (README "Evidence and the coverage page").
 #
-#   scripts/record-evidence.sh    after ./setup.sh (build/etproof, the demo and test bundles)
+#   scripts/record-evidence.sh    after ./setup.sh (build/etproof, the demo, the golden set and the test bundles)
 #
 # Appends to evidence/ledger.jsonl (never rewrites it): `etproof backends` (both halves, every
-# backend), `etproof matrix build/demo/bundles`, `etproof parity` on the XNNPACK fp32 demo bundle;
+# backend), `etproof matrix build/golden-set/bundles`, `etproof parity` on the XNNPACK fp32 demo bundle;
 # then writes docs/backend-coverage.md from the ledger alone. Commit both files. Run it on a clean
 # tree so the records name a commit without "+dirty" (the ledger and the page themselves do not
 # count). A drifting matrix is recorded as such: this script fails only when a command errors.
@@ -20,7 +20,7 @@ LEDGER=evidence/ledger.jsonl
 rc=0
 "$ETPROOF" backends --ledger "$LEDGER" >/dev/null || rc=$?
 if ((rc != 0)); then echo "error: etproof backends failed ($rc)" >&2; exit 2; fi
-"$ETPROOF" matrix build/demo/bundles --ledger "$LEDGER" >/dev/null || rc=$?
+"$ETPROOF" matrix build/golden-set/bundles --ledger "$LEDGER" >/dev/null || rc=$?
 if ((rc > 1)); then echo "error: etproof matrix failed ($rc)" >&2; exit 2; fi
 rc=0
 "$ETPROOF" parity build/demo/bundles/efficientnet_lite0-xnnpack-fp32 --ledger "$LEDGER" >/dev/null || rc=$?

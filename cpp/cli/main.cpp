@@ -278,6 +278,7 @@ int cmd_inspect(const std::string& path, bool json) {
     j["bundle"] = b.dir.string();
     j["name"] = m.name;
     j["model"] = m.model;
+    if (m.weights) j["weights"] = {{"kind", m.weights->kind}, {"source", m.weights->source}};
     j["engine"] = {{"name", m.engine_name}, {"version", m.engine_version}};
     j["backend"] = m.backend;
     j["recipe"] = m.recipe;
@@ -317,6 +318,9 @@ int cmd_inspect(const std::string& path, bool json) {
   std::cout << "bundle    " << m.name << "  (" << b.dir.string() << ")\n";
   std::cout << "model     " << m.model << ", written by " << m.engine_name << " "
             << m.engine_version << " on " << m.created_utc << "\n";
+  std::cout << "weights   "
+            << (m.weights ? m.weights->kind + ": " + m.weights->source : "unknown (not recorded)")
+            << "\n";
   std::cout << "backend   " << m.backend << " (requested at export)\n";
   std::cout << "recipe    " << m.recipe << ", precision " << m.precision
             << (m.compute_unit ? ", compute unit " + *m.compute_unit : "") << "\n";
@@ -569,9 +573,11 @@ int cmd_measure_tolerances(const std::vector<std::string>& dir_args, bool json, 
                            const etproof::BoundOverride& caller) {
   std::vector<fs::path> dirs;
   for (const auto& d : dir_args) dirs.emplace_back(d);
-  if (dirs.empty()) {  // default: the demo bundles and the test bundles next to this binary
+  if (dirs.empty()) {  // default: the golden set (else the demo) and the test bundles beside us
     const fs::path demo = default_bundles_dir();
-    for (const fs::path& d : {demo, demo.parent_path().parent_path() / "test-bundles"})
+    const fs::path build = demo.parent_path().parent_path();
+    const fs::path golden = build / "golden-set" / "bundles";
+    for (const fs::path& d : {fs::is_directory(golden) ? golden : demo, build / "test-bundles"})
       if (fs::is_directory(d)) dirs.push_back(d);
     if (dirs.empty()) dirs.push_back(demo);  // refused by name below
   }
@@ -830,8 +836,8 @@ int run_cli(int argc, char** argv) {
       "(recipe, precision) in the gate's scale-free terms, and whether the table covers it by "
       "the margin (exit 1 when it does not)");
   tolerances->add_option("DIR", tol_dirs,
-                         "bundle directories (default: <etproof's dir>/demo/bundles and "
-                         "<etproof's dir>/test-bundles)");
+                         "bundle directories (default: <etproof's dir>/golden-set/bundles, else "
+                         "<etproof's dir>/demo/bundles, and <etproof's dir>/test-bundles)");
   auto* tj = tolerances->add_flag("--json", json, "JSON output");
   auto* tm = tolerances->add_flag("--markdown", markdown, "Markdown output");
   tj->excludes(tm);

@@ -647,7 +647,8 @@ bool drifted_under_derived(const Matrix& m) {
 }
 
 constexpr const char* kBoundHint =
-    "hint: the bounds were derived from measurements on the demo model; if a bound does not fit "
+    "hint: the bounds were derived from measurements on the golden set (cpp/src/gate.cpp); if a "
+    "bound does not fit "
     "this model, pass --atol/--rtol/--min-cosine/--min-sqnr (the report then says the bound was "
     "caller-supplied)";
 

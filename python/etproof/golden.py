@@ -17,9 +17,13 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from etproof.demo import DEMO_XFAIL, REPO, _write_xfail
 from etproof.runner import export_pairs, write_report
 
 EFFICIENTNET = "efficientnet_lite0"
+# The golden set's own expected failures (docs/xfail.md), merged with the demo's into
+# OUT/bundles/xfail.json.
+GOLDEN_XFAIL = REPO / "data" / "golden-xfail.json"
 
 # (backend, recipe) -> why the golden set leaves it out by default for every model but
 # EfficientNet-Lite0 (which keeps the demo's columns); --all-columns includes it. The slowest
@@ -88,6 +92,8 @@ def run_golden_set(out: Path, force: bool = False, log=print, all_columns: bool 
             results += export_pairs(factory, key, cols, bundles, stamp_parts=parts, force=force,
                                     log=log, log_errors=False)
     write_report(bundles, results)
+    # The directory's expected failures: the demo's (EfficientNet-Lite0) and the golden set's.
+    _write_xfail(bundles, (DEMO_XFAIL, GOLDEN_XFAIL))
     seconds = time.monotonic() - t0
     summary(results, log)
     if pairs is None and not all_columns:

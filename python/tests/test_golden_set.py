@@ -196,3 +196,34 @@ def test_weights_field_is_checked_by_the_model_dict_contract():
     for bad in ({"kind": "random", "source": "x"}, {"kind": "seeded"}, "seeded"):
         found = userspec.problems({**spec, "weights": bad})
         assert any("weights" in p for p in found), (bad, found)
+
+
+def test_golden_xfail_records_name_golden_models_and_columns_of_the_set():
+    """data/golden-xfail.json: every record is about a golden model and a column the golden set
+    exports, with its measurement in the reason (docs/xfail.md); the golden set writes it merged
+    with the demo's records."""
+    from etproof.demo import demo_pairs
+    from etproof.golden import GOLDEN_XFAIL, model_keys
+
+    doc = json.loads(GOLDEN_XFAIL.read_text(encoding="utf-8"))
+    keys = set(model_keys())
+    pairs = set(demo_pairs(True))
+    seen = set()
+    for r in doc["records"]:
+        assert r["model"] in keys, r
+        assert (r["backend"], r["recipe"]) in pairs, r
+        assert r["half"] in ("export", "runtime") and r["reason"] and r["recorded"]
+        key = (r["model"], r["backend"], r["recipe"], r["half"])
+        assert key not in seen, f"second record for {key}"
+        seen.add(key)
+
+
+def test_golden_set_xfail_file_merges_demo_and_golden_records(tmp_path):
+    from etproof.demo import DEMO_XFAIL, _write_xfail
+    from etproof.golden import GOLDEN_XFAIL
+
+    records = _write_xfail(tmp_path, (DEMO_XFAIL, GOLDEN_XFAIL))
+    want = (json.loads(DEMO_XFAIL.read_text())["records"]
+            + json.loads(GOLDEN_XFAIL.read_text())["records"])
+    assert records == want
+    assert json.loads((tmp_path / "xfail.json").read_text())["records"] == want
