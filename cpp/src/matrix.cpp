@@ -855,6 +855,18 @@ std::vector<std::string> model_cases(const Matrix& m, const std::string& model) 
   return out;
 }
 
+// The end of both text forms: the columns not run, the summary, the verdict and the bound hint.
+void write_text_tail(std::ostringstream& os, const Matrix& m) {
+  if (!m.not_run.empty()) {
+    os << "\nnot run:\n";
+    for (const NotRun& n : m.not_run)
+      os << "  " << not_run_label(n) << ": " << to_string(n.status)
+         << (fails_run(n.status) ? " (fails the run)" : "") << ": " << n.reason << "\n";
+  }
+  os << "\n" << summary(m) << "\n" << verdict(m) << "\n";
+  if (drifted_under_derived(m)) os << kBoundHint << "\n";
+}
+
 std::string to_text_grouped(const Matrix& m) {
   std::ostringstream os;
   if (!m.caller_bound.empty())
@@ -932,14 +944,7 @@ std::string to_text_grouped(const Matrix& m) {
       if (!cells.empty()) os << "    xfail cells: " << join(cells) << "\n";
     }
   }
-  if (!m.not_run.empty()) {
-    os << "\nnot run:\n";
-    for (const NotRun& n : m.not_run)
-      os << "  " << not_run_label(n) << ": " << to_string(n.status)
-         << (fails_run(n.status) ? " (fails the run)" : "") << ": " << n.reason << "\n";
-  }
-  os << "\n" << summary(m) << "\n" << verdict(m) << "\n";
-  if (drifted_under_derived(m)) os << kBoundHint << "\n";
+  write_text_tail(os, m);
   return os.str();
 }
 
@@ -1038,14 +1043,7 @@ std::string to_text(const Matrix& m) {
       }
     }
   }
-  if (!m.not_run.empty()) {
-    os << "\nnot run:\n";
-    for (const NotRun& n : m.not_run)
-      os << "  " << not_run_label(n) << ": " << to_string(n.status)
-         << (fails_run(n.status) ? " (fails the run)" : "") << ": " << n.reason << "\n";
-  }
-  os << "\n" << summary(m) << "\n" << verdict(m) << "\n";
-  if (drifted_under_derived(m)) os << kBoundHint << "\n";
+  write_text_tail(os, m);
   return os.str();
 }
 
