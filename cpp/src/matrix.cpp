@@ -134,6 +134,7 @@ void fail_column(Matrix& m, size_t col, const std::vector<GoldenCase>& goldens, 
   }
   const Column& c = m.columns[col];
   m.not_run.push_back({c.backend, c.recipe, status, c.bundle + ": " + reason});
+  m.not_run.back().model = c.model;
 }
 
 // Which of the ids are not registered / not available in this binary, if any.
@@ -185,6 +186,7 @@ void note_unmeasured(Matrix& m, size_t col) {
     os << column.bundle << ": " << cells.size() << " of " << total << " case(s) (" << join(ids)
        << "): " << cells.front()->detail;
     m.not_run.push_back({column.backend, column.recipe, status, os.str()});
+    m.not_run.back().model = column.model;
   }
 }
 
@@ -393,9 +395,13 @@ std::vector<ExportEntry> read_export_report(Matrix& m, const std::filesystem::pa
         m.not_run.push_back({backend, recipe, CellStatus::kExportFailed,
                              (stage.empty() ? "" : "at " + stage + ": ") + reason});
       } else if (status == "exported") {
+        // The same model's column (any model's, when the report does not name one).
+        auto same = [&](const std::string& b, const std::string& r, const std::string& model) {
+          return b == backend && r == recipe && (!entry.model || model.empty() || model == *entry.model);
+        };
         bool found = false;
-        for (const Column& c : m.columns) found = found || (c.backend == backend && c.recipe == recipe);
-        for (const NotRun& n : m.not_run) found = found || (n.backend == backend && n.recipe == recipe);
+        for (const Column& c : m.columns) found = found || same(c.backend, c.recipe, c.model);
+        for (const NotRun& n : m.not_run) found = found || same(n.backend, n.recipe, n.model);
         if (!found)
           m.not_run.push_back({backend, recipe, CellStatus::kBundleInvalid,
                                "export-report.json says exported, but no bundle for it is in " +
@@ -404,7 +410,10 @@ std::vector<ExportEntry> read_export_report(Matrix& m, const std::filesystem::pa
         m.not_run.push_back({backend, recipe, CellStatus::kExportFailed,
                              "export-report.json has unknown status \"" + status + "\""});
       }
-      if (m.not_run.size() > before) entry.not_run = before;
+      if (m.not_run.size() > before) {
+        entry.not_run = before;
+        m.not_run.back().model = entry.model.value_or("");
+      }
       entries.push_back(std::move(entry));
     }
   } catch (const std::exception& e) {
@@ -573,7 +582,8 @@ std::string bound_text(const std::optional<Bound>& b) {
 }
 
 std::string not_run_label(const NotRun& n) {
-  return (n.backend.empty() ? "?" : n.backend) + "/" + (n.recipe.empty() ? "?" : n.recipe);
+  return (n.model.empty() ? "" : n.model + " ") + (n.backend.empty() ? "?" : n.backend) + "/" +
+         (n.recipe.empty() ? "?" : n.recipe);
 }
 
 // "3 not-linked, 1 export-refused": a count per status, in the map's order.
@@ -1160,7 +1170,8 @@ nlohmann::json to_json(const Matrix& m) {
                        {"status", std::string(to_string(n.status))},
                        {"fails_run", fails_run(n.status)},
                        {"reason", n.reason},
-                       {"dir", n.dir}});
+                       {"dir", n.dir},
+                       {"model", n.model}});
   nlohmann::json records = nlohmann::json::array();
   for (const XfailOutcome& x : m.xfail)
     records.push_back({{"model", x.record.model},

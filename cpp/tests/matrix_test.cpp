@@ -247,7 +247,7 @@ TEST(Matrix, BundleInvalidColumnFailsTheRunAndIsListedWithItsReason) {
   EXPECT_NE(text.find("3 cells measured: 3 agreed, 0 drifted; 3 not measured (3 bundle-invalid)"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("FAIL: xnnpack/fp32 bundle-invalid"), std::string::npos) << text;
+  EXPECT_NE(text.find("FAIL: tiny xnnpack/fp32 bundle-invalid"), std::string::npos) << text;
   const auto j = to_json(m);
   EXPECT_EQ(j.at("exit_code").get<int>(), 1);
   ASSERT_EQ(j.at("not_run").size(), 1u);
@@ -719,6 +719,32 @@ TEST(Matrix, DemoBundlesEveryPhotoOnEveryColumn) {
   for (const NotRun& n : m.not_run) EXPECT_EQ(n.status, CellStatus::kNotLinked) << n.reason;
   for (const char* photo : {"chelsea", "coffee", "astronaut", "rocket", "china", "flower"})
     EXPECT_NE(std::find(m.cases.begin(), m.cases.end(), photo), m.cases.end()) << photo;
+}
+
+}  // namespace
+}  // namespace etproof
+
+namespace etproof {
+namespace {
+
+// export-report.json entries name their model: another model's column for the same (backend,
+// recipe) does not stand in for a bundle the report says was exported but is missing, and every
+// not-run line names its model.
+TEST(MatrixModels, AReportedBundleMissingIsNotMaskedByAnotherModelsColumn) {
+  ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-xnnpack-fp32");
+  const fs::path dir = scratch_dir();
+  copy_bundle(test_bundles() / "tiny-xnnpack-fp32", dir);
+  std::ofstream(dir / "export-report.json")
+      << R"({"results": [)"
+      << R"({"model": "tiny", "backend": "xnnpack", "recipe": "fp32", "status": "exported"},)"
+      << R"({"model": "other", "backend": "xnnpack", "recipe": "fp32", "status": "exported"}]})";
+  const Matrix m = build_matrix(dir);
+  ASSERT_EQ(m.not_run.size(), 1u) << to_text(m);
+  EXPECT_EQ(m.not_run[0].model, "other");
+  EXPECT_EQ(m.not_run[0].status, CellStatus::kBundleInvalid);
+  EXPECT_NE(to_text(m).find("other xnnpack/fp32: bundle-invalid"), std::string::npos) << to_text(m);
+  EXPECT_EQ(to_json(m).at("not_run").at(0).at("model"), "other");
+  EXPECT_EQ(m.exit_code(), 1);
 }
 
 }  // namespace

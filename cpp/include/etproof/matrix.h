@@ -103,6 +103,7 @@ struct NotRun {
   CellStatus status;
   std::string reason;                  // never empty: why it was not measured
   std::string dir;                     // the bundle directory it belongs to
+  std::string model;                   // the model it is about, where known ("" otherwise)
 };
 
 struct Matrix {
