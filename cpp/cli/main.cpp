@@ -497,6 +497,11 @@ struct CoverageArgs {
 // --check compares it with the file instead (exit 1 with a diff and the remedy when they differ).
 int cmd_coverage(const CoverageArgs& a) {
   std::vector<std::string> ledgers = a.ledgers;
+  if (ledgers.empty() && a.check)  // a committed page is checked against its own ledger only
+    throw Error(ErrorKind::kInvalidArgument,
+                "--check needs the ledger the page was rendered from",
+                "pass it: etproof coverage --ledger evidence/ledger.jsonl --check (the project's "
+                "page); without --ledger, coverage reads your own ledger, not the project's");
   if (ledgers.empty()) {
     std::string why;
     const auto p = etproof::default_ledger_path(&why);

@@ -274,7 +274,7 @@ const char* remedy_for(ErrorKind k) {
 
 // ---- bundles ----------------------------------------------------------------------------------
 
-// The manifest's backend and recipe must be ones the backend table knows, and a quantized recipe
+// The manifest's backend, recipe and precision must be ones the backend table knows, and a quantized recipe
 // must carry its quantization record (a float one must not): an edited label would otherwise pick
 // another, looser bound. Recipe names starting with "fp" are the float recipes (data/backends.json).
 void check_against_backend_table(const Bundle& b) {
@@ -289,13 +289,29 @@ void check_against_backend_table(const Bundle& b) {
                 kManifestEdited);
   }
   std::vector<std::string> recipes;
+  std::vector<std::string> precisions;  // the precisions the delegate may compute this recipe in
   for (const auto& doc : backend_table().raw.at("backends"))
     if (doc.value("key", "") == m.backend)
-      for (const auto& r : doc.value("recipes", nlohmann::json::array())) recipes.push_back(r.value("recipe", ""));
+      for (const auto& r : doc.value("recipes", nlohmann::json::array())) {
+        recipes.push_back(r.value("recipe", ""));
+        if (r.value("recipe", "") != m.recipe) continue;
+        if (r.contains("precisions"))
+          for (const auto& p : r.at("precisions")) precisions.push_back(p.get<std::string>());
+        else
+          precisions.push_back(r.value("precision", ""));
+      }
   if (std::find(recipes.begin(), recipes.end(), m.recipe) == recipes.end())
     throw Error(ErrorKind::kManifestInvalid,
                 where + "recipe: '" + m.recipe + "' is not a recipe of backend '" + m.backend + "' (its recipes: " +
                     list_or_none(recipes) + ")",
+                kManifestEdited);
+  // The precision picks the bound's precision term: it must be one the delegate computes this
+  // recipe in (data/backends.json), so an edited label cannot choose a looser bound.
+  if (std::find(precisions.begin(), precisions.end(), m.precision) == precisions.end())
+    throw Error(ErrorKind::kManifestInvalid,
+                where + "precision: '" + m.precision + "' is not a precision backend '" + m.backend +
+                    "' computes recipe '" + m.recipe + "' in (data/backends.json: " +
+                    list_or_none(precisions) + ")",
                 kManifestEdited);
   const bool float_recipe = m.recipe.rfind("fp", 0) == 0;
   if (float_recipe == m.quantization.has_value())

@@ -967,7 +967,8 @@ std::string to_text(const Matrix& m) {
     os << "bound: caller-supplied for every column (" << m.caller_bound
        << "); fields not given come from each column's derived bound\n\n";
   if (m.columns.empty()) {
-    os << "no bundle columns\n";
+    os << "no bundle columns (matrix takes directories that hold bundles, e.g. "
+          "build/golden-set/bundles; for one bundle use etproof parity BUNDLE)\n";
   } else {
     std::vector<std::string> header{"case"};
     for (const Column& c : m.columns) header.push_back(column_label(c));

@@ -364,7 +364,9 @@ std::string to_text(const ToleranceReport& r) {
      << (r.exit_code() == 0 ? "PASS: the table covers every observation by the margin"
          : r.groups.empty()  ? "FAIL: nothing was measured"
                              : "FAIL: " + std::to_string(not_covered) +
-                                   " pair(s) not covered by the margin; re-measure the table "
+                                   " pair(s) not covered by the margin: if an output above "
+                                   "failed its bound, that bundle drifted (see it with etproof "
+                                   "parity); if the golden set grew, re-measure the table "
                                    "(cpp/src/gate.cpp)")
      << "\n";
   return os.str();

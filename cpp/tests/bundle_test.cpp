@@ -260,7 +260,8 @@ TEST(Bundle, BackendThatCannotOwnTheRecordedDelegatesIsRefused) {
 }
 
 // Labels that pick the bound must be ones the backend table knows, and agree with the manifest's
-// quantization record: relabelling an fp32 program as int8 would otherwise loosen its bound.
+// quantization record: relabelling an fp32 program as int8 (or its float32 precision as bfloat16)
+// would otherwise loosen its bound.
 TEST(Bundle, EditedBackendOrRecipeLabelsAreRefused) {
   ETPROOF_REQUIRE_BUNDLE(exported(kXnnpack));
   const std::vector<std::pair<std::string, std::function<void(json&)>>> edits = {
@@ -268,6 +269,9 @@ TEST(Bundle, EditedBackendOrRecipeLabelsAreRefused) {
       {"'bogus' is not a recipe of backend 'xnnpack'", [](json& d) { d["recipe"] = "bogus"; }},
       {"is quantized but the manifest records no quantization",
        [](json& d) { d["recipe"] = "int8-dynamic-per-channel"; }},
+      // bfloat16 would pick OpenVINO's precision term, thousands of times looser than float32's
+      {"precision: 'bfloat16' is not a precision backend 'xnnpack' computes recipe 'fp32' in",
+       [](json& d) { d["precision"] = "bfloat16"; }},
   };
   for (const auto& [expected, edit] : edits) {
     SCOPED_TRACE(expected);

@@ -279,13 +279,13 @@ TEST(Matrix, NotLinkedColumnIsListedButDoesNotFailTheRun) {
 }
 
 TEST(Matrix, ColumnWithNoKnownBoundRunsShowsItsNumbersAndFails) {
-  ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-portable-fp32");
+  // OpenVINO's CPU plugin may compute an fp32 program in float16 (data/backends.json lists it
+  // among the recipe's precisions), and the bound table has not measured float16: no bound.
+  const std::string name = "tiny-openvino-fp32";
+  ETPROOF_REQUIRE_BUNDLE(test_bundles() / name);
   const fs::path dir = scratch_dir();
-  copy_bundle(test_bundles() / "tiny-portable-fp32", dir);
-  edit_manifest(dir / "tiny-portable-fp32",
-                // A precision the bound table has not measured (recipes are checked against the
-                // backend table when the bundle opens; precisions are what the delegate reports).
-                [](nlohmann::json& d) { d["precision"] = "float16"; });
+  copy_bundle(test_bundles() / name, dir);
+  edit_manifest(dir / name, [](nlohmann::json& d) { d["precision"] = "float16"; });
   const Matrix m = build_matrix(dir);
   ASSERT_EQ(m.columns.size(), 1u);
   EXPECT_FALSE(m.columns[0].bound.has_value());
@@ -295,8 +295,7 @@ TEST(Matrix, ColumnWithNoKnownBoundRunsShowsItsNumbersAndFails) {
     EXPECT_EQ(c.status, CellStatus::kNoBound);
     // It ran: the real measurements are shown, only the verdict is missing.
     ASSERT_TRUE(c.max_abs_error && c.cosine && c.sqnr_db);
-    EXPECT_LT(*c.max_abs_error, 1e-6);
-    EXPECT_GT(*c.sqnr_db, 100);
+    EXPECT_GT(*c.sqnr_db, 20);
     EXPECT_FALSE(c.headroom.has_value());
     EXPECT_NE(c.detail.find("no bound is known"), std::string::npos) << c.detail;
   }
@@ -307,12 +306,12 @@ TEST(Matrix, ColumnWithNoKnownBoundRunsShowsItsNumbersAndFails) {
   EXPECT_NE(m.not_run[0].reason.find("float16"), std::string::npos) << m.not_run[0].reason;
   EXPECT_NE(m.not_run[0].reason.find("--min-sqnr"), std::string::npos) << m.not_run[0].reason;
   const std::string text = to_text(m);
-  EXPECT_NE(text.find("case2  no-bound 6e-08 1-"), std::string::npos) << text;  // its numbers
+  EXPECT_NE(text.find("case2  no-bound "), std::string::npos) << text;  // its numbers
   EXPECT_NE(text.find("headroom - (no bound)"), std::string::npos) << text;
 
   // With a full caller bound the same column is judged, and says whose bound it was.
   BoundOverride caller;
-  caller.atol = 1e-4;
+  caller.atol = 0.05;  // OpenVINO computes in bfloat16 or float16 here: max |a-r| ~1e-3
   caller.rtol = 0;
   caller.min_cosine = 0.999;
   const Matrix judged = build_matrix(dir, caller);

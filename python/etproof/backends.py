@@ -92,6 +92,9 @@ def validate_table(doc) -> dict[str, dict]:
                                     "see docs/backends.md")
         for r in b["recipes"]:
             _check_fields(r, {"recipe": str, "precision": str}, f"{where}.recipes[]")
+            if r["precision"] not in r.get("precisions", [r["precision"]]):
+                raise BackendTableError(f"{where}: recipe {r['recipe']!r}: precisions must "
+                                        "include precision", "see docs/backends.md")
             if b["key"] == "coreml" and (
                     r["precision"] not in COREML_PRECISIONS
                     or r.get("compute_unit", "all") not in COREML_COMPUTE_UNITS):
