@@ -26,41 +26,13 @@ using etproof::testing::demo_photos;
 using etproof::testing::scratch_dir;
 using etproof::testing::test_bundles;
 
-struct Result {
-  int rc = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using Result = etproof::testing::CliResult;
+using etproof::testing::quote;
+using etproof::testing::slurp;
 
 // Runs `etproof ARGS` (each already quoted as needed) with optional environment assignments.
 Result etproof_cli(const std::string& args, const std::string& env = "") {
-  // One stdout/stderr pair per test: CTest runs tests in parallel processes.
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const fs::path dir = fs::temp_directory_path() / "etproof-tests" / "cli-io" /
-                       (std::string(info->test_suite_name()) + "." + info->name());
-  fs::create_directories(dir);
-  const fs::path out = dir / "stdout", err = dir / "stderr";
-  const std::string cmd = env + (env.empty() ? "" : " ") + quote(ETPROOF_CLI) + " " + args +
-                          " >" + quote(out.string()) + " 2>" + quote(err.string());
-  const int status = std::system(cmd.c_str());
-  Result r;
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
+  return etproof::testing::run_etproof(args, env);
 }
 
 nlohmann::json parse(const Result& r) {

@@ -20,6 +20,8 @@
 #include "test_support.h"
 
 namespace fs = std::filesystem;
+using etproof::testing::quote;
+using etproof::testing::slurp;
 using nlohmann::json;
 using namespace etproof;
 using etproof::testing::scratch_dir;
@@ -74,31 +76,12 @@ std::string section(const std::string& page, const std::string& key) {
   return page.substr(b, page.find("\n### ", b + 1) - b);
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
 
-struct CliRun {
-  int rc = -1;
-  std::string out, err;
-};
+using CliRun = etproof::testing::CliResult;
 
 CliRun cli_in(const fs::path& cwd, const std::string& args) {
-  const fs::path io = fs::temp_directory_path() / "etproof-tests" / "coverage-io";
-  fs::create_directories(io);
-  const std::string cmd = "cd " + quote(cwd.string()) + " && " + quote(ETPROOF_CLI) + " " + args +
-                          " >" + quote((io / "out").string()) + " 2>" + quote((io / "err").string());
-  const int st = std::system(cmd.c_str());
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(io / "out"), slurp(io / "err")};
+  return etproof::testing::run_etproof(args, "", cwd);
 }
 
 }  // namespace

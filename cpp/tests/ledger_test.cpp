@@ -18,6 +18,8 @@
 #include "test_support.h"
 
 namespace fs = std::filesystem;
+using etproof::testing::quote;
+using etproof::testing::slurp;
 using etproof::Error;
 using etproof::ErrorKind;
 using nlohmann::json;
@@ -49,12 +51,6 @@ RecordContext ctx(const std::string& time = "2026-11-29T10:00:00Z") {
   return c;
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 size_t count_lines(const fs::path& p) {
   size_t n = 0;
@@ -103,23 +99,11 @@ json matrix_doc() {
           {"not_run", not_run}, {"xfail", xfail}, {"measured", 4}, {"exit_code", 0}};
 }
 
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
 
-struct CliRun {
-  int rc = -1;
-  std::string out, err;
-};
+using CliRun = etproof::testing::CliResult;
 
-CliRun cli(const std::string& args, const std::string& env, const fs::path& dir) {
-  const fs::path out = dir / "stdout", err = dir / "stderr";
-  const std::string cmd = env + " " + quote(ETPROOF_CLI) + " " + args + " >" + quote(out.string()) +
-                          " 2>" + quote(err.string());
-  const int st = std::system(cmd.c_str());
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(out), slurp(err)};
+CliRun cli(const std::string& args, const std::string& env) {
+  return etproof::testing::run_etproof(args, env);
 }
 
 }  // namespace
@@ -333,7 +317,7 @@ TEST(LedgerCli, BackendsMatrixAndParityAppendToTheLedger) {
   const fs::path ledger = dir / "ledger.jsonl";
   const std::string env = "ETPROOF_LEDGER=" + quote(ledger.string());
 
-  const CliRun b = cli("backends --runtime-only --probe-bundles " + quote(bundles.string()), env, dir);
+  const CliRun b = cli("backends --runtime-only --probe-bundles " + quote(bundles.string()), env);
   ASSERT_EQ(b.rc, 0) << b.err;
   EXPECT_NE(b.err.find("ledger: recorded"), std::string::npos) << b.err;
   EXPECT_NE(b.err.find(ledger.string()), std::string::npos) << b.err;
@@ -345,9 +329,10 @@ TEST(LedgerCli, BackendsMatrixAndParityAppendToTheLedger) {
     EXPECT_EQ(r["half"], "runtime");  // --runtime-only: the export half did not answer
   }
 
-  const CliRun p = cli("parity --json " + quote((bundles / "tiny-xnnpack-fp32").string()), env, dir);
+  const CliRun p = cli("parity --json " + quote((bundles / "tiny-xnnpack-fp32").string()), env);
   ASSERT_EQ(p.rc, 0) << p.err;
-  EXPECT_NO_THROW((void)json::parse(p.out)) << "parity --json's stdout stays JSON";
+  // parity --json's stdout stays one JSON report (the ledger line goes to stderr).
+  EXPECT_TRUE(json::accept(p.out) && json::parse(p.out).is_object()) << p.out;
   ASSERT_EQ(count_lines(ledger), after_backends + 1);
   const json pr = read_ledger(ledger).back();
   EXPECT_EQ(pr["kind"], "parity");
@@ -360,7 +345,7 @@ TEST(LedgerCli, BackendsMatrixAndParityAppendToTheLedger) {
   EXPECT_TRUE(pr["numbers"].contains("bound"));
   EXPECT_TRUE(pr["command"].get<std::string>().rfind("etproof parity --json", 0) == 0) << pr["command"];
 
-  const CliRun m = cli("matrix --ledger " + quote(ledger.string()) + " " + quote(bundles.string()), "", dir);
+  const CliRun m = cli("matrix --ledger " + quote(ledger.string()) + " " + quote(bundles.string()), "");
   EXPECT_EQ(m.err.find("error"), std::string::npos) << m.err;
   const auto all = read_ledger(ledger);
   size_t matrix_runtime = 0, matrix_export = 0;
@@ -374,20 +359,20 @@ TEST(LedgerCli, BackendsMatrixAndParityAppendToTheLedger) {
   fs::copy(bundles / "tiny-portable-fp32", broken, fs::copy_options::recursive);
   std::ofstream(broken / "tiny-portable-fp32.pte", std::ios::app) << "x";
   const size_t before_broken = count_lines(ledger);
-  const CliRun e = cli("parity " + quote(broken.string()), env, dir);
+  const CliRun e = cli("parity " + quote(broken.string()), env);
   EXPECT_EQ(e.rc, 2) << e.err;
   ASSERT_EQ(count_lines(ledger), before_broken + 1);
   const json er = read_ledger(ledger).back();
   EXPECT_EQ(er["status"], "bundle-invalid");
   EXPECT_EQ(er["backend"], "portable");
   EXPECT_NE(er["reason"].get<std::string>().find("[artifact-mismatch]"), std::string::npos) << er["reason"];
-  const CliRun nb = cli("parity " + quote((dir / "no-such-bundle").string()), env, dir);
+  const CliRun nb = cli("parity " + quote((dir / "no-such-bundle").string()), env);
   EXPECT_EQ(nb.rc, 2);
   EXPECT_EQ(count_lines(ledger), before_broken + 1);
 
   // --no-ledger records nothing; and ETPROOF_LEDGER is not needed when --ledger is given.
   const size_t before = count_lines(ledger);
-  const CliRun n = cli("parity --no-ledger " + quote((bundles / "tiny-xnnpack-fp32").string()), env, dir);
+  const CliRun n = cli("parity --no-ledger " + quote((bundles / "tiny-xnnpack-fp32").string()), env);
   EXPECT_EQ(n.rc, 0) << n.err;
   EXPECT_EQ(count_lines(ledger), before);
   EXPECT_EQ(n.err.find("ledger:"), std::string::npos);

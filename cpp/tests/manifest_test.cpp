@@ -16,10 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+using etproof::testing::slurp;
 
 json fixture_doc() { return json::parse(slurp(testing::fixture("manifest_v1.json"))); }
 

@@ -3,8 +3,12 @@
 // their locations in the environment (CMakeLists.txt, ETPROOF_TEST_ENV).
 #pragma once
 
+#include <sys/wait.h>
+
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -37,6 +41,44 @@ inline std::filesystem::path scratch_dir() {
   std::filesystem::create_directories(dir);
   return dir;
 }
+
+// A file's bytes ("" when it cannot be read).
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// `s` single-quoted for /bin/sh.
+inline std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+#ifdef ETPROOF_CLI
+struct CliResult {
+  int rc = -1;  // exit status; -1 when it did not exit normally
+  std::string out;
+  std::string err;
+};
+
+// Runs the built `etproof ARGS` (each already quoted as needed) through /bin/sh, after the
+// environment assignments `env` and in `cwd` when given. stdout and stderr go to files in a
+// directory of this test's own: CTest runs tests in parallel processes.
+inline CliResult run_etproof(const std::string& args, const std::string& env = "",
+                             const std::filesystem::path& cwd = {}) {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const auto dir = std::filesystem::temp_directory_path() / "etproof-tests" / "cli-io" /
+                   (std::string(info->test_suite_name()) + "." + info->name());
+  std::filesystem::create_directories(dir);
+  const auto out = dir / "stdout", err = dir / "stderr";
+  const std::string cmd = (cwd.empty() ? "" : "cd " + quote(cwd.string()) + " && ") + env +
+                          (env.empty() ? "" : " ") + quote(ETPROOF_CLI) + " " + args + " >" +
+                          quote(out.string()) + " 2>" + quote(err.string());
+  const int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+}
+#endif
 
 }  // namespace etproof::testing
 
