@@ -29,12 +29,15 @@
 #include "etproof/coverage.h"
 #include "etproof/error.h"
 #include "etproof/gate.h"
+#include "etproof/classify.h"
 #include "etproof/image.h"
+#include "etproof/inspect.h"
 #include "etproof/ledger.h"
 #include "etproof/manifest.h"
 #include "etproof/matrix.h"
 #include "etproof/npy.h"
 #include "etproof/registry.h"
+#include "etproof/replay.h"
 #include "etproof/runtime_log.h"
 #include "etproof/tolerances.h"
 
@@ -237,133 +240,9 @@ int cmd_export(int argc, char** argv) {
 }
 
 // ---- inspect -----------------------------------------------------------------------------------
-nlohmann::json spec_json(const etproof::TensorSpec& s) {
-  nlohmann::json j{{"name", s.name},
-                   {"dtype", std::string(etproof::to_string(s.dtype))},
-                   {"shape", s.shape}};
-  if (s.layout) j["layout"] = *s.layout;
-  return j;
-}
-
-std::string spec_text(const etproof::TensorSpec& s) {
-  return s.name + " " + std::string(etproof::to_string(s.dtype)) + " " +
-         etproof::shape_to_string(s.shape) + (s.layout ? " " + *s.layout : "");
-}
-
 int cmd_inspect(const std::string& path, bool json) {
-  const etproof::Bundle b = etproof::open_bundle(path);
-  const etproof::Manifest& m = b.manifest;
-  // The delegates in the program, read by the runtime; the manifest's record is the fallback
-  // when this binary cannot load the program (and the output says which one it is).
-  std::vector<std::string> delegates = m.delegates;
-  std::string delegates_from = "manifest";
-  std::string load_note;
-  try {
-    etproof::LoadedModel model = etproof::LoadedModel::load(b);
-    delegates = model.program_delegates();
-    delegates_from = "program";
-  } catch (const Error& e) {
-    load_note = "[" + std::string(etproof::to_string(e.kind())) + "] " + e.cause();
-  }
-  std::optional<etproof::Bound> bound;
-  std::string bound_note;
-  try {
-    bound = etproof::derive_bound(m.recipe, m.precision, m.compute_unit);
-  } catch (const Error& e) {
-    bound_note = e.cause();
-  }
-
-  if (json) {
-    nlohmann::json j;
-    j["bundle"] = b.dir.string();
-    j["name"] = m.name;
-    j["model"] = m.model;
-    if (m.weights) j["weights"] = {{"kind", m.weights->kind}, {"source", m.weights->source}};
-    j["engine"] = {{"name", m.engine_name}, {"version", m.engine_version}};
-    j["backend"] = m.backend;
-    j["recipe"] = m.recipe;
-    j["precision"] = m.precision;
-    if (m.compute_unit) j["compute_unit"] = *m.compute_unit;
-    j["delegates"] = delegates;
-    j["delegates_from"] = delegates_from;
-    j["manifest_delegates"] = m.delegates;
-    if (!load_note.empty()) j["load_error"] = load_note;
-    if (m.delegation) {
-      nlohmann::json ops = nlohmann::json::array();
-      for (const auto& o : m.delegation->by_operator)
-        ops.push_back({{"op", o.op}, {"delegated", o.delegated}, {"non_delegated", o.non_delegated},
-                       {"reasons", o.reasons}});
-      j["delegation"] = {{"delegated_nodes", m.delegation->delegated_nodes},
-                         {"non_delegated_nodes", m.delegation->non_delegated_nodes},
-                         {"by_operator", ops}};
-    }
-    j["inputs"] = nlohmann::json::array();
-    for (const auto& s : m.inputs) j["inputs"].push_back(spec_json(s));
-    j["outputs"] = nlohmann::json::array();
-    for (const auto& s : m.outputs) j["outputs"].push_back(spec_json(s));
-    j["goldens"] = nlohmann::json::array();
-    for (const auto& g : m.goldens)
-      j["goldens"].push_back({{"id", g.id}, {"data", g.data}, {"origin", g.origin}});
-    j["artifact"] = {{"file", m.artifact.file}, {"bytes", m.artifact.bytes},
-                     {"sha256", m.artifact.sha256}, {"verified", true}};
-    j["bound"] = bound ? etproof::to_json(*bound) : nlohmann::json(nullptr);
-    if (m.labels) j["labels"] = {{"output", m.labels->output}, {"source", m.labels->source},
-                                 {"count", m.labels->names.size()}};
-    j["preprocessing"] = m.preprocessing.has_value();
-    j["toolchain"] = m.toolchain;
-    j["created_utc"] = m.created_utc;
-    std::cout << j.dump(2) << "\n";
-    return 0;
-  }
-  std::cout << "bundle    " << m.name << "  (" << b.dir.string() << ")\n";
-  std::cout << "model     " << m.model << ", written by " << m.engine_name << " "
-            << m.engine_version << " on " << m.created_utc << "\n";
-  std::cout << "weights   "
-            << (m.weights ? m.weights->kind + ": " + m.weights->source : "unknown (not recorded)")
-            << "\n";
-  std::cout << "backend   " << m.backend << " (requested at export)\n";
-  std::cout << "recipe    " << m.recipe << ", precision " << m.precision
-            << (m.compute_unit ? ", compute unit " + *m.compute_unit : "") << "\n";
-  std::cout << "delegates " << (delegates.empty() ? "none (portable kernels)" : join(delegates))
-            << "  [read from the " << delegates_from << "]\n";
-  if (!load_note.empty()) std::cout << "          program not loadable here: " << load_note << "\n";
-  if (delegates_from == "program" && delegates != m.delegates)
-    std::cout << "          WARNING: the manifest records " << join(m.delegates) << "\n";
-  if (m.delegation) {
-    const auto& d = *m.delegation;
-    std::cout << "delegation " << d.delegated_nodes << " nodes delegated, " << d.non_delegated_nodes
-              << " not\n";
-    size_t w = 2;
-    for (const auto& o : d.by_operator) w = std::max(w, o.op.size());
-    for (const auto& o : d.by_operator)
-      std::cout << "  " << std::left << std::setw(static_cast<int>(w)) << o.op << "  delegated "
-                << std::right << std::setw(5) << o.delegated << "  not " << std::setw(5)
-                << o.non_delegated << "\n";
-    for (const auto& o : d.by_operator)
-      for (const auto& r : o.reasons) std::cout << "    not delegated: " << o.op << ": " << r << "\n";
-  } else {
-    std::cout << "delegation unknown (not recorded)\n";
-  }
-  for (const auto& s : m.inputs) std::cout << "input     " << spec_text(s) << "\n";
-  for (const auto& s : m.outputs) std::cout << "output    " << spec_text(s) << "\n";
-  if (m.preprocessing)
-    std::cout << "preprocess image: shorter side " << m.preprocessing->resize_shorter << ", crop "
-              << m.preprocessing->crop_h << "x" << m.preprocessing->crop_w << "\n";
-  if (m.labels)
-    std::cout << "labels    " << m.labels->names.size() << " for output " << m.labels->output
-              << " (" << m.labels->source << ")\n";
-  std::cout << "goldens   " << m.goldens.size() << " case(s):";
-  for (const auto& g : m.goldens) std::cout << " " << g.id << " (" << g.data << ")";
-  std::cout << "\n";
-  std::cout << "artifact  " << m.artifact.file << ", " << m.artifact.bytes << " bytes, sha256 "
-            << m.artifact.sha256 << " (verified)\n";
-  for (const auto& f : m.data_files)
-    std::cout << "data      " << f.file << ", " << f.bytes << " bytes, sha256 " << f.sha256
-              << " (verified)\n";
-  if (bound)
-    std::cout << "bound     " << etproof::describe_bound(*bound) << "\n";
-  else
-    std::cout << "bound     none derivable: " << bound_note << "\n";
+  const etproof::Inspection i = etproof::inspect_bundle(path);
+  std::cout << (json ? etproof::to_json(i).dump(2) + "\n" : etproof::to_text(i));
   return 0;
 }
 
@@ -603,138 +482,10 @@ int cmd_measure_tolerances(const std::vector<std::string>& dir_args, bool json, 
 }
 
 // ---- classify ----------------------------------------------------------------------------------
-struct Candidate {
-  etproof::Bundle bundle;
-  bool runnable = false;
-  std::string why_not;  // when not runnable
-};
-
-std::string describe(const Candidate& c) {
-  const auto& m = c.bundle.manifest;
-  return m.backend + "/" + m.recipe + " (" + m.name + ")";
-}
-
 int cmd_classify(const std::string& image, const std::string& backend, const std::string& recipe,
                  const std::string& dir_arg, size_t k) {
   const fs::path dir = dir_arg.empty() ? default_bundles_dir() : fs::path(dir_arg);
-  if (!fs::is_directory(dir))
-    throw Error(ErrorKind::kIo, "bundle directory " + dir.string() + " does not exist",
-                "export the demo bundles (./setup.sh), or pass --bundles DIR");
-  if (!fs::exists(image))
-    throw Error(ErrorKind::kIo, "image " + image + " does not exist", "check the path");
-
-  std::vector<Candidate> cands;
-  std::vector<std::string> skipped;
-  for (const auto& p : etproof::find_bundles(dir)) {
-    Candidate c;
-    try {
-      c.bundle = etproof::open_bundle(p);
-    } catch (const Error& e) {
-      skipped.push_back(p.filename().string() + ": [" + std::string(etproof::to_string(e.kind())) +
-                        "] " + e.cause());
-      continue;
-    }
-    const auto& m = c.bundle.manifest;
-    if (!m.labels || !m.preprocessing) continue;  // not an image classifier
-    std::vector<std::string> problems;
-    for (const auto& id : m.delegates) {
-      auto rb = etproof::find_backend(id);
-      if (!rb || !rb->registered)
-        problems.push_back(id + " is not linked into this binary");
-      else if (!rb->available)
-        problems.push_back(id + " is registered but unavailable on this machine");
-    }
-    if (m.backend != "portable" && !etproof::runtime_ids_for_backend(m.backend))
-      problems.push_back("backend \"" + m.backend + "\" is unknown to this binary");
-    c.runnable = problems.empty();
-    c.why_not = join(problems, "; ");
-    cands.push_back(std::move(c));
-  }
-  if (cands.empty())
-    throw Error(ErrorKind::kCapabilityUnavailable,
-                "no image-classification bundle (with labels and image preprocessing) in " +
-                    dir.string() + (skipped.empty() ? "" : "; unreadable: " + join(skipped, "; ")),
-                "export the demo bundles (./setup.sh or python -m etproof demo --out build/demo)");
-
-  std::vector<std::string> available;
-  for (const auto& c : cands)
-    if (c.runnable) available.push_back(describe(c));
-  const std::string avail_text = available.empty() ? "none" : join(available);
-
-  // Closest to the model the user evaluated first: recipe fp32 computed in float32, then any
-  // fp32 recipe (e.g. a delegate that computes in bfloat16), then the first one.
-  auto prefer_fp32 = [&](std::vector<const Candidate*> v) -> const Candidate* {
-    for (auto* c : v)
-      if (c->bundle.manifest.recipe == "fp32" && c->bundle.manifest.precision == "float32") return c;
-    for (auto* c : v)
-      if (c->bundle.manifest.recipe == "fp32") return c;
-    return v.empty() ? nullptr : v.front();
-  };
-
-  const Candidate* chosen = nullptr;
-  if (!backend.empty()) {
-    std::vector<const Candidate*> match, runnable;
-    for (const auto& c : cands)
-      if (c.bundle.manifest.backend == backend &&
-          (recipe.empty() || c.bundle.manifest.recipe == recipe)) {
-        match.push_back(&c);
-        if (c.runnable) runnable.push_back(&c);
-      }
-    if (match.empty())
-      throw Error(ErrorKind::kInvalidArgument,
-                  "no bundle for backend \"" + backend + "\"" +
-                      (recipe.empty() ? "" : " with recipe \"" + recipe + "\"") + " in " +
-                      dir.string(),
-                  "choose one of the backends that can run here: " + avail_text);
-    if (runnable.empty())
-      throw Error(ErrorKind::kBackendUnavailable,
-                  "backend \"" + backend + "\" cannot run here: " + match.front()->why_not,
-                  "choose one of the backends that can run here: " + avail_text);
-    chosen = prefer_fp32(runnable);
-  } else {
-    std::vector<const Candidate*> delegated, portable, other;
-    for (const auto& c : cands) {
-      if (!c.runnable || (!recipe.empty() && c.bundle.manifest.recipe != recipe)) continue;
-      if (!c.bundle.manifest.delegates.empty() && c.bundle.manifest.recipe == "fp32")
-        delegated.push_back(&c);
-      else if (c.bundle.manifest.backend == "portable")
-        portable.push_back(&c);
-      else
-        other.push_back(&c);
-    }
-    chosen = !delegated.empty() ? prefer_fp32(delegated)
-             : !portable.empty() ? prefer_fp32(portable)
-                                 : prefer_fp32(other);
-    if (!chosen)
-      throw Error(ErrorKind::kBackendUnavailable,
-                  "no bundle in " + dir.string() + " can run in this binary" +
-                      (recipe.empty() ? "" : " with recipe \"" + recipe + "\""),
-                  "link the delegates the bundles need, or export a portable bundle; runnable "
-                  "here: " + avail_text);
-  }
-
-  const etproof::Bundle& b = chosen->bundle;
-  const etproof::Manifest& m = b.manifest;
-  const auto& pp = *m.preprocessing;
-  if (m.inputs.size() != 1 || m.inputs[0].name != pp.input)
-    throw Error(ErrorKind::kCapabilityUnavailable,
-                "bundle " + m.name + " needs inputs other than the image \"" + pp.input + "\"",
-                "classify runs single-input image classifiers");
-  etproof::HostTensor x = etproof::load_image(image, pp, m.inputs[0]);
-  etproof::LoadedModel model = etproof::LoadedModel::load(b);
-  const auto outputs = model.run({{pp.input, x}});
-  const auto it = outputs.find(m.labels->output);
-  if (it == outputs.end())
-    throw Error(ErrorKind::kManifestInvalid,
-                "labels index output \"" + m.labels->output + "\", which the program lacks",
-                "re-export the bundle");
-  const auto& d = model.program_delegates();
-  std::cout << "image    " << image << "\n";
-  std::cout << "bundle   " << m.name << ": backend " << m.backend << ", recipe " << m.recipe
-            << ", delegates " << (d.empty() ? "none (portable kernels)" : join(d)) << "\n";
-  for (const auto& r : etproof::top_k(it->second, m.labels->names, k))
-    std::cout << "  " << std::fixed << std::setprecision(4) << r.probability << "  " << r.label
-              << " (" << r.index << ")\n";
+  std::cout << etproof::to_text(etproof::classify_image(image, dir, backend, recipe, k));
   return 0;
 }
 

@@ -13,17 +13,16 @@
 #include "etproof/error.h"
 #include "etproof/gate.h"
 #include "etproof/manifest.h"
+#include "etproof/replay.h"
+#include "common.h"
 
 namespace etproof {
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string join(const std::vector<std::string>& v, const std::string& sep = ", ") {
-  std::string out;
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
-  return out;
-}
+using detail::error_line;
+using detail::join;
 
 std::string num(double v) {
   std::ostringstream os;
@@ -72,29 +71,41 @@ RuntimeProbe probe_runtime(const std::string& id, const fs::path& dir) {
   });
   const Cand& c = cands.front();
   p.bundle = c.name;
-  try {
-    const Bundle b = open_bundle(c.path);
-    const ParityReport r = run_parity(b);
-    double max_abs = 0, min_sqnr = std::numeric_limits<double>::infinity();
-    size_t outputs = 0;
-    std::string failure;
-    for (const auto& cs : r.cases)
-      for (const auto& t : cs.outputs) {
-        ++outputs;
-        max_abs = std::max(max_abs, t.max_abs_error);
-        if (!t.sqnr_skipped) min_sqnr = std::min(min_sqnr, t.sqnr_db);
-        if (!t.passed && failure.empty()) failure = cs.case_id + "/" + t.output + ": " + t.failure;
-      }
-    p.status = r.passed ? "agreed" : "drifted";
-    p.detail = std::to_string(r.cases.size()) + " golden case(s), " + std::to_string(outputs) +
-               " output(s) ran through " + (r.delegates.empty() ? "portable kernels" : join(r.delegates)) +
-               "; max |err| " + num(max_abs) + ", min SQNR " +
-               (std::isinf(min_sqnr) ? std::string("inf") : num(min_sqnr)) + " dB; bound " +
-               describe_bound(r.bound) + (failure.empty() ? "" : "; " + failure);
-  } catch (const Error& e) {
-    p.status = "failed";
-    p.detail = "[" + std::string(to_string(e.kind())) + "] " + e.cause();
+  const ParityReport r = replay(c.path);
+  p.outcome = r.refused ? *r.refused : r.passed ? Status::kAgreed : Status::kDrifted;
+  for (const CaseReport& cs : r.cases)  // a case that could not be judged says why
+    if (!r.refused && !is_judged(cs.status) && !r.passed) p.outcome = cs.status;
+  p.status = std::string(to_string(*p.outcome));
+  p.bundle_sha256 = r.bundle_sha256;
+  p.bundle_created_utc = r.bundle_created_utc;
+  p.bundle_toolchain = r.bundle_toolchain;
+  if (r.refused) {
+    p.detail = r.error ? error_line(*r.error) : p.status;
+    return p;
   }
+  double max_abs = 0, min_sqnr = std::numeric_limits<double>::infinity();
+  size_t outputs = 0;
+  std::string failure;
+  for (const auto& cs : r.cases) {
+    if (!is_judged(cs.status) && failure.empty()) failure = cs.case_id + ": " + cs.detail;
+    for (const auto& t : cs.outputs) {
+      ++outputs;
+      max_abs = std::max(max_abs, t.max_abs_error);
+      if (!t.sqnr_skipped) min_sqnr = std::min(min_sqnr, t.sqnr_db);
+      if (!t.passed && failure.empty()) failure = cs.case_id + "/" + t.output + ": " + t.failure;
+    }
+  }
+  p.cases = r.cases.size();
+  if (outputs) {
+    p.max_abs_error = max_abs;
+    p.min_sqnr_db = min_sqnr;
+  }
+  p.bound = r.bound;
+  p.detail = std::to_string(r.cases.size()) + " golden case(s), " + std::to_string(outputs) +
+             " output(s) ran through " + (r.delegates.empty() ? "portable kernels" : join(r.delegates)) +
+             "; max |err| " + num(max_abs) + ", min SQNR " +
+             (std::isinf(min_sqnr) ? std::string("inf") : num(min_sqnr)) + " dB; bound " +
+             describe_bound(r.bound) + (failure.empty() ? "" : "; " + failure);
   return p;
 }
 

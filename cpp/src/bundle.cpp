@@ -529,7 +529,7 @@ LoadedModel LoadedModel::load(const Bundle& bundle) {
     std::vector<std::string> registered;
     for (const auto& r : registered_backends())
       registered.push_back(r.id + (r.available ? "" : " (unavailable)"));
-    throw Error(ErrorKind::kBackendUnavailable,
+    throw Error(any_unregistered ? ErrorKind::kBackendNotLinked : ErrorKind::kBackendUnavailable,
                 "bundle '" + m.name + "' needs " + join(missing, ", ") + "; registered here: " +
                     list_or_none(registered),
                 any_unregistered

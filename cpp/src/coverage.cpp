@@ -13,7 +13,7 @@
 #include "etproof/backend_table.h"
 #include "etproof/error.h"
 #include "etproof/ledger.h"
-#include "text_format.h"
+#include "common.h"
 
 using nlohmann::json;
 

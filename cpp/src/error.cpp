@@ -18,6 +18,7 @@ std::string_view to_string(ErrorKind kind) {
     case ErrorKind::kIo: return "io";
     case ErrorKind::kManifestInvalid: return "manifest-invalid";
     case ErrorKind::kArtifactMismatch: return "artifact-mismatch";
+    case ErrorKind::kBackendNotLinked: return "backend-not-linked";
     case ErrorKind::kBackendUnavailable: return "backend-unavailable";
     case ErrorKind::kCapabilityUnavailable: return "capability-unavailable";
     case ErrorKind::kDtypeMismatch: return "dtype-mismatch";

@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "etproof/error.h"
-#include "text_format.h"
+#include "common.h"
 
 namespace etproof {
 
@@ -161,13 +161,8 @@ std::string fmt(double v, int precision = 6) {
   return detail::format_number(v, precision);
 }
 
-std::string fixed(double v, int decimals) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  std::ostringstream os;
-  os << std::fixed << std::setprecision(decimals) << v;
-  return os.str();
-}
+using detail::sqnr_text;
+std::string fixed(double v, int decimals) { return detail::fixed_number(v, decimals); }
 
 using detail::cosine_text;
 
@@ -184,17 +179,6 @@ std::vector<int64_t> unravel(size_t flat, const std::vector<int64_t>& shape) {
 
 std::string index_to_string(const std::vector<int64_t>& idx) {
   return idx.empty() ? std::string("[]") : shape_to_string(idx);
-}
-
-// JSON cannot carry NaN or ±inf; nlohmann writes them as null. Say so explicitly.
-nlohmann::json num(double v) {
-  if (std::isfinite(v)) return v;
-  return nullptr;
-}
-
-std::string sqnr_text(double db) {
-  if (db > -0.05 && db < 0.05) db = 0;  // never "-0.0"
-  return std::isfinite(db) ? fixed(db, 1) : fmt(db);
 }
 
 }  // namespace
@@ -502,125 +486,11 @@ std::optional<double> output_scale(const Manifest& m, const std::string& output)
   return std::nullopt;
 }
 
-ParityReport run_parity(const Bundle& bundle, const std::optional<Bound>& bound) {
-  // Derive before loading so an unknown recipe is refused without touching the runtime.
-  if (!bound)
-    (void)derive_bound(bundle.manifest.recipe, bundle.manifest.precision,
-                       bundle.manifest.compute_unit);
-  LoadedModel model = LoadedModel::load(bundle);
-  return run_parity(bundle, model, bound);
-}
-
-ParityReport run_parity(const Bundle& bundle, LoadedModel& model,
-                        const std::optional<Bound>& bound) {
-  const Manifest& m = bundle.manifest;
-  ParityReport rep;
-  rep.bundle = m.name;
-  rep.backend = m.backend;
-  rep.recipe = m.recipe;
-  rep.precision = m.precision;
-  rep.delegates = model.program_delegates();
-  if (bound) {
-    rep.bound = *bound;
-    rep.bound.caller_supplied = true;
-    if (rep.bound.source.empty()) rep.bound.source = "caller";
-  } else {
-    rep.bound = derive_bound(m.recipe, m.precision, m.compute_unit);
-  }
-
-  bool all = true;
-  for (const GoldenCase& c : m.goldens) {
-    CaseReport cr;
-    cr.case_id = c.id;
-    cr.data = c.data;
-    const auto inputs = read_golden_inputs(bundle, c);
-    const auto reference = read_golden_outputs(bundle, c);
-    const auto actual = model.run(inputs);
-    cr.passed = true;
-    for (const auto& [name, ref] : reference) {
-      auto it = actual.find(name);
-      if (it == actual.end())
-        throw Error(ErrorKind::kManifestInvalid,
-                    "golden case \"" + c.id + "\" has output \"" + name +
-                        "\" but the program returned no output of that name",
-                    "re-export the bundle; its goldens and outputs disagree");
-      TensorReport tr = compare_tensor(name, it->second, ref, rep.bound, output_scale(m, name));
-      cr.passed = cr.passed && tr.passed;
-      cr.outputs.push_back(std::move(tr));
-    }
-    if (cr.outputs.empty()) cr.passed = false;
-    all = all && cr.passed;
-    rep.cases.push_back(std::move(cr));
-  }
-  rep.passed = all && !rep.cases.empty();
-  return rep;
-}
-
-std::string to_text(const ParityReport& r) {
-  std::ostringstream os;
-  os << "parity: " << r.bundle << "  backend " << r.backend << ", recipe " << r.recipe
-     << ", precision " << r.precision << "\n";
-  os << "delegates in program: ";
-  if (r.delegates.empty()) {
-    os << "none (portable kernels)";
-  } else {
-    for (size_t i = 0; i < r.delegates.size(); ++i) os << (i ? ", " : "") << r.delegates[i];
-  }
-  os << "\n";
-  os << "bound: " << describe_bound(r.bound)
-     << (r.bound.caller_supplied ? "  (caller-supplied: supplied by the caller, not derived)"
-         : r.bound.scale_relative() ? "  (derived) — a scale-free rule, resolved per output below"
-                                    : "  (derived)")
-     << "\n";
-  os << "  source: " << r.bound.source << "\n";
-  size_t passed = 0;
-  for (const CaseReport& c : r.cases) {
-    if (c.passed) ++passed;
-    os << "case " << c.case_id << " (" << c.data << "): " << (c.passed ? "PASS" : "DRIFT") << "\n";
-    for (const TensorReport& t : c.outputs) {
-      os << "  " << t.output << " (" << t.numel << " elements): " << (t.passed ? "pass" : "FAIL")
-         << "\n";
-      os << "    worst element " << index_to_string(t.worst_index) << ": actual "
-         << fmt(t.worst_actual, 8) << ", reference " << fmt(t.worst_reference, 8) << "\n";
-      os << "    max abs error " << fmt(t.max_abs_error, 4) << ", worst ratio "
-         << fmt(t.worst_ratio, 4) << " of the bound, headroom " << fmt(t.headroom, 4)
-         << ", over the bound " << fixed(100 * t.fraction_over, 2) << "%\n";
-      os << "    bound resolved: atol " << fmt(t.atol, 4) << " + rtol " << fmt(t.rtol) << "·|ref|";
-      if (r.bound.scale_relative()) {
-        os << " (max|ref| " << fmt(t.reference_range, 4);
-        if (t.quant_scale) os << ", output scale " << fmt(*t.quant_scale, 4);
-        os << ")";
-      }
-      os << "; error " << fmt(t.range_error, 3) << "·max|ref|";
-      if (t.qstep_error) os << ", " << fmt(*t.qstep_error, 3) << " quant steps";
-      os << "\n";
-      os << "    cosine " << cosine_text(t.cosine) << ", SQNR " << sqnr_text(t.sqnr_db) << " dB";
-      if (t.sqnr_skipped)
-        os << " (SQNR rule skipped: the reference is all zeros; so is the cosine rule)";
-      else if (r.bound.min_sqnr_db != -std::numeric_limits<double>::infinity())
-        os << " (floor " << fmt(r.bound.min_sqnr_db, 4) << " dB)";
-      os << "\n";
-      if (!t.passed) os << "    failed: " << t.failure << "\n";
-    }
-  }
-  os << "result: " << (r.passed ? "PASS" : "DRIFT") << " (" << passed << " of " << r.cases.size()
-     << " cases within the bound)";
-  if (r.cases.empty()) os << " — no golden cases ran, nothing was measured";
-  os << "\n";
-  if (!r.passed && !r.cases.empty() && !r.bound.caller_supplied)
-    os << "hint: the bound was derived for recipe " << r.recipe << " / precision " << r.precision
-       << " from measurements on the golden set (cpp/src/gate.cpp); if this bound does not fit "
-          "this model, pass "
-          "--atol/--rtol/--min-cosine/--min-sqnr (the report then says the bound was "
-          "caller-supplied)\n";
-  return os.str();
-}
-
 nlohmann::json to_json(const Bound& b) {
   return {{"atol", b.atol},
           {"rtol", b.rtol},
           {"min_cosine", b.min_cosine},
-          {"min_sqnr_db", num(b.min_sqnr_db)},  // null: no SQNR rule
+          {"min_sqnr_db", detail::json_number(b.min_sqnr_db)},  // "-inf": no SQNR rule
           {"source", b.source},
           {"caller_supplied", b.caller_supplied},
           {"atol_range", b.atol_range},
@@ -629,41 +499,6 @@ nlohmann::json to_json(const Bound& b) {
           {"scale_relative", b.scale_relative()},
           {"target", b.target},
           {"rule", describe_bound(b)}};
-}
-
-nlohmann::json to_json(const ParityReport& r) {
-  nlohmann::json cases = nlohmann::json::array();
-  for (const CaseReport& c : r.cases) {
-    nlohmann::json outs = nlohmann::json::array();
-    for (const TensorReport& t : c.outputs) {
-      outs.push_back({{"output", t.output},
-                      {"passed", t.passed},
-                      {"failure", t.failure},
-                      {"numel", t.numel},
-                      {"worst_index", t.worst_index},
-                      {"worst_actual", num(t.worst_actual)},
-                      {"worst_reference", num(t.worst_reference)},
-                      {"max_abs_error", num(t.max_abs_error)},
-                      {"worst_ratio", num(t.worst_ratio)},
-                      {"fraction_over", t.fraction_over},
-                      {"cosine", num(t.cosine)},
-                      {"sqnr_db", num(t.sqnr_db)},
-                      {"sqnr_skipped", t.sqnr_skipped},
-                      {"cosine_skipped", t.cosine_skipped},
-                      {"headroom", num(t.headroom)},
-                      {"atol", num(t.atol)},
-                      {"rtol", num(t.rtol)},
-                      {"reference_range", num(t.reference_range)},
-                      {"quant_scale", t.quant_scale ? num(*t.quant_scale) : nlohmann::json()},
-                      {"range_error", num(t.range_error)},
-                      {"qstep_error", t.qstep_error ? num(*t.qstep_error) : nlohmann::json()}});
-    }
-    cases.push_back(
-        {{"case", c.case_id}, {"data", c.data}, {"passed", c.passed}, {"outputs", outs}});
-  }
-  return {{"bundle", r.bundle},       {"backend", r.backend}, {"recipe", r.recipe},
-          {"precision", r.precision}, {"delegates", r.delegates}, {"bound", to_json(r.bound)},
-          {"cases", cases},           {"passed", r.passed}};
 }
 
 }  // namespace etproof

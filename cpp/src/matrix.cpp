@@ -15,63 +15,14 @@
 #include "etproof/bundle.h"
 #include "etproof/error.h"
 #include "etproof/registry.h"
-#include "text_format.h"
+#include "etproof/replay.h"
+#include "common.h"
 
 // Column::dir and NotRun::dir are filled in once per directory by build_matrix, after the
 // columns are built; the brace-initialized records below leave them empty until then.
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
 namespace etproof {
-
-std::string_view to_string(CellStatus s) {
-  switch (s) {
-    case CellStatus::kAgreed: return "agreed";
-    case CellStatus::kAgreedUndelegated: return "agreed-undelegated";
-    case CellStatus::kDrifted: return "drifted";
-    case CellStatus::kExportRefused: return "export-refused";
-    case CellStatus::kExportFailed: return "export-failed";
-    case CellStatus::kNotLinked: return "not-linked";
-    case CellStatus::kUnavailable: return "unavailable";
-    case CellStatus::kLoadFailed: return "load-failed";
-    case CellStatus::kRunFailed: return "run-failed";
-    case CellStatus::kBundleInvalid: return "bundle-invalid";
-    case CellStatus::kNoBound: return "no-bound";
-    case CellStatus::kXfail: return "xfail";
-    case CellStatus::kXpass: return "xpass";
-  }
-  return "unknown";
-}
-
-std::string_view to_string(XfailResult r) {
-  switch (r) {
-    case XfailResult::kXfail: return "xfail";
-    case XfailResult::kXpass: return "xpass";
-    case XfailResult::kNotExercised: return "not-exercised";
-    case XfailResult::kStale: return "stale";
-  }
-  return "unknown";
-}
-
-bool fails_run(CellStatus s) {
-  switch (s) {
-    case CellStatus::kDrifted:
-    case CellStatus::kBundleInvalid:
-    case CellStatus::kLoadFailed:
-    case CellStatus::kRunFailed:
-    case CellStatus::kExportFailed:
-    case CellStatus::kNoBound:
-    case CellStatus::kXpass:
-      return true;
-    case CellStatus::kAgreed:
-    case CellStatus::kAgreedUndelegated:
-    case CellStatus::kXfail:
-    case CellStatus::kExportRefused:
-    case CellStatus::kNotLinked:
-    case CellStatus::kUnavailable:
-      return false;
-  }
-  return true;
-}
 
 int Matrix::exit_code() const {
   if (measured == 0) return 1;
@@ -92,263 +43,85 @@ std::string fmt(double v, int precision = 3) {
 
 using detail::cosine_text;
 
-nlohmann::json opt_num(const std::optional<double>& v) {
-  if (v && std::isfinite(*v)) return *v;
-  return nullptr;
-}
-
-std::string error_text(const Error& e) {
-  std::string s = "[" + std::string(to_string(e.kind())) + "] " + e.cause();
-  if (e.et_error()) {
-    std::ostringstream os;
-    os << " (executorch error 0x" << std::hex << *e.et_error() << ")";
-    s += os.str();
-  }
-  if (!e.remedy().empty()) s += "; remedy: " + e.remedy();
-  return s;
-}
+using detail::join;
+nlohmann::json opt_num(const std::optional<double>& v) { return detail::json_number(v); }
+std::string error_text(const Error& e) { return detail::error_line(e); }
 
 std::string column_label(const Column& c) { return c.backend + "/" + c.recipe; }
-
-std::string join(const std::vector<std::string>& v, const std::string& sep = ", ") {
-  std::string out;
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
-  return out;
-}
 
 void note_case(Matrix& m, const std::string& id) {
   if (std::find(m.cases.begin(), m.cases.end(), id) == m.cases.end()) m.cases.push_back(id);
 }
 
-// A column that could not run at all: one cell per golden case with `status`, and a not_run line.
-void fail_column(Matrix& m, size_t col, const std::vector<GoldenCase>& goldens, CellStatus status,
-                 const std::string& reason) {
-  for (const GoldenCase& g : goldens) {
-    note_case(m, g.id);
-    Cell cell;
-    cell.case_id = g.id;
-    cell.column = col;
-    cell.status = status;
-    cell.detail = reason;
-    m.cells.push_back(std::move(cell));
-  }
-  const Column& c = m.columns[col];
-  m.not_run.push_back({c.backend, c.recipe, status, c.bundle + ": " + reason});
-  m.not_run.back().model = c.model;
-}
-
-// Which of the ids are not registered / not available in this binary, if any.
-std::optional<std::pair<CellStatus, std::string>> check_delegates(
-    const std::vector<std::string>& ids, const std::string& backend_key) {
-  std::vector<std::string> not_linked, unavailable;
-  for (const std::string& id : ids) {
-    auto b = find_backend(id);
-    if (!b || !b->registered)
-      not_linked.push_back(id);
-    else if (!b->available)
-      unavailable.push_back(id);
-  }
-  std::vector<std::string> registered;
-  for (const RuntimeBackend& b : registered_backends())
-    registered.push_back(b.id + (b.available ? "" : " (unavailable)"));
-  const std::string reg = registered.empty() ? "none" : join(registered);
-  if (!not_linked.empty()) {
-    const std::string needs = runtime_needs_text(not_linked.front(), backend_key);
-    return std::make_pair(CellStatus::kNotLinked,
-                          "delegate " + join(not_linked) +
-                              " is not linked into this binary (registered here: " + reg + ")" +
-                              (needs.empty() ? "" : "; " + needs));
-  }
-  if (!unavailable.empty())
-    return std::make_pair(CellStatus::kUnavailable,
-                          "delegate " + join(unavailable) +
-                              " is registered but reports itself unavailable on this machine");
-  return std::nullopt;
-}
-
 // After a column's cases ran: every case that could not be gated becomes part of a not_run line,
-// one per status, with the cases and the first reason.
-void note_unmeasured(Matrix& m, size_t col) {
-  std::map<CellStatus, std::vector<const Cell*>> by_status;
-  size_t total = 0;
-  for (const Cell& c : m.cells) {
-    if (c.column != col) continue;
-    ++total;
-    if (c.status != CellStatus::kAgreed && c.status != CellStatus::kAgreedUndelegated &&
-        c.status != CellStatus::kDrifted)
-      by_status[c.status].push_back(&c);
-  }
+// one per status, with the cases and the first reason. A column refused as a whole is one line.
+void note_unmeasured(Matrix& m, size_t col, const ParityReport& r) {
   const Column& column = m.columns[col];
-  for (const auto& [status, cells] : by_status) {
+  if (r.refused) {
+    m.not_run.push_back({column.backend, column.recipe, *r.refused,
+                         column.bundle + ": " + (r.error ? error_text(*r.error) : "refused"),
+                         "", column.model});
+    return;
+  }
+  std::map<Status, std::vector<const CaseReport*>> by_status;
+  for (const CaseReport& c : r.cases)
+    if (!is_judged(c.status)) by_status[c.status].push_back(&c);
+  for (const auto& [status, cases] : by_status) {
     std::vector<std::string> ids;
-    for (const Cell* c : cells) ids.push_back(c->case_id);
+    for (const CaseReport* c : cases) ids.push_back(c->case_id);
     std::ostringstream os;
-    os << column.bundle << ": " << cells.size() << " of " << total << " case(s) (" << join(ids)
-       << "): " << cells.front()->detail;
-    m.not_run.push_back({column.backend, column.recipe, status, os.str()});
-    m.not_run.back().model = column.model;
+    os << column.bundle << ": " << cases.size() << " of " << r.cases.size() << " case(s) ("
+       << join(ids) << "): " << cases.front()->detail;
+    m.not_run.push_back({column.backend, column.recipe, status, os.str(), "", column.model});
   }
 }
 
-void run_column(Matrix& m, const std::filesystem::path& path, const BoundOverride& caller) {
-  // 1. Open: manifest and artifact hash. If the manifest reads but the artifact does not match,
-  //    the column is still shown (its cases are known); otherwise it becomes a not_run line.
-  Bundle bundle;
-  try {
-    bundle = open_bundle(path);
-  } catch (const Error& e) {
-    std::optional<Manifest> manifest;
-    try {
-      std::filesystem::path mp = path;
-      if (std::filesystem::is_directory(path))
-        for (const auto& entry : std::filesystem::directory_iterator(path)) {
-          const std::string fn = entry.path().filename().string();
-          if (fn.size() > 13 && fn.ends_with(".etproof.json")) mp = entry.path();
-        }
-      manifest = read_manifest(mp);
-    } catch (const Error&) {
+// One cell from one case of the replay: its status and its worst numbers over the outputs.
+Cell cell_of(const CaseReport& c, size_t col, bool bounded) {
+  Cell cell;
+  cell.case_id = c.case_id;
+  cell.column = col;
+  cell.status = c.status;
+  cell.detail = c.detail;
+  auto worst = [](std::optional<double>& slot, double v, bool larger) {
+    if (!slot || (larger ? v > *slot : v < *slot) || std::isnan(v)) slot = v;
+  };
+  for (const TensorReport& t : c.outputs) {
+    worst(cell.max_abs_error, t.max_abs_error, true);
+    worst(cell.cosine, t.cosine, false);
+    worst(cell.sqnr_db, t.sqnr_db, false);
+    worst(cell.range_error, t.range_error, true);
+    if (bounded) {
+      if (!cell.headroom || t.headroom < *cell.headroom) cell.atol = t.atol;
+      worst(cell.headroom, t.headroom, false);
     }
-    if (!manifest) {
-      m.not_run.push_back({path.filename().string(), "", CellStatus::kBundleInvalid,
-                           path.filename().string() + ": " + error_text(e)});
-      return;
-    }
-    Column c{manifest->name, manifest->backend, manifest->recipe, manifest->precision,
-             manifest->delegates, std::nullopt, manifest->model};
-    m.columns.push_back(c);
-    fail_column(m, m.columns.size() - 1, manifest->goldens, CellStatus::kBundleInvalid,
-                error_text(e));
+  }
+  return cell;
+}
+
+// One bundle: replayed by the engine (replay.h), its outcome laid out as a column of cells.
+void run_column(Matrix& m, const std::filesystem::path& path, const ReplayOptions& options) {
+  const ParityReport r = replay(path, options);
+  if (!r.manifest_read) {  // nothing known about it: a not-run line alone
+    m.not_run.push_back({path.filename().string(), "", r.refused.value_or(Status::kBundleInvalid),
+                         path.filename().string() + ": " +
+                             (r.error ? error_text(*r.error) : "unreadable"),
+                         "", ""});
     return;
   }
-  const Manifest& man = bundle.manifest;
-  m.columns.push_back({man.name, man.backend, man.recipe, man.precision, man.delegates,
-                       std::nullopt, man.model});
+  Column column{r.bundle, r.backend, r.recipe, r.precision, r.delegates, std::nullopt, r.model};
+  if (r.no_bound.empty()) column.bound = r.bound;
+  column.sha256 = r.bundle_sha256;
+  column.created_utc = r.bundle_created_utc;
+  column.toolchain = r.bundle_toolchain;
+  m.columns.push_back(std::move(column));
   const size_t col = m.columns.size() - 1;
-
-  // 2. The bound: a column whose recipe/precision has no bound still runs, so its numbers are
-  //    shown, but cannot be judged (no-bound, which fails the run).
-  std::string no_bound;
-  try {
-    m.columns[col].bound = caller.empty()
-                               ? derive_bound(man.recipe, man.precision, man.compute_unit)
-                               : override_bound(caller, man.recipe, man.precision, man.compute_unit);
-  } catch (const Error& e) {
-    no_bound = "ran, but no bound is known for recipe " + man.recipe + " / precision " +
-               man.precision + "; pass one (--atol/--rtol/--min-cosine/--min-sqnr) or measure it "
-               "into the table in cpp/src/gate.cpp: " + error_text(e);
+  for (const CaseReport& c : r.cases) {
+    note_case(m, c.case_id);
+    m.cells.push_back(cell_of(c, col, r.no_bound.empty()));
+    if (is_judged(c.status)) ++m.measured;
   }
-
-  // 3. The delegates the program needs, against this binary's registry.
-  if (auto why = check_delegates(man.delegates, man.backend)) {
-    fail_column(m, col, man.goldens, why->first, why->second);
-    return;
-  }
-
-  // 4. Load. The loader reads the delegate ids from the program itself; a delegate the manifest
-  //    did not record is caught here.
-  std::optional<LoadedModel> model;
-  try {
-    model.emplace(LoadedModel::load(bundle));
-  } catch (const Error& e) {
-    CellStatus status = CellStatus::kLoadFailed;
-    if (e.kind() == ErrorKind::kBackendUnavailable) {
-      status = CellStatus::kNotLinked;
-      for (const RuntimeBackend& b : registered_backends())
-        if (!b.available && e.cause().find(b.id) != std::string::npos)
-          status = CellStatus::kUnavailable;
-    } else if (e.kind() == ErrorKind::kManifestInvalid ||
-               e.kind() == ErrorKind::kArtifactMismatch) {
-      status = CellStatus::kBundleInvalid;
-    }
-    fail_column(m, col, man.goldens, status, error_text(e));
-    return;
-  }
-  m.columns[col].delegates = model->program_delegates();
-  if (auto why = check_delegates(model->program_delegates(), man.backend)) {
-    fail_column(m, col, man.goldens, why->first, why->second);
-    return;
-  }
-  // Without a bound, measure against one no output can exceed: the numbers, not a verdict.
-  Bound unbounded;
-  unbounded.atol = std::numeric_limits<double>::infinity();
-  unbounded.min_cosine = -std::numeric_limits<double>::infinity();
-  const Bound& bound = m.columns[col].bound ? *m.columns[col].bound : unbounded;
-  const bool undelegated = man.backend != "portable" && model->program_delegates().empty();
-
-  // 5. Every golden case: run, gate every output. One case's failure never stops the next.
-  for (const GoldenCase& g : man.goldens) {
-    note_case(m, g.id);
-    Cell cell;
-    cell.case_id = g.id;
-    cell.column = col;
-    std::map<std::string, HostTensor> inputs, reference;
-    try {
-      inputs = read_golden_inputs(bundle, g);
-      reference = read_golden_outputs(bundle, g);
-    } catch (const Error& e) {
-      cell.status = CellStatus::kBundleInvalid;
-      cell.detail = "goldens unreadable: " + error_text(e);
-      m.cells.push_back(std::move(cell));
-      continue;
-    }
-    std::map<std::string, HostTensor> actual;
-    try {
-      actual = model->run(inputs);
-    } catch (const Error& e) {
-      cell.status = e.kind() == ErrorKind::kRunFailed ? CellStatus::kRunFailed
-                                                      : CellStatus::kBundleInvalid;
-      cell.detail = error_text(e);
-      m.cells.push_back(std::move(cell));
-      continue;
-    }
-    bool passed = !reference.empty();
-    std::vector<std::string> failures;
-    try {
-      for (const auto& [name, ref] : reference) {
-        auto it = actual.find(name);
-        if (it == actual.end())
-          throw Error(ErrorKind::kManifestInvalid,
-                      "the program returned no output \"" + name + "\"",
-                      "re-export the bundle; its goldens and outputs disagree");
-        TensorReport t = compare_tensor(name, it->second, ref, bound, output_scale(man, name));
-        passed = passed && t.passed;
-        if (!t.passed) failures.push_back(name + ": " + t.failure);
-        auto worst = [](std::optional<double>& slot, double v, bool larger) {
-          if (!slot || (larger ? v > *slot : v < *slot) || std::isnan(v)) slot = v;
-        };
-        worst(cell.max_abs_error, t.max_abs_error, true);
-        worst(cell.cosine, t.cosine, false);
-        worst(cell.sqnr_db, t.sqnr_db, false);
-        worst(cell.range_error, t.range_error, true);
-        if (no_bound.empty()) {
-          if (!cell.headroom || t.headroom < *cell.headroom) cell.atol = t.atol;
-          worst(cell.headroom, t.headroom, false);
-        }
-      }
-    } catch (const Error& e) {
-      cell = Cell{g.id, col, CellStatus::kBundleInvalid, {}, {}, {}, {}, {}, {}, error_text(e)};
-      m.cells.push_back(std::move(cell));
-      continue;
-    }
-    if (!no_bound.empty()) {  // measured numbers, no verdict: not counted as measured
-      cell.status = CellStatus::kNoBound;
-      cell.detail = no_bound;
-      m.cells.push_back(std::move(cell));
-      continue;
-    }
-    ++m.measured;
-    if (!passed) {
-      cell.status = CellStatus::kDrifted;
-      cell.detail = join(failures, "; ");
-    } else if (undelegated) {
-      cell.status = CellStatus::kAgreedUndelegated;
-      cell.detail = "no delegate in the program: ran on portable kernels, not " + man.backend;
-    } else {
-      cell.status = CellStatus::kAgreed;
-    }
-    m.cells.push_back(std::move(cell));
-  }
-  note_unmeasured(m, col);
+  note_unmeasured(m, col, r);
 }
 
 // One entry of dir/export-report.json, as read: what an export-half xfail record is matched to.
@@ -359,14 +132,6 @@ struct ExportEntry {
   std::string status;
   std::optional<size_t> not_run;     // its line in Matrix::not_run, where it made one
 };
-
-// NAME of a bundle named NAME-BACKEND-RECIPE; nullopt when the name has another form.
-std::optional<std::string> model_of_bundle(const std::string& bundle, const std::string& backend,
-                                           const std::string& recipe) {
-  const std::string suffix = "-" + backend + "-" + recipe;
-  if (bundle.size() <= suffix.size() || !bundle.ends_with(suffix)) return std::nullopt;
-  return bundle.substr(0, bundle.size() - suffix.size());
-}
 
 // dir/export-report.json, written by the export half.
 std::vector<ExportEntry> read_export_report(Matrix& m, const std::filesystem::path& dir) {
@@ -426,22 +191,8 @@ std::vector<ExportEntry> read_export_report(Matrix& m, const std::filesystem::pa
 
 // ---- expected failures (DIR/xfail.json, docs/xfail.md) -----------------------------------------
 
-std::string record_label(const XfailRecord& r) {
-  return r.model + " " + r.backend + "/" + r.recipe + " (" + r.half + " half" +
-         (r.cases.empty() ? "" : ", cases " + join(r.cases)) + ")";
-}
-
-bool valid_date(const std::string& d) {
-  if (d.size() != 10 || d[4] != '-' || d[7] != '-') return false;
-  for (size_t i : {0, 1, 2, 3, 5, 6, 8, 9})
-    if (d[i] < '0' || d[i] > '9') return false;
-  const int month = std::stoi(d.substr(5, 2)), day = std::stoi(d.substr(8, 2));
-  return month >= 1 && month <= 12 && day >= 1 && day <= 31;
-}
-
 bool column_matches(const Column& c, const XfailRecord& r) {
-  if (c.backend != r.backend || c.recipe != r.recipe) return false;
-  return c.model == r.model || model_of_bundle(c.bundle, c.backend, c.recipe) == r.model;
+  return xfail_matches_column(r, c.model, c.bundle, c.backend, c.recipe);
 }
 
 std::string count_text(const std::map<CellStatus, size_t>& count) {
@@ -458,21 +209,8 @@ XfailOutcome apply_runtime_record(Matrix& m, const XfailRecord& r, const std::st
   for (size_t col = 0; col < m.columns.size(); ++col) {
     if (!column_matches(m.columns[col], r)) continue;
     matched.push_back(m.columns[col].bundle);
-    for (Cell& cell : m.cells) {
-      if (cell.column != col) continue;
-      if (!r.cases.empty() &&
-          std::find(r.cases.begin(), r.cases.end(), cell.case_id) == r.cases.end())
-        continue;
-      if (cell.status == CellStatus::kDrifted) {
-        cell.status = CellStatus::kXfail;
-        cell.detail = "expected failure (" + file + ", recorded " + r.recorded + "): " + r.reason +
-                      "; measured: " + cell.detail;
-      } else if (cell.status == CellStatus::kAgreed ||
-                 cell.status == CellStatus::kAgreedUndelegated) {
-        cell.status = CellStatus::kXpass;
-        cell.detail = "unexpected pass: update or remove the xfail record in " + file +
-                      " (recorded " + r.recorded + ": " + r.reason + ")";
-      }
+    for (const Cell& cell : m.cells) {  // the replay engine already applied the record
+      if (cell.column != col || !xfail_covers_case(r, cell.case_id)) continue;
       ++count[cell.status];
     }
   }
@@ -664,109 +402,6 @@ constexpr const char* kBoundHint =
 
 }  // namespace
 
-std::vector<XfailRecord> read_xfail(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in)
-    throw Error(ErrorKind::kIo, "cannot read " + file.string(),
-                "check the file's permissions, or remove it if no failure is expected");
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(in);
-  } catch (const std::exception& e) {
-    throw Error(ErrorKind::kXfailInvalid, file.string() + " is not JSON: " + e.what(),
-                "fix it to follow docs/xfail.md");
-  }
-  std::vector<std::string> problems;
-  std::vector<XfailRecord> records;
-  if (!doc.is_object()) {
-    problems.push_back("the top level must be an object {\"schema_version\", \"records\"}");
-  } else {
-    for (const auto& [key, v] : doc.items())
-      if (key != "schema_version" && key != "records") problems.push_back(key + ": unknown field");
-    if (!doc.contains("schema_version"))
-      problems.push_back("schema_version: missing (must be 1)");
-    else if (!doc["schema_version"].is_number_integer() || doc["schema_version"].get<int64_t>() != 1)
-      problems.push_back("schema_version: must be 1, got " + doc["schema_version"].dump());
-    if (!doc.contains("records")) {
-      problems.push_back("records: missing (a list of records)");
-    } else if (!doc["records"].is_array()) {
-      problems.push_back("records: must be a list, got " + doc["records"].dump());
-    } else {
-      const auto& list = doc["records"];
-      for (size_t i = 0; i < list.size(); ++i) {
-        const std::string at = "records[" + std::to_string(i) + "]";
-        const auto& r = list[i];
-        if (!r.is_object()) {
-          problems.push_back(at + ": must be an object");
-          continue;
-        }
-        XfailRecord rec;
-        const std::pair<const char*, std::string*> fields[] = {
-            {"model", &rec.model},   {"backend", &rec.backend}, {"recipe", &rec.recipe},
-            {"half", &rec.half},     {"reason", &rec.reason},   {"recorded", &rec.recorded}};
-        for (const auto& [key, v] : r.items()) {
-          bool known = key == "cases";
-          for (const auto& f : fields) known = known || key == f.first;
-          if (!known) problems.push_back(at + "." + key + ": unknown field");
-        }
-        bool ok = true;
-        for (const auto& [name, slot] : fields) {
-          if (!r.contains(name)) {
-            problems.push_back(at + "." + name + ": missing");
-            ok = false;
-          } else if (!r[name].is_string() || r[name].get<std::string>().empty()) {
-            problems.push_back(at + "." + name + ": must be a non-empty string, got " +
-                               r[name].dump());
-            ok = false;
-          } else {
-            *slot = r[name].get<std::string>();
-          }
-        }
-        if (r.contains("cases")) {
-          const auto& cs = r["cases"];
-          bool cases_ok = cs.is_array() && !cs.empty();
-          if (cases_ok)
-            for (const auto& c : cs) {
-              cases_ok = cases_ok && c.is_string() && !c.get<std::string>().empty();
-              if (cases_ok) rec.cases.push_back(c.get<std::string>());
-            }
-          if (!cases_ok) {
-            problems.push_back(at + ".cases: must be a non-empty list of case ids, got " +
-                               cs.dump());
-            ok = false;
-          }
-        }
-        if (!ok) continue;
-        if (!rec.cases.empty() && rec.half != "runtime") {
-          problems.push_back(at + ".cases: only a runtime record names cases (half is \"" +
-                             rec.half + "\")");
-          continue;
-        }
-        if (rec.half != "export" && rec.half != "runtime") {
-          problems.push_back(at + ".half: must be \"export\" or \"runtime\", got \"" + rec.half +
-                             "\"");
-          continue;
-        }
-        if (!valid_date(rec.recorded)) {
-          problems.push_back(at + ".recorded: must be a date YYYY-MM-DD, got \"" + rec.recorded +
-                             "\"");
-          continue;
-        }
-        for (size_t j = 0; j < records.size(); ++j)
-          if (records[j].model == rec.model && records[j].backend == rec.backend &&
-              records[j].recipe == rec.recipe && records[j].half == rec.half)
-            problems.push_back(at + ": the same model/backend/recipe/half as an earlier record (" +
-                               record_label(rec) + "); keep one");
-        records.push_back(std::move(rec));
-      }
-    }
-  }
-  if (!problems.empty())
-    throw Error(ErrorKind::kXfailInvalid, file.string() + ": " + join(problems, "; "),
-                "fix it to follow docs/xfail.md (or remove it if no failure is expected)");
-  return records;
-}
-
 Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& caller) {
   if (!std::filesystem::is_directory(dir))
     throw Error(ErrorKind::kIo, "bundle directory " + dir.string() + " does not exist",
@@ -790,9 +425,13 @@ Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& calle
     add(caller.min_sqnr_db, "--min-sqnr");
     m.caller_bound = join(given, " ");
   }
+  ReplayOptions options;
+  options.caller = caller;
+  options.xfail = records;
+  options.xfail_file = m.xfail_file;
   for (const auto& path : find_bundles(dir)) {
     try {
-      run_column(m, path, caller);
+      run_column(m, path, options);
     } catch (const Error& e) {  // anything unforeseen in one column never stops the others
       m.not_run.push_back({path.filename().string(), "", CellStatus::kBundleInvalid,
                            path.filename().string() + ": " + error_text(e)});

@@ -12,7 +12,8 @@
 #include "etproof/bundle.h"
 #include "etproof/error.h"
 #include "etproof/matrix.h"
-#include "text_format.h"
+#include "etproof/replay.h"
+#include "common.h"
 
 namespace etproof {
 
@@ -27,19 +28,10 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 std::string fmt(double v, int precision = 4) { return format_number(v, precision); }
 
-nlohmann::json num(double v) {
-  if (std::isfinite(v)) return v;
-  return nullptr;
-}
-nlohmann::json num(const std::optional<double>& v) {
-  return v ? num(*v) : nlohmann::json(nullptr);
-}
-
-std::string error_text(const Error& e) {
-  std::string s = "[" + std::string(to_string(e.kind())) + "] " + e.cause();
-  if (!e.remedy().empty()) s += "; remedy: " + e.remedy();
-  return s;
-}
+using detail::json_number;
+nlohmann::json num(double v) { return json_number(v); }
+nlohmann::json num(const std::optional<double>& v) { return json_number(v); }
+std::string error_text(const Error& e) { return detail::error_line(e); }
 
 std::string index_text(const std::vector<int64_t>& idx) {
   return idx.empty() ? std::string("[]") : shape_to_string(idx);
@@ -52,88 +44,44 @@ double round2(double v, bool up) {
   return (up ? std::ceil(v / e - 1e-9) : std::floor(v / e + 1e-9)) * e;
 }
 
-bool record_covers(const XfailRecord& r, const Manifest& m, const std::string& case_id) {
-  if (r.half != "runtime" || r.backend != m.backend || r.recipe != m.recipe) return false;
-  const bool model = r.model == m.model || m.name == r.model + "-" + m.backend + "-" + m.recipe;
-  if (!model) return false;
-  return r.cases.empty() || std::find(r.cases.begin(), r.cases.end(), case_id) != r.cases.end();
-}
-
 std::string where(const OutputObservation& o) {
   return o.bundle + " " + o.case_id + "/" + o.report.output;
 }
 
+// One bundle, replayed by the engine (replay.h): every output of every case it measured becomes an
+// observation; what it could not run is listed in `skipped`. Without a bound the numbers are still
+// measured (against a bound nothing exceeds) so the report can say what the table would need.
 void measure_bundle(ToleranceReport& rep, const fs::path& dir, const fs::path& path,
                     const std::vector<XfailRecord>& records, const ToleranceOptions& opt) {
-  Bundle bundle;
-  try {
-    bundle = open_bundle(path);
-  } catch (const Error& e) {
-    rep.skipped.push_back({dir.string(), path.filename().string(), "", "", error_text(e)});
-    return;
-  }
-  const Manifest& m = bundle.manifest;
+  ReplayOptions options;
+  options.caller = opt.caller;
+  options.xfail = records;
+  const ParityReport r = replay(path, options);
   auto skip = [&](const std::string& why) {
-    rep.skipped.push_back({dir.string(), m.name, m.backend, m.recipe, why});
+    rep.skipped.push_back({dir.string(), r.bundle, r.backend, r.recipe, why});
   };
-  // The bound: derived (the table) or the caller's. Without one, the numbers are still measured
-  // (against a bound nothing exceeds) so the report can say what the table would need.
-  std::optional<Bound> bound;
-  std::string bound_error;
-  try {
-    bound = opt.caller.empty() ? derive_bound(m.recipe, m.precision, m.compute_unit)
-                               : override_bound(opt.caller, m.recipe, m.precision, m.compute_unit);
-  } catch (const Error& e) {
-    bound_error = error_text(e);
-  }
-  Bound unbounded;
-  unbounded.atol = kInf;
-  unbounded.min_cosine = -kInf;
-  unbounded.source = "none: " + bound_error;
-  const Bound& used = bound ? *bound : unbounded;
-
-  std::optional<LoadedModel> model;
-  try {
-    model.emplace(LoadedModel::load(bundle));
-  } catch (const Error& e) {
-    skip(error_text(e));
+  if (r.refused) {
+    skip(r.error ? error_text(*r.error) : std::string(to_string(*r.refused)));
     return;
   }
-  for (const GoldenCase& g : m.goldens) {
-    std::map<std::string, HostTensor> actual, reference;
-    try {
-      reference = read_golden_outputs(bundle, g);
-      actual = model->run(read_golden_inputs(bundle, g));
-    } catch (const Error& e) {
-      skip("case " + g.id + ": " + error_text(e));
+  for (const CaseReport& c : r.cases) {
+    if (c.outputs.empty()) {
+      skip("case " + c.case_id + ": " + c.detail);
       continue;
     }
-    std::string xfail_reason;
-    for (const XfailRecord& r : records)
-      if (record_covers(r, m, g.id)) xfail_reason = r.reason;
-    for (const auto& [name, ref] : reference) {
-      auto it = actual.find(name);
-      if (it == actual.end()) {
-        skip("case " + g.id + ": the program returned no output \"" + name + "\"");
-        continue;
-      }
+    for (const TensorReport& t : c.outputs) {
       OutputObservation o;
       o.dir = dir.string();
-      o.bundle = m.name;
-      o.model = m.model;
-      o.backend = m.backend;
-      o.recipe = m.recipe;
-      o.precision = m.precision;
-      o.case_id = g.id;
-      o.bound = used;
-      try {
-        o.report = compare_tensor(name, it->second, ref, used, output_scale(m, name));
-      } catch (const Error& e) {
-        skip("case " + g.id + " output " + name + ": " + error_text(e));
-        continue;
-      }
-      o.xfail = !xfail_reason.empty();
-      o.xfail_reason = xfail_reason;
+      o.bundle = r.bundle;
+      o.model = r.model;
+      o.backend = r.backend;
+      o.recipe = r.recipe;
+      o.precision = r.precision;
+      o.case_id = c.case_id;
+      o.bound = r.bound;
+      o.report = t;
+      o.xfail = c.xfail.has_value();
+      if (c.xfail) o.xfail_reason = c.xfail->reason;
       rep.outputs.push_back(std::move(o));
     }
   }

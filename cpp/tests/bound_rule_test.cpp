@@ -15,6 +15,7 @@
 #include "etproof/bundle.h"
 #include "etproof/error.h"
 #include "etproof/gate.h"
+#include "etproof/replay.h"
 #include "etproof/manifest.h"
 #include "test_support.h"
 

@@ -310,6 +310,7 @@ TEST(Error, WhatCarriesCauseAndRemedy) {
   EXPECT_EQ(to_string(ErrorKind::kManifestInvalid), "manifest-invalid");
   EXPECT_EQ(to_string(ErrorKind::kArtifactMismatch), "artifact-mismatch");
   EXPECT_EQ(to_string(ErrorKind::kBackendUnavailable), "backend-unavailable");
+  EXPECT_EQ(to_string(ErrorKind::kBackendNotLinked), "backend-not-linked");
   EXPECT_EQ(to_string(ErrorKind::kCapabilityUnavailable), "capability-unavailable");
   EXPECT_EQ(to_string(ErrorKind::kDtypeMismatch), "dtype-mismatch");
   EXPECT_EQ(to_string(ErrorKind::kDtypeUnsupported), "dtype-unsupported");

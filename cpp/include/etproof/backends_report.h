@@ -8,22 +8,38 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "etproof/gate.h"
 #include "etproof/registry.h"
+#include "etproof/status.h"
 
 namespace etproof {
 
 struct RuntimeProbe {
-  // "agreed": ran and within its bound; "drifted": ran, outside; "failed": load/run error;
-  // "no-bundle": nothing exported for it in the probe directory; "not-run": not available here.
+  // What the replay of the probe bundle gave (etproof/status.h): agreed, drifted, or why it could
+  // not be judged (not-linked, load-failed, run-failed, bundle-invalid, no-bound, …); nullopt
+  // when nothing was replayed.
+  std::optional<Status> outcome;
+  // The outcome's spelling, or "no-bundle" (nothing exported for it in the probe directory) or
+  // "not-run" (not available here, or probes not asked for).
   std::string status = "not-run";
   std::string bundle;  // the bundle run, when one was
   std::string detail;  // numbers, or why not
+  // The replay's numbers, where it measured any: cases run, the worst max |a − r| and the lowest
+  // SQNR (dB; +inf when identical) over every output, and the bound judged by.
+  size_t cases = 0;
+  std::optional<double> max_abs_error;
+  std::optional<double> min_sqnr_db;
+  std::optional<Bound> bound;
+  std::string bundle_sha256;           // the probe bundle's artifact hash (its manifest's)
+  std::string bundle_created_utc;
+  std::map<std::string, std::string> bundle_toolchain;
 };
 
 struct RuntimeIdReport {

@@ -19,7 +19,8 @@ enum class ErrorKind {
   kIo,                     // a file could not be read or written
   kManifestInvalid,        // manifest missing, unparsable, wrong schema_version, field invalid
   kArtifactMismatch,       // .pte bytes differ from the manifest (size or SHA-256), or missing
-  kBackendUnavailable,     // the program needs a delegate this binary lacks / cannot use here
+  kBackendNotLinked,       // the program needs a delegate this binary has not linked/registered
+  kBackendUnavailable,     // the program needs a delegate that is registered but unavailable here
   kCapabilityUnavailable,  // the bundle needs something else this build lacks
   kDtypeMismatch,          // a tensor's dtype differs from what the manifest says
   kDtypeUnsupported,       // a dtype etproof or the runtime cannot carry

@@ -1,4 +1,5 @@
-// etproof/gate.h — the gate: replay goldens, measure drift against a derived bound (DESIGN.md §5).
+// etproof/gate.h — the gate: measure drift against a derived bound (DESIGN.md §5). Replaying a
+// bundle's goldens through it is etproof/replay.h.
 //
 // Per element: |actual − reference| ≤ atol + rtol·|reference| (numpy.allclose's form).
 // Per tensor:   cosine(actual, reference) ≥ min_cosine, and
@@ -161,42 +162,12 @@ TensorReport compare_tensor(const std::string& output, const HostTensor& actual,
                             const HostTensor& reference, const Bound& bound,
                             const std::optional<double>& quant_scale = std::nullopt);
 
-struct CaseReport {
-  std::string case_id;
-  std::string data;  // "real" | "synthetic"
-  bool passed = false;
-  std::vector<TensorReport> outputs;
-};
-
-struct ParityReport {
-  std::string bundle;
-  std::string backend;
-  std::string recipe;
-  std::string precision;
-  std::vector<std::string> delegates;  // read from the program at load
-  Bound bound;
-  std::vector<CaseReport> cases;
-  bool passed = false;                 // every case passed and at least one case ran
-};
-
 // The quantization scale the manifest records for an output (outputs[i].quantization.scale).
 std::optional<double> output_scale(const Manifest& m, const std::string& output);
 
-// Loads the bundle, runs every golden case and gates each output. `bound` overrides the derived
-// one (and the report says so); a Bound the caller builds from numbers is absolute and used as it
-// is, while a derived rule passed in (e.g. derive_bound of another recipe) is still resolved per
-// output. Each output's recorded quantization scale (manifest) feeds the resolution. Load/run failures propagate as Error.
-ParityReport run_parity(const Bundle& bundle, const std::optional<Bound>& bound = std::nullopt);
-// Same, on an already loaded model (the matrix reuses one load per column).
-ParityReport run_parity(const Bundle& bundle, LoadedModel& model,
-                        const std::optional<Bound>& bound = std::nullopt);
-
-// Text report. When it drifted under a derived bound, it ends with a hint: pass a caller bound.
-std::string to_text(const ParityReport& r);
 // "atol A + rtol R·|ref|, cosine ≥ C, SQNR ≥ S dB" (or "no SQNR floor"); a rule spells its
 // atol as "atol 1e-09 + F·max|ref| + (Q quant steps, or G·max|ref| where no scale is recorded)".
 std::string describe_bound(const Bound& b);
-nlohmann::json to_json(const ParityReport& r);
 nlohmann::json to_json(const Bound& b);
 
 }  // namespace etproof

@@ -61,6 +61,7 @@
 #include "etproof/bundle.h"
 #include "etproof/error.h"
 #include "etproof/gate.h"
+#include "etproof/replay.h"
 
 namespace etproof::gtest_detail {
 

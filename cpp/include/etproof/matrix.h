@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,68 +11,13 @@
 #include <nlohmann/json.hpp>
 
 #include "etproof/gate.h"
+#include "etproof/status.h"
+#include "etproof/xfail.h"
 
 namespace etproof {
 
-enum class CellStatus {
-  kAgreed,             // ran on the named delegate (or is a portable column), within its bound
-  kAgreedUndelegated,  // a delegate backend was requested, no delegate in the program, agreed
-  kDrifted,            // ran, outside its bound
-  kExportRefused,      // the export half refused (toolchain missing)
-  kExportFailed,       // quantize / lower / serialize failed
-  kNotLinked,          // this binary has no runtime for the delegate
-  kUnavailable,        // registered but not available on this machine
-  kLoadFailed,         // ExecuTorch refused to load (code kept)
-  kRunFailed,          // ExecuTorch failed to run (code kept)
-  kBundleInvalid,      // manifest invalid, artifact/manifest mismatch, goldens unreadable
-  kNoBound,            // ran, but no bound is known for this recipe/precision; pass one (the
-                       // measured numbers are still shown)
-  kXfail,              // drifted (a cell) or export-failed (a not-run line) as a record in
-                       // DIR/xfail.json expects; the reason and the measured numbers are shown
-  kXpass,              // a record in DIR/xfail.json expected a failure and it passed: fails the
-                       // run until the record is updated or removed
-};
-std::string_view to_string(CellStatus s);  // "agreed", "agreed-undelegated", "drifted", …
-
-// Whether a cell or not-run column with this status fails the matrix run. Fails: drifted, xpass,
-// and every column that was found but could not be judged — bundle-invalid, load-failed,
-// run-failed, export-failed, no-bound (failures of the claim). Does not fail: agreed,
-// agreed-undelegated, xfail, and the absent capabilities — not-linked, unavailable,
-// export-refused (listed with their reasons).
-bool fails_run(CellStatus s);
-
-// One record of DIR/xfail.json (docs/xfail.md): a failure that is known and expected.
-struct XfailRecord {
-  std::string model;     // NAME in the bundle names NAME-BACKEND-RECIPE (the manifest's `model`
-                         // also matches a column)
-  std::string backend;   // export key
-  std::string recipe;
-  std::string half;      // "export" (matches export-report.json entries) | "runtime" (columns)
-  std::string reason;    // why it fails, with the measurement behind it
-  std::string recorded;  // YYYY-MM-DD
-  // Runtime half only: the golden cases expected to fail; empty (field absent): every case of
-  // the column. Cases not listed are judged as usual.
-  std::vector<std::string> cases;
-};
-
-// Reads an expected-failure file. Throws Error{kXfailInvalid} naming the file and every field
-// that does not follow docs/xfail.md at once ("records[0].half: …"); Error{kIo} if unreadable.
-std::vector<XfailRecord> read_xfail(const std::filesystem::path& file);
-
-// What one record met in this run.
-enum class XfailResult {
-  kXfail,         // everything it matched failed, as recorded (does not fail the run)
-  kXpass,         // something it matched passed: fails the run until the record is updated
-  kNotExercised,  // it matched, but nothing it matched was judged (not-linked, export-refused, …)
-  kStale,         // it matched no column and no export-report entry (listed; does not fail)
-};
-std::string_view to_string(XfailResult r);  // "xfail", "xpass", "not-exercised", "stale"
-
-struct XfailOutcome {
-  XfailRecord record;
-  XfailResult result = XfailResult::kStale;
-  std::string detail;  // what it matched and how (cases, statuses), or why it is stale
-};
+// A cell's status is the one status vocabulary (etproof/status.h: to_string, fails_run).
+using CellStatus = Status;
 
 struct Column {
   std::string bundle;                  // bundle name ("" for export-only columns)
@@ -82,6 +28,10 @@ struct Column {
   std::optional<Bound> bound;
   std::string model;                   // the manifest's `model`
   std::string dir;                     // the bundle directory it was found in
+  // The bundle's facts as its manifest records them (the evidence ledger's bundle fields).
+  std::string sha256;                  // the artifact's SHA-256
+  std::string created_utc;
+  std::map<std::string, std::string> toolchain;
 };
 
 struct Cell {

@@ -1,5 +1,5 @@
 // etproof/gtest.h in a binary without XNNPACK: loading an XNNPACK bundle inside EXPECT_PARITY is a
-// test failure naming backend-unavailable and the missing id, not an escaped exception.
+// test failure naming backend-not-linked and the missing id, not an escaped exception.
 #include "etproof/gtest.h"
 
 #include <string>
@@ -26,7 +26,7 @@ TEST(GtestParityNotLinked, LoadErrorIsAFailureNamingTheBackend) {
   }
   ASSERT_EQ(results.size(), 1);
   const std::string msg = results.GetTestPartResult(0).message();
-  EXPECT_NE(msg.find("etproof::Error [backend-unavailable]"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("etproof::Error [backend-not-linked]"), std::string::npos) << msg;
   EXPECT_NE(msg.find("XnnpackBackend"), std::string::npos) << msg;
 }
 

@@ -35,7 +35,7 @@ TEST(NotLinked, XnnpackBundlesAreRefusedByName) {
       LoadedModel::load(b);
       ADD_FAILURE() << "loaded an XNNPACK program in a binary without XNNPACK";
     } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::kBackendUnavailable) << e.what();
+      EXPECT_EQ(e.kind(), ErrorKind::kBackendNotLinked) << e.what();
       EXPECT_NE(e.cause().find("XnnpackBackend"), std::string::npos) << e.cause();
       EXPECT_NE(e.cause().find("not registered"), std::string::npos) << e.cause();
       EXPECT_NE(e.cause().find("registered here:"), std::string::npos) << e.cause();

@@ -1,0 +1,140 @@
+// etproof/replay.h — the one replay engine (DESIGN.md §5, §6): open a bundle, check that this
+// binary can run its delegates, load it, run every golden case through it and gate each output
+// against its bound. `parity`, `matrix`, `measure-tolerances`, the `backends` probes and
+// EXPECT_PARITY all call replay(); `classify` uses its first step, prepare().
+//
+// The outcome is typed and never an exception for anything a bundle can do wrong: a bundle that
+// cannot be run at all has `refused` set (one status from etproof/status.h, with the Error behind
+// it); a case that cannot be measured has its own status and Error; a case that ran has every
+// output's TensorReport (gate.h) and a status — agreed, agreed-undelegated, drifted, no-bound,
+// or, where an expected-failure record covers it (etproof/xfail.h), xfail / xpass.
+// run_parity() is the throwing form: the first Error of the outcome is rethrown.
+//
+// Order of the checks (each a status, and cheap before expensive):
+//   1. manifest read and validated                       → bundle-invalid
+//   2. the delegates the manifest records, against this binary's registry
+//                                                        → not-linked / unavailable (the .pte is
+//                                                          not read: nothing is hashed for a
+//                                                          bundle this binary cannot run)
+//   3. the artifact's size and SHA-256 against the manifest → bundle-invalid
+//   4. ExecuTorch loads the program; the delegates in the program itself are checked again
+//                                                        → load-failed / not-linked / unavailable
+//   5. the bound for the recipe and precision (gate.h)   → none known: cases run, no-bound
+//   6. per case: goldens read (bundle-invalid), run (run-failed), each output gated.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "etproof/bundle.h"
+#include "etproof/error.h"
+#include "etproof/gate.h"
+#include "etproof/status.h"
+#include "etproof/xfail.h"
+
+namespace etproof {
+
+struct ReplayOptions {
+  // The bound. Neither set: derived from the manifest's recipe and precision (derive_bound).
+  // `bound`: used as given, and reported as caller-supplied (a rule passed here is still resolved
+  // per output). `caller`: the derived bound with these fields replaced (override_bound).
+  std::optional<Bound> bound;
+  BoundOverride caller;
+  // Expected failures (DIR/xfail.json records) applied to the cases they cover: a drifted case
+  // becomes xfail, an agreed one xpass. `xfail_file` names the file in the details.
+  std::vector<XfailRecord> xfail;
+  std::string xfail_file;
+};
+
+struct CaseReport {
+  std::string case_id;
+  std::string data;                  // "real" | "synthetic"
+  Status status = Status::kAgreed;   // see the header comment
+  bool passed = false;               // every output within the bound (before any xfail record;
+                                     // false when nothing was measured)
+  std::vector<TensorReport> outputs; // every output gated; empty when the case could not run
+  std::string detail;                // the failing rules, the error, or the xfail record's reason
+  std::optional<Error> error;        // why the case could not be measured
+  std::optional<XfailRecord> xfail;  // the record that covers it, where one does
+};
+
+struct ParityReport {
+  // The bundle: from its manifest where that could be read (else the path's last component).
+  std::string path;                    // the bundle path as given
+  std::string bundle;                  // manifest name
+  std::string model;
+  std::string backend;
+  std::string recipe;
+  std::string precision;
+  std::optional<std::string> compute_unit;
+  std::string bundle_sha256;           // the artifact's SHA-256 as the manifest records it
+  std::string bundle_created_utc;
+  std::map<std::string, std::string> bundle_toolchain;  // the export half's versions
+  std::vector<std::string> delegates;  // read from the program at load (the manifest's before)
+  bool manifest_read = false;          // whether the fields above come from a manifest
+
+  // The bound the cases were judged by: derived (a rule, resolved per output) or the caller's.
+  // When none is known (no_bound non-empty) the cases still run, measured against a bound no
+  // output can exceed, and have status no-bound.
+  Bound bound;
+  std::string no_bound;                // why no bound is known; empty when one is
+
+  // Set when the bundle could not be run at all (steps 1–4): its status and the Error behind it.
+  std::optional<Status> refused;
+  std::optional<Error> error;
+
+  std::vector<CaseReport> cases;       // one per golden case, in the manifest's order
+  bool passed = false;                 // every case passed, at least one ran, a bound was known
+
+  // The first Error in the outcome (refusal, then the cases in order), if any.
+  const Error* first_error() const;
+};
+
+// The whole replay of one bundle (a directory or its NAME.etproof.json). Never throws for what a
+// bundle can do wrong (see above); a caller's partial bound that cannot be completed for its
+// recipe (override_bound refuses it) is a no-bound outcome, with override_bound's reason. Not
+// thread-safe with respect to the same bundle directory being
+// rewritten while it runs (nothing is).
+[[nodiscard]] ParityReport replay(const std::filesystem::path& bundle,
+                                  const ReplayOptions& options = {});
+
+// The same on a bundle opened and a model loaded by the caller (EXPECT_PARITY: the model may come
+// from another bundle than the goldens). Steps 5–6 only; the goldens' manifest decides the bound.
+[[nodiscard]] ParityReport replay(const Bundle& goldens, LoadedModel& model,
+                                  const ReplayOptions& options = {});
+
+// Steps 1–4 alone, for a caller that runs its own inputs (classify): the opened bundle and the
+// loaded model, or the status and Error that stopped it.
+struct Prepared {
+  std::optional<Bundle> bundle;
+  std::optional<LoadedModel> model;
+  std::optional<Status> refused;
+  std::optional<Error> error;
+};
+[[nodiscard]] Prepared prepare(const std::filesystem::path& bundle);
+
+// Whether this binary can run the delegates `ids` (a manifest's or a program's): nullopt when
+// every id is registered and available; else not-linked (some id is not registered here — the
+// reason names it, the registered ids and what the runtime needs) or unavailable (registered, but
+// is_available() is false on this machine).
+struct Refusal {
+  Status status;
+  std::string reason;
+};
+[[nodiscard]] std::optional<Refusal> check_delegates(const std::vector<std::string>& ids,
+                                                     const std::string& backend_key);
+
+// The throwing form: replay(), then the first Error of the outcome rethrown (a bundle that could
+// not be run, or a case that could not be measured). Drift is returned, never thrown.
+[[nodiscard]] ParityReport run_parity(const Bundle& bundle,
+                                      const std::optional<Bound>& bound = std::nullopt);
+[[nodiscard]] ParityReport run_parity(const Bundle& bundle, LoadedModel& model,
+                                      const std::optional<Bound>& bound = std::nullopt);
+
+// Text report. When it drifted under a derived bound, it ends with a hint: pass a caller bound.
+[[nodiscard]] std::string to_text(const ParityReport& r);
+[[nodiscard]] nlohmann::json to_json(const ParityReport& r);
+
+}  // namespace etproof

@@ -1,0 +1,99 @@
+// cpp/src/common.cpp — the shared small helpers (common.h).
+#include "common.h"
+
+#include <openssl/evp.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <memory>
+
+namespace etproof::detail {
+namespace fs = std::filesystem;
+
+std::string join(const std::vector<std::string>& v, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out += sep;
+    out += v[i];
+  }
+  return out;
+}
+
+std::string join_or_none(const std::vector<std::string>& v, std::string_view sep) {
+  return v.empty() ? std::string("none") : join(v, sep);
+}
+
+nlohmann::json json_number(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
+nlohmann::json json_number(const std::optional<double>& v) {
+  return v ? json_number(*v) : nlohmann::json(nullptr);
+}
+
+std::optional<double> read_json_number(const nlohmann::json& j) {
+  if (j.is_number()) return j.get<double>();
+  if (j.is_string()) {
+    const std::string& s = j.get_ref<const std::string&>();
+    if (s == "inf") return INFINITY;
+    if (s == "-inf") return -INFINITY;
+    if (s == "nan") return NAN;
+  }
+  return std::nullopt;
+}
+
+std::string error_line(const Error& e) {
+  std::string s = "[" + std::string(to_string(e.kind())) + "] " + e.cause();
+  if (e.et_error()) {
+    std::ostringstream os;
+    os << " (executorch error 0x" << std::hex << std::setw(2) << std::setfill('0') << *e.et_error()
+       << ")";
+    s += os.str();
+  }
+  if (!e.remedy().empty()) s += "; remedy: " + e.remedy();
+  return s;
+}
+
+std::string sha256_hex(const void* data, size_t size) {
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1 ||
+      EVP_DigestUpdate(ctx.get(), data, size) != 1 || EVP_DigestFinal_ex(ctx.get(), md, &len) != 1)
+    throw Error(ErrorKind::kIo, "OpenSSL SHA-256 failed", "check the OpenSSL installation");
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(2 * len);
+  for (unsigned i = 0; i < len; ++i) {
+    out += kHex[md[i] >> 4];
+    out += kHex[md[i] & 15];
+  }
+  return out;
+}
+
+void write_file_atomic(const fs::path& path, std::string_view content) {
+  std::error_code ec;
+  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
+  const fs::path tmp = path.string() + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f.write(content.data(), std::streamsize(content.size()));
+    f.flush();
+    if (!f) {
+      fs::remove(tmp, ec);
+      throw Error(ErrorKind::kIo, "cannot write " + tmp.string(),
+                  "check that the directory exists, is writable and has free space");
+    }
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    std::error_code ec2;
+    fs::remove(tmp, ec2);
+    throw Error(ErrorKind::kIo, "cannot replace " + path.string() + ": " + ec.message(),
+                "check the path and its permissions");
+  }
+}
+
+}  // namespace etproof::detail

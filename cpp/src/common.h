@@ -1,0 +1,99 @@
+// cpp/src/common.h — private to the library: the one copy of each small helper the parts share
+// (text joining and number formatting, JSON numbers, an Error's one-line text, SHA-256, atomic
+// file writes). Nothing here is public API; headers under include/etproof/ never include it.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <filesystem>
+#include <iomanip>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "etproof/error.h"
+
+namespace etproof::detail {
+
+// "a, b, c" (or with `sep`); "" for none.
+std::string join(const std::vector<std::string>& v, std::string_view sep = ", ");
+// join(v), or "none" when v is empty.
+std::string join_or_none(const std::vector<std::string>& v, std::string_view sep = ", ");
+
+// `precision` significant digits; nan/inf spelled out.
+inline std::string format_number(double v, int precision) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  std::ostringstream os;
+  os << std::setprecision(precision) << v;
+  return os.str();
+}
+
+// `decimals` digits after the point; nan/inf spelled out.
+inline std::string fixed_number(double v, int decimals) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(decimals) << v;
+  return os.str();
+}
+
+// An SQNR in dB with one decimal ("inf" when identical; never "-0.0").
+inline std::string sqnr_text(double db) {
+  if (db > -0.05 && db < 0.05) db = 0;
+  return std::isfinite(db) ? fixed_number(db, 1) : format_number(db, 6);
+}
+
+// Cosines near 1 are written as 1 − ε so that fp32's 1 − 3e-12 does not print as "1.000000".
+inline std::string cosine_text(double c) {
+  if (std::isnan(c)) return "nan";
+  if (c == 1) return "1";
+  if (c > 0.999999 && c < 1) return "1-" + format_number(1 - c, 2);
+  return format_number(c, 6);
+}
+
+// A number in every JSON etproof writes (reports, the ledger): finite values as JSON numbers;
+// JSON has no NaN or ±inf, so those are the strings "nan", "inf", "-inf" (never null: an SQNR of
+// +inf means "identical", which null would hide). read_json_number is its inverse.
+nlohmann::json json_number(double v);
+// Absent: null.
+nlohmann::json json_number(const std::optional<double>& v);
+// A number json_number wrote (a JSON number or "nan"/"inf"/"-inf"); nullopt for anything else.
+std::optional<double> read_json_number(const nlohmann::json& j);
+
+// One line for an Error: "[kind] cause (executorch error 0xNN); remedy: remedy".
+std::string error_line(const Error& e);
+
+// SHA-256 of bytes, 64 lower-case hex digits (OpenSSL EVP). Throws Error{kIo} if OpenSSL fails.
+std::string sha256_hex(const void* data, size_t size);
+inline std::string sha256_hex(std::string_view s) { return sha256_hex(s.data(), s.size()); }
+
+// Writes `content` to `path` atomically: a temporary file beside it, then rename, so a reader
+// never sees half a file and a failed write leaves the old one. Creates the parent directory.
+// Throws Error{kIo} naming the path, with the remedy.
+void write_file_atomic(const std::filesystem::path& path, std::string_view content);
+
+// Text for an XML attribute or element (JUnit reports): &, <, >, " and ' escaped; control
+// characters other than tab/newline dropped (XML 1.0 forbids them).
+inline std::string xml_escape(const std::string& s) {
+  std::string out;
+  for (unsigned char ch : s) {
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        if (ch < 0x20 && ch != '\t' && ch != '\n') break;
+        out += static_cast<char>(ch);
+    }
+  }
+  return out;
+}
+
+}  // namespace etproof::detail

@@ -1,0 +1,146 @@
+// etproof/inspect.cpp — what a bundle holds, as text and JSON (etproof/inspect.h).
+#include "etproof/inspect.h"
+
+#include <iomanip>
+#include <sstream>
+
+#include "common.h"
+
+namespace etproof {
+namespace {
+using detail::join;
+
+nlohmann::json spec_json(const TensorSpec& s) {
+  nlohmann::json j{{"name", s.name},
+                   {"dtype", std::string(to_string(s.dtype))},
+                   {"shape", s.shape}};
+  if (s.layout) j["layout"] = *s.layout;
+  return j;
+}
+
+std::string spec_text(const TensorSpec& s) {
+  return s.name + " " + std::string(to_string(s.dtype)) + " " +
+         shape_to_string(s.shape) + (s.layout ? " " + *s.layout : "");
+}
+
+}  // namespace
+
+Inspection inspect_bundle(const std::filesystem::path& path) {
+  Inspection i;
+  i.bundle = open_bundle(path);
+  const Manifest& m = i.bundle.manifest;
+  i.delegates = m.delegates;
+  try {
+    LoadedModel model = LoadedModel::load(i.bundle);
+    i.delegates = model.program_delegates();
+    i.delegates_from = "program";
+  } catch (const Error& e) {
+    i.load_note = "[" + std::string(to_string(e.kind())) + "] " + e.cause();
+  }
+  try {
+    i.bound = derive_bound(m.recipe, m.precision, m.compute_unit);
+  } catch (const Error& e) {
+    i.bound_note = e.cause();
+  }
+  return i;
+}
+
+nlohmann::json to_json(const Inspection& i) {
+  const Manifest& m = i.bundle.manifest;
+  nlohmann::json j;
+  j["bundle"] = i.bundle.dir.string();
+  j["name"] = m.name;
+  j["model"] = m.model;
+  if (m.weights) j["weights"] = {{"kind", m.weights->kind}, {"source", m.weights->source}};
+  j["engine"] = {{"name", m.engine_name}, {"version", m.engine_version}};
+  j["backend"] = m.backend;
+  j["recipe"] = m.recipe;
+  j["precision"] = m.precision;
+  if (m.compute_unit) j["compute_unit"] = *m.compute_unit;
+  j["delegates"] = i.delegates;
+  j["delegates_from"] = i.delegates_from;
+  j["manifest_delegates"] = m.delegates;
+  if (!i.load_note.empty()) j["load_error"] = i.load_note;
+  if (m.delegation) {
+    nlohmann::json ops = nlohmann::json::array();
+    for (const auto& o : m.delegation->by_operator)
+      ops.push_back({{"op", o.op}, {"delegated", o.delegated}, {"non_delegated", o.non_delegated},
+                     {"reasons", o.reasons}});
+    j["delegation"] = {{"delegated_nodes", m.delegation->delegated_nodes},
+                       {"non_delegated_nodes", m.delegation->non_delegated_nodes},
+                       {"by_operator", ops}};
+  }
+  j["inputs"] = nlohmann::json::array();
+  for (const auto& s : m.inputs) j["inputs"].push_back(spec_json(s));
+  j["outputs"] = nlohmann::json::array();
+  for (const auto& s : m.outputs) j["outputs"].push_back(spec_json(s));
+  j["goldens"] = nlohmann::json::array();
+  for (const auto& g : m.goldens)
+    j["goldens"].push_back({{"id", g.id}, {"data", g.data}, {"origin", g.origin}});
+  j["artifact"] = {{"file", m.artifact.file}, {"bytes", m.artifact.bytes},
+                   {"sha256", m.artifact.sha256}, {"verified", true}};
+  j["bound"] = i.bound ? to_json(*i.bound) : nlohmann::json(nullptr);
+  if (m.labels) j["labels"] = {{"output", m.labels->output}, {"source", m.labels->source},
+                               {"count", m.labels->names.size()}};
+  j["preprocessing"] = m.preprocessing.has_value();
+  j["toolchain"] = m.toolchain;
+  j["created_utc"] = m.created_utc;
+  return j;
+}
+
+std::string to_text(const Inspection& i) {
+  const Manifest& m = i.bundle.manifest;
+  std::ostringstream os;
+  os << "bundle    " << m.name << "  (" << i.bundle.dir.string() << ")\n";
+  os << "model     " << m.model << ", written by " << m.engine_name << " "
+            << m.engine_version << " on " << m.created_utc << "\n";
+  os << "weights   "
+            << (m.weights ? m.weights->kind + ": " + m.weights->source : "unknown (not recorded)")
+            << "\n";
+  os << "backend   " << m.backend << " (requested at export)\n";
+  os << "recipe    " << m.recipe << ", precision " << m.precision
+            << (m.compute_unit ? ", compute unit " + *m.compute_unit : "") << "\n";
+  os << "delegates " << (i.delegates.empty() ? "none (portable kernels)" : join(i.delegates))
+            << "  [read from the " << i.delegates_from << "]\n";
+  if (!i.load_note.empty()) os << "          program not loadable here: " << i.load_note << "\n";
+  if (i.delegates_from == "program" && i.delegates != m.delegates)
+    os << "          WARNING: the manifest records " << join(m.delegates) << "\n";
+  if (m.delegation) {
+    const auto& d = *m.delegation;
+    os << "delegation " << d.delegated_nodes << " nodes delegated, " << d.non_delegated_nodes
+              << " not\n";
+    size_t w = 2;
+    for (const auto& o : d.by_operator) w = std::max(w, o.op.size());
+    for (const auto& o : d.by_operator)
+      os << "  " << std::left << std::setw(static_cast<int>(w)) << o.op << "  delegated "
+                << std::right << std::setw(5) << o.delegated << "  not " << std::setw(5)
+                << o.non_delegated << "\n";
+    for (const auto& o : d.by_operator)
+      for (const auto& r : o.reasons) os << "    not delegated: " << o.op << ": " << r << "\n";
+  } else {
+    os << "delegation unknown (not recorded)\n";
+  }
+  for (const auto& s : m.inputs) os << "input     " << spec_text(s) << "\n";
+  for (const auto& s : m.outputs) os << "output    " << spec_text(s) << "\n";
+  if (m.preprocessing)
+    os << "preprocess image: shorter side " << m.preprocessing->resize_shorter << ", crop "
+              << m.preprocessing->crop_h << "x" << m.preprocessing->crop_w << "\n";
+  if (m.labels)
+    os << "labels    " << m.labels->names.size() << " for output " << m.labels->output
+              << " (" << m.labels->source << ")\n";
+  os << "goldens   " << m.goldens.size() << " case(s):";
+  for (const auto& g : m.goldens) os << " " << g.id << " (" << g.data << ")";
+  os << "\n";
+  os << "artifact  " << m.artifact.file << ", " << m.artifact.bytes << " bytes, sha256 "
+            << m.artifact.sha256 << " (verified)\n";
+  for (const auto& f : m.data_files)
+    os << "data      " << f.file << ", " << f.bytes << " bytes, sha256 " << f.sha256
+              << " (verified)\n";
+  if (i.bound)
+    os << "bound     " << describe_bound(*i.bound) << "\n";
+  else
+    os << "bound     none derivable: " << i.bound_note << "\n";
+  return os.str();
+}
+
+}  // namespace etproof

@@ -1,0 +1,133 @@
+// etproof/render_parity.cpp — a replay's report as text and JSON (etproof/replay.h).
+#include <limits>
+#include <sstream>
+
+#include "etproof/replay.h"
+#include "common.h"
+
+namespace etproof {
+namespace {
+using detail::cosine_text;
+using detail::json_number;
+using detail::sqnr_text;
+std::string fmt(double v, int precision = 6) { return detail::format_number(v, precision); }
+std::string fixed(double v, int decimals) { return detail::fixed_number(v, decimals); }
+std::string index_to_string(const std::vector<int64_t>& idx) {
+  return idx.empty() ? std::string("[]") : shape_to_string(idx);
+}
+}  // namespace
+
+std::string to_text(const ParityReport& r) {
+  std::ostringstream os;
+  os << "parity: " << r.bundle << "  backend " << r.backend << ", recipe " << r.recipe
+     << ", precision " << r.precision << "\n";
+  os << "delegates in program: ";
+  if (r.delegates.empty()) {
+    os << "none (portable kernels)";
+  } else {
+    for (size_t i = 0; i < r.delegates.size(); ++i) os << (i ? ", " : "") << r.delegates[i];
+  }
+  os << "\n";
+  os << "bound: " << describe_bound(r.bound)
+     << (r.bound.caller_supplied ? "  (caller-supplied: supplied by the caller, not derived)"
+         : r.bound.scale_relative() ? "  (derived) — a scale-free rule, resolved per output below"
+                                    : "  (derived)")
+     << "\n";
+  os << "  source: " << r.bound.source << "\n";
+  size_t passed = 0;
+  for (const CaseReport& c : r.cases) {
+    if (c.passed) ++passed;
+    os << "case " << c.case_id << " (" << c.data << "): " << (c.passed ? "PASS" : "DRIFT");
+    if (c.status != Status::kAgreed && c.status != Status::kDrifted)
+      os << "  [" << to_string(c.status) << "] " << c.detail;
+    os << "\n";
+    for (const TensorReport& t : c.outputs) {
+      os << "  " << t.output << " (" << t.numel << " elements): " << (t.passed ? "pass" : "FAIL")
+         << "\n";
+      os << "    worst element " << index_to_string(t.worst_index) << ": actual "
+         << fmt(t.worst_actual, 8) << ", reference " << fmt(t.worst_reference, 8) << "\n";
+      os << "    max abs error " << fmt(t.max_abs_error, 4) << ", worst ratio "
+         << fmt(t.worst_ratio, 4) << " of the bound, headroom " << fmt(t.headroom, 4)
+         << ", over the bound " << fixed(100 * t.fraction_over, 2) << "%\n";
+      os << "    bound resolved: atol " << fmt(t.atol, 4) << " + rtol " << fmt(t.rtol) << "·|ref|";
+      if (r.bound.scale_relative()) {
+        os << " (max|ref| " << fmt(t.reference_range, 4);
+        if (t.quant_scale) os << ", output scale " << fmt(*t.quant_scale, 4);
+        os << ")";
+      }
+      os << "; error " << fmt(t.range_error, 3) << "·max|ref|";
+      if (t.qstep_error) os << ", " << fmt(*t.qstep_error, 3) << " quant steps";
+      os << "\n";
+      os << "    cosine " << cosine_text(t.cosine) << ", SQNR " << sqnr_text(t.sqnr_db) << " dB";
+      if (t.sqnr_skipped)
+        os << " (SQNR rule skipped: the reference is all zeros; so is the cosine rule)";
+      else if (r.bound.min_sqnr_db != -std::numeric_limits<double>::infinity())
+        os << " (floor " << fmt(r.bound.min_sqnr_db, 4) << " dB)";
+      os << "\n";
+      if (!t.passed) os << "    failed: " << t.failure << "\n";
+    }
+  }
+  os << "result: " << (r.passed ? "PASS" : "DRIFT") << " (" << passed << " of " << r.cases.size()
+     << " cases within the bound)";
+  if (r.cases.empty()) os << " — no golden cases ran, nothing was measured";
+  os << "\n";
+  if (!r.passed && !r.cases.empty() && !r.bound.caller_supplied)
+    os << "hint: the bound was derived for recipe " << r.recipe << " / precision " << r.precision
+       << " from measurements on the golden set (cpp/src/gate.cpp); if this bound does not fit "
+          "this model, pass "
+          "--atol/--rtol/--min-cosine/--min-sqnr (the report then says the bound was "
+          "caller-supplied)\n";
+  return os.str();
+}
+
+
+nlohmann::json to_json(const ParityReport& r) {
+  nlohmann::json cases = nlohmann::json::array();
+  for (const CaseReport& c : r.cases) {
+    nlohmann::json outs = nlohmann::json::array();
+    for (const TensorReport& t : c.outputs) {
+      outs.push_back({{"output", t.output},
+                      {"passed", t.passed},
+                      {"failure", t.failure},
+                      {"numel", t.numel},
+                      {"worst_index", t.worst_index},
+                      {"worst_actual", json_number(t.worst_actual)},
+                      {"worst_reference", json_number(t.worst_reference)},
+                      {"max_abs_error", json_number(t.max_abs_error)},
+                      {"worst_ratio", json_number(t.worst_ratio)},
+                      {"fraction_over", t.fraction_over},
+                      {"cosine", json_number(t.cosine)},
+                      {"sqnr_db", json_number(t.sqnr_db)},
+                      {"sqnr_skipped", t.sqnr_skipped},
+                      {"cosine_skipped", t.cosine_skipped},
+                      {"headroom", json_number(t.headroom)},
+                      {"atol", json_number(t.atol)},
+                      {"rtol", json_number(t.rtol)},
+                      {"reference_range", json_number(t.reference_range)},
+                      {"quant_scale", json_number(t.quant_scale)},
+                      {"range_error", json_number(t.range_error)},
+                      {"qstep_error", json_number(t.qstep_error)}});
+    }
+    nlohmann::json jc = {{"case", c.case_id},
+                         {"data", c.data},
+                         {"passed", c.passed},
+                         {"status", to_string(c.status)},
+                         {"outputs", outs}};
+    if (!c.detail.empty()) jc["detail"] = c.detail;
+    if (c.error) jc["error"] = to_string(c.error->kind());
+    cases.push_back(std::move(jc));
+  }
+  nlohmann::json doc = {{"bundle", r.bundle},       {"backend", r.backend}, {"recipe", r.recipe},
+                        {"precision", r.precision}, {"delegates", r.delegates},
+                        {"bound", to_json(r.bound)}, {"cases", cases},     {"passed", r.passed}};
+  if (!r.model.empty()) doc["model"] = r.model;
+  if (!r.no_bound.empty()) doc["no_bound"] = r.no_bound;
+  if (r.refused) {
+    doc["refused"] = to_string(*r.refused);
+    if (r.error) doc["error"] = {{"kind", to_string(r.error->kind())}, {"cause", r.error->cause()},
+                                 {"remedy", r.error->remedy()}};
+  }
+  return doc;
+}
+
+}  // namespace etproof

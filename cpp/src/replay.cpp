@@ -1,0 +1,293 @@
+// etproof/replay.cpp — the one replay engine (etproof/replay.h).
+#include "etproof/replay.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "etproof/backend_table.h"
+#include "etproof/registry.h"
+#include "common.h"
+
+namespace etproof {
+namespace fs = std::filesystem;
+using detail::error_line;
+using detail::join;
+using detail::join_or_none;
+
+namespace {
+
+// The manifest of a bundle whose full open failed (e.g. the artifact does not match): the cases
+// are still known and shown. nullopt when the manifest itself is unreadable.
+std::optional<Manifest> manifest_only(const fs::path& path) {
+  try {
+    fs::path mp = path;
+    if (fs::is_directory(path))
+      for (const auto& entry : fs::directory_iterator(path)) {
+        const std::string fn = entry.path().filename().string();
+        if (fn.size() > 13 && fn.ends_with(".etproof.json")) mp = entry.path();
+      }
+    return read_manifest(mp);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+void take_identity(ParityReport& r, const Manifest& m) {
+  r.bundle = m.name;
+  r.model = m.model;
+  r.backend = m.backend;
+  r.recipe = m.recipe;
+  r.precision = m.precision;
+  r.compute_unit = m.compute_unit;
+  r.bundle_sha256 = m.artifact.sha256;
+  r.bundle_created_utc = m.created_utc;
+  r.bundle_toolchain = m.toolchain;
+  r.delegates = m.delegates;
+  r.manifest_read = true;
+}
+
+// The bundle could not be run at all: every golden case (where the manifest names them) gets
+// the refusal's status, so a matrix column still shows its rows.
+void refuse(ParityReport& r, const std::optional<Manifest>& m, Status status,
+            const std::string& reason, std::optional<Error> error) {
+  r.refused = status;
+  r.error = std::move(error);
+  r.passed = false;
+  if (!m) return;
+  for (const GoldenCase& g : m->goldens) {
+    CaseReport c;
+    c.case_id = g.id;
+    c.data = g.data;
+    c.status = status;
+    c.detail = reason;
+    r.cases.push_back(std::move(c));
+  }
+}
+
+// The bound of the report (step 5): the caller's, the derived one with the caller's fields
+// replaced, or the derived one; none known: no_bound says why.
+void choose_bound(ParityReport& r, const Manifest& m, const ReplayOptions& o) {
+  if (o.bound) {
+    r.bound = *o.bound;
+    r.bound.caller_supplied = true;
+    if (r.bound.source.empty()) r.bound.source = "caller";
+    return;
+  }
+  try {
+    r.bound = o.caller.empty() ? derive_bound(m.recipe, m.precision, m.compute_unit)
+                               : override_bound(o.caller, m.recipe, m.precision, m.compute_unit);
+  } catch (const Error& e) {
+    r.no_bound = "ran, but no bound is known for recipe " + m.recipe + " / precision " +
+                 m.precision + "; pass one (--atol/--rtol/--min-cosine/--min-sqnr) or measure it "
+                 "into the table in cpp/src/gate.cpp: " + error_line(e);
+    // Measured against a bound no output can exceed: the numbers, not a verdict.
+    r.bound = Bound{};
+    r.bound.atol = std::numeric_limits<double>::infinity();
+    r.bound.min_cosine = -std::numeric_limits<double>::infinity();
+    r.bound.source = "none: " + error_line(e);
+  }
+}
+
+// Runs one golden case and gates each output (step 6).
+CaseReport run_case(const Bundle& b, LoadedModel& model, const GoldenCase& g, const Bound& bound) {
+  CaseReport c;
+  c.case_id = g.id;
+  c.data = g.data;
+  std::map<std::string, HostTensor> inputs, reference, actual;
+  try {
+    inputs = read_golden_inputs(b, g);
+    reference = read_golden_outputs(b, g);
+  } catch (const Error& e) {
+    c.status = Status::kBundleInvalid;
+    c.detail = "goldens unreadable: " + error_line(e);
+    c.error = e;
+    return c;
+  }
+  try {
+    actual = model.run(inputs);
+  } catch (const Error& e) {
+    c.status = status_of(e);
+    c.detail = error_line(e);
+    c.error = e;
+    return c;
+  }
+  std::vector<std::string> failures;
+  try {
+    for (const auto& [name, ref] : reference) {
+      auto it = actual.find(name);
+      if (it == actual.end())
+        throw Error(ErrorKind::kManifestInvalid,
+                    "golden case \"" + g.id + "\" has output \"" + name +
+                        "\" but the program returned no output of that name",
+                    "re-export the bundle; its goldens and outputs disagree");
+      TensorReport t = compare_tensor(name, it->second, ref, bound, output_scale(b.manifest, name));
+      if (!t.passed) failures.push_back(name + ": " + t.failure);
+      c.outputs.push_back(std::move(t));
+    }
+  } catch (const Error& e) {
+    c.outputs.clear();
+    c.status = status_of(e);
+    c.detail = error_line(e);
+    c.error = e;
+    return c;
+  }
+  c.passed = !c.outputs.empty() && failures.empty();
+  c.status = c.passed ? Status::kAgreed : Status::kDrifted;
+  c.detail = join(failures, "; ");
+  return c;
+}
+
+// The case's final status: no-bound, undelegated, and the expected-failure record that covers it.
+void settle(CaseReport& c, const ParityReport& r, bool undelegated, const ReplayOptions& o) {
+  if (c.status != Status::kAgreed && c.status != Status::kDrifted) return;  // not measured
+  const XfailRecord* x =
+      find_runtime_xfail(o.xfail, r.model, r.bundle, r.backend, r.recipe, c.case_id);
+  if (x) c.xfail = *x;
+  if (!r.no_bound.empty()) {
+    c.status = Status::kNoBound;
+    c.detail = r.no_bound;
+    return;
+  }
+  if (c.status == Status::kAgreed && undelegated) {
+    c.status = Status::kAgreedUndelegated;
+    c.detail = "no delegate in the program: ran on portable kernels, not " + r.backend;
+  }
+  if (!x) return;
+  if (c.status == Status::kDrifted) {
+    c.status = Status::kXfail;
+    c.detail = "expected failure (" + o.xfail_file + ", recorded " + x->recorded + "): " +
+               x->reason + "; measured: " + c.detail;
+  } else {
+    c.status = Status::kXpass;
+    c.detail = "unexpected pass: update or remove the xfail record in " + o.xfail_file +
+               " (recorded " + x->recorded + ": " + x->reason + ")";
+  }
+}
+
+void finish(ParityReport& r) {
+  bool all = !r.cases.empty() && r.no_bound.empty() && !r.refused;
+  for (const CaseReport& c : r.cases) all = all && c.passed;
+  r.passed = all;
+}
+
+}  // namespace
+
+const Error* ParityReport::first_error() const {
+  if (error) return &*error;
+  for (const CaseReport& c : cases)
+    if (c.error) return &*c.error;
+  return nullptr;
+}
+
+std::optional<Refusal> check_delegates(const std::vector<std::string>& ids,
+                                       const std::string& backend_key) {
+  std::vector<std::string> not_linked, unavailable;
+  for (const std::string& id : ids) {
+    auto b = find_backend(id);
+    if (!b || !b->registered)
+      not_linked.push_back(id);
+    else if (!b->available)
+      unavailable.push_back(id);
+  }
+  if (not_linked.empty() && unavailable.empty()) return std::nullopt;
+  std::vector<std::string> registered;
+  for (const RuntimeBackend& b : registered_backends())
+    registered.push_back(b.id + (b.available ? "" : " (unavailable)"));
+  if (!not_linked.empty()) {
+    const std::string needs = runtime_needs_text(not_linked.front(), backend_key);
+    return Refusal{Status::kNotLinked, "delegate " + join(not_linked) +
+                                           " is not linked into this binary (registered here: " +
+                                           join_or_none(registered) + ")" +
+                                           (needs.empty() ? "" : "; " + needs)};
+  }
+  return Refusal{Status::kUnavailable,
+                 "delegate " + join(unavailable) +
+                     " is registered but reports itself unavailable on this machine"};
+}
+
+Prepared prepare(const fs::path& path) {
+  Prepared p;
+  try {
+    p.bundle = open_bundle(path);
+  } catch (const Error& e) {
+    p.refused = status_of(e);
+    p.error = e;
+    return p;
+  }
+  const Manifest& m = p.bundle->manifest;
+  if (auto why = check_delegates(m.delegates, m.backend)) {
+    p.refused = why->status;
+    p.error = Error(why->status == Status::kNotLinked ? ErrorKind::kBackendNotLinked
+                                                      : ErrorKind::kBackendUnavailable,
+                    "bundle '" + m.name + "': " + why->reason,
+                    why->status == Status::kNotLinked
+                        ? "run it where its runtime is linked, or use a bundle exported for a "
+                          "backend registered here (etproof backends lists them)"
+                        : "run on a machine where the backend is available, or use a bundle "
+                          "exported for an available backend");
+    return p;
+  }
+  try {
+    p.model.emplace(LoadedModel::load(*p.bundle));
+  } catch (const Error& e) {
+    p.refused = status_of(e);
+    p.error = e;
+  }
+  return p;
+}
+
+ParityReport replay(const Bundle& goldens, LoadedModel& model, const ReplayOptions& options) {
+  ParityReport r;
+  r.path = goldens.dir.string();
+  take_identity(r, goldens.manifest);
+  r.delegates = model.program_delegates();
+  choose_bound(r, goldens.manifest, options);
+  const bool undelegated = r.backend != "portable" && r.delegates.empty();
+  for (const GoldenCase& g : goldens.manifest.goldens) {
+    CaseReport c = run_case(goldens, model, g, r.bound);
+    settle(c, r, undelegated, options);
+    r.cases.push_back(std::move(c));
+  }
+  finish(r);
+  return r;
+}
+
+ParityReport replay(const fs::path& path, const ReplayOptions& options) {
+  Prepared p = prepare(path);
+  if (!p.refused) return replay(*p.bundle, *p.model, options);
+  ParityReport r;
+  r.path = path.string();
+  std::optional<Manifest> m = p.bundle ? std::optional<Manifest>(p.bundle->manifest)
+                                       : manifest_only(path);
+  if (m) {
+    take_identity(r, *m);
+    choose_bound(r, *m, options);
+  } else {
+    r.bundle = path.filename().string();
+  }
+  refuse(r, m, *p.refused, error_line(*p.error), p.error);
+  return r;
+}
+
+ParityReport run_parity(const Bundle& bundle, const std::optional<Bound>& bound) {
+  // Derive before loading so an unknown recipe is refused without touching the runtime.
+  if (!bound)
+    (void)derive_bound(bundle.manifest.recipe, bundle.manifest.precision,
+                       bundle.manifest.compute_unit);
+  LoadedModel model = LoadedModel::load(bundle);
+  return run_parity(bundle, model, bound);
+}
+
+ParityReport run_parity(const Bundle& bundle, LoadedModel& model,
+                        const std::optional<Bound>& bound) {
+  if (!bound)  // no bound known: the throwing form says so (capability-unavailable)
+    (void)derive_bound(bundle.manifest.recipe, bundle.manifest.precision,
+                       bundle.manifest.compute_unit);
+  ReplayOptions o;
+  o.bound = bound;
+  ParityReport r = replay(bundle, model, o);
+  if (const Error* e = r.first_error()) throw *e;
+  return r;
+}
+
+}  // namespace etproof
