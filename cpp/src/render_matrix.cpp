@@ -1,0 +1,370 @@
+// etproof/render_matrix.cpp — the matrix as text and Markdown and JSON (etproof/matrix.h).
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "etproof/matrix.h"
+#include "render_matrix.h"
+
+namespace etproof {
+using namespace render;  // NOLINT: the private helpers of render_matrix.h
+namespace {
+
+bool grouped(const Matrix& m) { return m.models().size() > 1 || m.dirs.size() > 1; }
+
+
+// Cases of one model's columns, in row order.
+std::vector<std::string> model_cases(const Matrix& m, const std::string& model) {
+  std::vector<std::string> out;
+  for (const std::string& id : m.cases)
+    for (const Cell& c : m.cells)
+      if (c.case_id == id && m.columns[c.column].model == model) {
+        out.push_back(id);
+        break;
+      }
+  return out;
+}
+
+// The end of both text forms: the columns not run, the summary, the verdict and the bound hint.
+void write_text_tail(std::ostringstream& os, const Matrix& m) {
+  if (!m.not_run.empty()) {
+    os << "\nnot run:\n";
+    for (const NotRun& n : m.not_run)
+      os << "  " << not_run_label(n) << ": " << to_string(n.status)
+         << (fails_run(n.status) ? " (fails the run)" : "") << ": " << n.reason << "\n";
+  }
+  os << "\n" << summary(m) << "\n" << verdict(m) << "\n";
+  if (drifted_under_derived(m)) os << kBoundHint << "\n";
+}
+
+std::string to_text_grouped(const Matrix& m) {
+  std::ostringstream os;
+  if (!m.caller_bound.empty())
+    os << "bound: caller-supplied for every column (" << m.caller_bound
+       << "); fields not given come from each column's derived bound\n\n";
+  const std::vector<std::string> models = m.models();
+  os << models.size() << " model(s), " << m.columns.size() << " column(s) in " << m.dirs.size()
+     << " director" << (m.dirs.size() == 1 ? "y" : "ies") << " (" << join(m.dirs)
+     << "); rows are (model, case), columns (backend, recipe)\n";
+  size_t width = 0;
+  for (size_t col = 0; col < m.columns.size(); ++col)
+    width = std::max(width, label_in_model(m, col).size());
+  for (const std::string& model : models) {
+    const auto cases = model_cases(m, model);
+    os << "\n" << model_label(model) << "  (" << cases.size() << " case(s): " << join(cases)
+       << ")\n";
+    for (size_t col = 0; col < m.columns.size(); ++col) {
+      const Column& c = m.columns[col];
+      if (c.model != model) continue;
+      std::map<CellStatus, size_t> count;
+      std::optional<double> err, rel, cos, sqnr, head;
+      for (const Cell& cell : m.cells) {
+        if (cell.column != col) continue;
+        ++count[cell.status];
+        auto hi = [](std::optional<double>& slot, const std::optional<double>& v) {
+          if (v && (!slot || *v > *slot)) slot = v;
+        };
+        auto lo = [](std::optional<double>& slot, const std::optional<double>& v) {
+          if (v && (!slot || *v < *slot)) slot = v;
+        };
+        hi(err, cell.max_abs_error);
+        hi(rel, cell.range_error);
+        lo(cos, cell.cosine);
+        lo(sqnr, cell.sqnr_db);
+        lo(head, cell.headroom);
+      }
+      os << "  " << std::left << std::setw(static_cast<int>(width)) << label_in_model(m, col)
+         << "  " << (count.empty() ? std::string("no cells") : count_text(count));
+      if (err)
+        os << "; worst: max abs error " << fmt(*err, 3) << " (" << (rel ? fmt(*rel, 3) : "-")
+           << "·max|ref|), cosine " << (cos ? cosine_text(*cos) : "-") << ", SQNR "
+           << (sqnr ? fmt(*sqnr, 4) : "-") << " dB, headroom " << (head ? fmt(*head, 3) : "-");
+      os << "\n";
+    }
+  }
+  // Each distinct bound once, with the (recipe, precision) it belongs to.
+  std::vector<std::pair<std::string, std::string>> bounds;
+  for (const Column& c : m.columns) {
+    std::pair<std::string, std::string> b{c.recipe + " / " + c.precision, bound_text(c.bound)};
+    if (std::find(bounds.begin(), bounds.end(), b) == bounds.end()) bounds.push_back(b);
+  }
+  if (!bounds.empty()) {
+    os << "\nbounds (per recipe / precision; a derived rule is resolved per output):\n";
+    for (const auto& [pair, text] : bounds) os << "  " << pair << ": " << text << "\n";
+  }
+  bool any = false;
+  for (const Cell& c : m.cells)
+    if (c.status == CellStatus::kDrifted || c.status == CellStatus::kXpass) {
+      if (!any) os << "\nfailures:\n";
+      any = true;
+      const Column& col = m.columns[c.column];
+      os << "  " << model_label(col.model) << " " << c.case_id << " × "
+         << label_in_model(m, c.column) << ": " << to_string(c.status) << ": " << c.detail << "\n";
+    }
+  if (!m.xfail.empty()) {
+    os << "\nexpected failures (" << join(m.xfail_files) << "):\n";
+    for (const XfailOutcome& x : m.xfail) {
+      os << "  " << record_label(x.record) << ", recorded " << x.record.recorded << ": "
+         << to_string(x.result) << (x.result == XfailResult::kXpass ? " (fails the run)" : "")
+         << ": " << x.detail << "\n";
+      std::vector<std::string> cells;
+      for (const Cell& c : m.cells)
+        if (c.status == CellStatus::kXfail && column_matches(m.columns[c.column], x.record))
+          cells.push_back(c.case_id + (c.cosine ? " (cosine " + cosine_text(*c.cosine) + ")" : ""));
+      if (!cells.empty()) os << "    xfail cells: " << join(cells) << "\n";
+    }
+  }
+  write_text_tail(os, m);
+  return os.str();
+}
+
+}  // namespace
+
+std::string to_text(const Matrix& m) {
+  if (grouped(m)) return to_text_grouped(m);
+  std::ostringstream os;
+  if (!m.caller_bound.empty())
+    os << "bound: caller-supplied for every column (" << m.caller_bound
+       << "); fields not given come from each column's derived bound\n\n";
+  if (m.columns.empty()) {
+    os << "no bundle columns (matrix takes directories that hold bundles, e.g. "
+          "build/golden-set/bundles; for one bundle use etproof parity BUNDLE)\n";
+  } else {
+    std::vector<std::string> header{"case"};
+    for (const Column& c : m.columns) header.push_back(column_label(c));
+    std::vector<std::vector<std::string>> rows;
+    for (const std::string& id : m.cases) {
+      std::vector<std::string> row{id};
+      for (size_t col = 0; col < m.columns.size(); ++col)
+        row.push_back(cell_text(find_cell(m, id, col)));
+      rows.push_back(std::move(row));
+    }
+    std::vector<size_t> width(header.size(), 0);
+    auto measure = [&](const std::vector<std::string>& r) {
+      for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+    };
+    measure(header);
+    for (const auto& r : rows) measure(r);
+    auto line = [&](const std::vector<std::string>& r) {
+      for (size_t i = 0; i < r.size(); ++i)
+        os << std::left << std::setw(static_cast<int>(width[i])) << r[i]
+           << (i + 1 < r.size() ? "  " : "");
+      os << "\n";
+    };
+    line(header);
+    std::vector<std::string> rule;
+    for (size_t w : width) rule.push_back(std::string(w, '-'));
+    line(rule);
+    for (const auto& r : rows) line(r);
+    os << "(cells: status, max abs error, cosine)\n\ncolumns:\n";
+    for (const Column& c : m.columns) {
+      os << "  " << column_label(c) << "  bundle " << c.bundle << ", precision " << c.precision
+         << ", delegates in program: " << (c.delegates.empty() ? "none" : join(c.delegates))
+         << (c.backend == "portable" ? " (portable kernels)" : "") << "\n";
+      os << "    bound: " << bound_text(c.bound) << "\n";
+      // The column's worst measured values, so the margin to the bound is visible at a glance.
+      std::optional<double> err, rel, cos, sqnr, head, atol;
+      auto lower = [](std::optional<double>& slot, const std::optional<double>& v) {
+        if (v && (!slot || *v < *slot)) slot = v;
+      };
+      for (const Cell& cell : m.cells) {
+        if (&m.columns[cell.column] != &c || !cell.max_abs_error) continue;
+        if (!err || *cell.max_abs_error > *err) err = cell.max_abs_error;
+        if (cell.range_error && (!rel || *cell.range_error > *rel)) rel = cell.range_error;
+        lower(cos, cell.cosine);
+        lower(sqnr, cell.sqnr_db);
+        if (cell.headroom && (!head || *cell.headroom < *head)) atol = cell.atol;
+        lower(head, cell.headroom);
+      }
+      if (err)
+        os << "    worst measured: max abs error " << fmt(*err, 4)
+           << (rel ? " (" + fmt(*rel, 3) + "·max|ref|)" : std::string()) << ", cosine "
+           << (cos ? cosine_text(*cos) : "-") << ", SQNR " << (sqnr ? fmt(*sqnr, 4) : "-")
+           << " dB, headroom " << (head ? fmt(*head, 3) : "- (no bound)")
+           << (atol ? " (against the resolved atol " + fmt(*atol, 4) + ")" : std::string())
+           << "\n";
+    }
+    bool any = false;
+    for (const Cell& c : m.cells)
+      if (c.status == CellStatus::kDrifted) {
+        if (!any) os << "\nfailures:\n";
+        any = true;
+        os << "  " << c.case_id << " × " << column_label(m.columns[c.column]) << ": "
+           << to_string(c.status) << ": " << c.detail << "\n";
+      }
+  }
+  if (!m.xfail.empty()) {
+    os << "\nexpected failures (" << m.xfail_file << "):\n";
+    for (const XfailOutcome& x : m.xfail) {
+      os << "  " << record_label(x.record) << ", recorded " << x.record.recorded << ": "
+         << to_string(x.result)
+         << (x.result == XfailResult::kXpass ? " (fails the run)" : "") << ": " << x.detail
+         << "\n    reason: " << x.record.reason << "\n";
+      if (x.record.half != "runtime") continue;
+      for (const Cell& c : m.cells) {
+        if (!column_matches(m.columns[c.column], x.record) ||
+            (c.status != CellStatus::kXfail && c.status != CellStatus::kXpass))
+          continue;
+        os << "    " << c.case_id << ": " << to_string(c.status);
+        if (c.max_abs_error) os << ", max abs error " << fmt(*c.max_abs_error, 4);
+        if (c.cosine) os << ", cosine " << cosine_text(*c.cosine);
+        if (c.sqnr_db) os << ", SQNR " << fmt(*c.sqnr_db, 4) << " dB";
+        if (c.headroom) os << ", headroom " << fmt(*c.headroom, 3);
+        os << "\n";
+      }
+    }
+  }
+  write_text_tail(os, m);
+  return os.str();
+}
+
+std::string to_markdown(const Matrix& m) {
+  auto esc = [](std::string s) {
+    std::string out;
+    for (char ch : s) {
+      if (ch == '|') out += "\\|";
+      else if (ch == '\n') out += ' ';
+      else out += ch;
+    }
+    return out;
+  };
+  std::ostringstream os;
+  auto grid = [&](const std::vector<size_t>& columns, const std::vector<std::string>& cases) {
+  os << "| case |";
+  for (size_t col : columns) os << " " << esc(label_in_model(m, col)) << " |";
+  os << "\n| --- |";
+  for (size_t i = 0; i < columns.size(); ++i) os << " --- |";
+  os << "\n";
+  for (const std::string& id : cases) {
+    os << "| " << esc(id) << " |";
+    for (size_t col : columns) {
+      const Cell* c = find_cell(m, id, col);
+      if (!c) {
+        os << " – |";
+        continue;
+      }
+      os << " `" << to_string(c->status) << "`";
+      if (c->max_abs_error) os << " " << fmt(*c->max_abs_error, 2);
+      if (c->cosine) os << " cos " << cosine_text(*c->cosine);
+      os << " |";
+    }
+    os << "\n";
+  }
+  };
+  if (grouped(m)) {
+    for (const std::string& model : m.models()) {
+      std::vector<size_t> cols;
+      for (size_t col = 0; col < m.columns.size(); ++col)
+        if (m.columns[col].model == model) cols.push_back(col);
+      os << "### " << esc(model_label(model)) << "\n\n";
+      grid(cols, model_cases(m, model));
+      os << "\n";
+    }
+  } else {
+    std::vector<size_t> cols;
+    for (size_t col = 0; col < m.columns.size(); ++col) cols.push_back(col);
+    grid(cols, m.cases);
+  }
+  os << "\n| column | bundle | delegates in program | bound |\n| --- | --- | --- | --- |\n";
+  for (const Column& c : m.columns)
+    os << "| " << esc((grouped(m) ? model_label(c.model) + " " : std::string()) + column_label(c))
+       << " | " << esc(c.bundle) << " | "
+       << (c.delegates.empty() ? std::string("none") : esc(join(c.delegates))) << " | "
+       << esc(bound_text(c.bound)) << " |\n";
+  if (!m.not_run.empty()) {
+    os << "\n**Not run**\n\n| backend | recipe | status | fails the run | reason |\n"
+          "| --- | --- | --- | --- | --- |\n";
+    for (const NotRun& n : m.not_run)
+      os << "| " << esc(n.backend) << " | " << esc(n.recipe) << " | `" << to_string(n.status)
+         << "` | " << (fails_run(n.status) ? "yes" : "no") << " | " << esc(n.reason) << " |\n";
+  }
+  if (!m.xfail.empty()) {
+    os << "\n**Expected failures** (`" << esc(m.xfail_file) << "`)\n\n"
+          "| model | backend | recipe | half | recorded | outcome | fails the run | reason | detail |\n"
+          "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+    for (const XfailOutcome& x : m.xfail)
+      os << "| " << esc(x.record.model) << " | " << esc(x.record.backend) << " | "
+         << esc(x.record.recipe) << " | " << x.record.half << " | " << x.record.recorded << " | `"
+         << to_string(x.result) << "` | " << (x.result == XfailResult::kXpass ? "yes" : "no")
+         << " | " << esc(x.record.reason) << " | " << esc(x.detail) << " |\n";
+  }
+  os << "\n" << summary(m) << " — **" << verdict(m) << "**\n";
+  if (!m.caller_bound.empty())
+    os << "\nBound: caller-supplied for every column (" << esc(m.caller_bound) << ").\n";
+  return os.str();
+}
+
+nlohmann::json to_json(const Matrix& m) {
+  nlohmann::json cols = nlohmann::json::array();
+  for (const Column& c : m.columns)
+    cols.push_back({{"backend", c.backend},
+                    {"recipe", c.recipe},
+                    {"precision", c.precision},
+                    {"delegates", c.delegates},
+                    {"bundle", c.bundle},
+                    {"model", c.model},
+                    {"dir", c.dir},
+                    {"bound", c.bound ? to_json(*c.bound) : nlohmann::json(nullptr)}});
+  nlohmann::json cells = nlohmann::json::array();
+  for (const Cell& c : m.cells) {
+    const Column& col = m.columns[c.column];
+    cells.push_back({{"case", c.case_id},
+                     {"backend", col.backend},
+                     {"recipe", col.recipe},
+                     {"bundle", col.bundle},
+                     {"status", std::string(to_string(c.status))},
+                     {"max_abs_error", opt_num(c.max_abs_error)},
+                     {"cosine", opt_num(c.cosine)},
+                     {"sqnr_db", opt_num(c.sqnr_db)},
+                     {"headroom", opt_num(c.headroom)},
+                     {"model", col.model},
+                     {"dir", col.dir},
+                     {"range_error", opt_num(c.range_error)},
+                     {"atol", opt_num(c.atol)},
+                     {"bound", col.bound ? to_json(*col.bound) : nlohmann::json(nullptr)},
+                     {"detail", c.detail}});
+  }
+  nlohmann::json not_run = nlohmann::json::array();
+  for (const NotRun& n : m.not_run)
+    not_run.push_back({{"backend", n.backend},
+                       {"recipe", n.recipe},
+                       {"status", std::string(to_string(n.status))},
+                       {"fails_run", fails_run(n.status)},
+                       {"reason", n.reason},
+                       {"dir", n.dir},
+                       {"model", n.model}});
+  nlohmann::json records = nlohmann::json::array();
+  for (const XfailOutcome& x : m.xfail)
+    records.push_back({{"model", x.record.model},
+                       {"backend", x.record.backend},
+                       {"recipe", x.record.recipe},
+                       {"half", x.record.half},
+                       {"reason", x.record.reason},
+                       {"recorded", x.record.recorded},
+                       {"cases", x.record.cases.empty() ? nlohmann::json(nullptr)
+                                                        : nlohmann::json(x.record.cases)},
+                       {"outcome", std::string(to_string(x.result))},
+                       {"fails_run", x.result == XfailResult::kXpass},
+                       {"detail", x.detail}});
+  return {{"columns", cols},
+          {"cases", m.cases},
+          {"xfail", {{"file", m.xfail_file.empty() ? nlohmann::json(nullptr)
+                                                   : nlohmann::json(m.xfail_file)},
+                     {"records", records}}},
+          {"cells", cells},
+          {"not_run", not_run},
+          {"measured", m.measured},
+          {"exit_code", m.exit_code()},
+          {"summary", summary(m)},
+          {"verdict", verdict(m)},
+          {"caller_bound", m.caller_bound.empty() ? nlohmann::json(nullptr)
+                                                  : nlohmann::json(m.caller_bound)},
+          {"models", m.models()},
+          {"dirs", m.dirs},
+          {"xfail_files", m.xfail_files}};
+}
+
+}  // namespace etproof
