@@ -19,6 +19,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -34,6 +35,7 @@
 #include "etproof/inspect.h"
 #include "etproof/ledger.h"
 #include "etproof/manifest.h"
+#include "etproof/junit.h"
 #include "etproof/matrix.h"
 #include "etproof/npy.h"
 #include "etproof/registry.h"
@@ -337,11 +339,11 @@ int cmd_parity(const std::string& path, bool json, const etproof::BoundOverride&
 
 // ---- matrix ------------------------------------------------------------------------------------
 int cmd_matrix(const std::vector<std::string>& dir_args, bool json, bool markdown,
-               const std::string& junit, const etproof::BoundOverride& caller,
+               const std::string& junit, const etproof::BoundOverride& caller, size_t jobs,
                const LedgerOption& ledger) {
   std::vector<fs::path> dirs(dir_args.begin(), dir_args.end());
   if (dirs.empty()) dirs.push_back(default_bundles_dir());
-  const etproof::Matrix m = etproof::build_matrix(dirs, caller);
+  const etproof::Matrix m = etproof::build_matrix(dirs, caller, jobs);
   const nlohmann::json doc = etproof::to_json(m);
   const bool recorded = record_evidence(ledger, "matrix", [&](const etproof::RecordContext& ctx) {
     return etproof::records_from_matrix(ctx, doc, dirs.front());
@@ -454,7 +456,7 @@ int cmd_coverage(const CoverageArgs& a) {
 // table), or nothing was measured; 2: an error.
 int cmd_measure_tolerances(const std::vector<std::string>& dir_args, bool json, bool markdown,
                            const std::string& junit, double margin,
-                           const etproof::BoundOverride& caller) {
+                           const etproof::BoundOverride& caller, size_t jobs) {
   std::vector<fs::path> dirs;
   for (const auto& d : dir_args) dirs.emplace_back(d);
   if (dirs.empty()) {  // default: the golden set (else the demo) and the test bundles beside us
@@ -465,7 +467,7 @@ int cmd_measure_tolerances(const std::vector<std::string>& dir_args, bool json, 
       if (fs::is_directory(d)) dirs.push_back(d);
     if (dirs.empty()) dirs.push_back(demo);  // refused by name below
   }
-  const etproof::ToleranceReport r = etproof::measure_tolerances(dirs, {margin, caller});
+  const etproof::ToleranceReport r = etproof::measure_tolerances(dirs, {margin, caller, jobs});
   if (!junit.empty()) {
     std::ofstream out(junit);
     out << etproof::to_junit(r);
@@ -560,6 +562,13 @@ int run_cli(int argc, char** argv) {
                      "bundle directories (default: <etproof's dir>/demo/bundles); rows are "
                      "(model, case), columns (backend, recipe)");
   matrix->add_option("--junit", matrix_junit, "also write a JUnit XML report to FILE");
+  // Columns replayed at once (default: the core count); the output does not depend on it.
+  size_t jobs = std::max(1u, std::thread::hardware_concurrency());
+  auto add_jobs_option = [&jobs](CLI::App* sub) {
+    sub->add_option("--jobs,-j", jobs, "bundles replayed at once (default: the core count)")
+        ->check(CLI::PositiveNumber);
+  };
+  add_jobs_option(matrix);
   auto* mj = matrix->add_flag("--json", json, "JSON output");
   auto* mm = matrix->add_flag("--markdown", markdown, "Markdown output");
   mj->excludes(mm);
@@ -594,6 +603,7 @@ int run_cli(int argc, char** argv) {
   tolerances->add_option("DIR", tol_dirs,
                          "bundle directories (default: <etproof's dir>/golden-set/bundles, else "
                          "<etproof's dir>/demo/bundles, and <etproof's dir>/test-bundles)");
+  add_jobs_option(tolerances);
   auto* tj = tolerances->add_flag("--json", json, "JSON output");
   auto* tm = tolerances->add_flag("--markdown", markdown, "Markdown output");
   tj->excludes(tm);
@@ -630,9 +640,9 @@ int run_cli(int argc, char** argv) {
       throw Error(ErrorKind::kInvalidArgument, std::string(flag) + " is NaN",
                   "pass a number (--min-sqnr -inf turns the SQNR rule off)");
   if (parity->parsed()) return cmd_parity(bundle, json, caller, ledger);
-  if (matrix->parsed()) return cmd_matrix(dirs, json, markdown, matrix_junit, caller, ledger);
+  if (matrix->parsed()) return cmd_matrix(dirs, json, markdown, matrix_junit, caller, jobs, ledger);
   if (tolerances->parsed())
-    return cmd_measure_tolerances(tol_dirs, json, markdown, tol_junit, margin, caller);
+    return cmd_measure_tolerances(tol_dirs, json, markdown, tol_junit, margin, caller, jobs);
   if (classify->parsed()) return cmd_classify(image, backend, recipe, bundles_dir, top);
   std::cerr << app.help();
   return kExitError;

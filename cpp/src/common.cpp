@@ -4,7 +4,9 @@
 #include <openssl/evp.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <fstream>
+#include <thread>
 #include <memory>
 
 namespace etproof::detail {
@@ -94,6 +96,21 @@ void write_file_atomic(const fs::path& path, std::string_view content) {
     throw Error(ErrorKind::kIo, "cannot replace " + path.string() + ": " + ec.message(),
                 "check the path and its permissions");
   }
+}
+
+void parallel_for(size_t n, size_t jobs, const std::function<void(size_t)>& fn) {
+  if (jobs <= 1 || n <= 1) {
+    for (size_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < n; i = next++) fn(i);
+  };
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < std::min(jobs, n); ++t) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
 }
 
 }  // namespace etproof::detail

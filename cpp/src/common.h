@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <iomanip>
 #include <optional>
 #include <sstream>
@@ -76,6 +77,12 @@ inline std::string sha256_hex(std::string_view s) { return sha256_hex(s.data(), 
 // never sees half a file and a failed write leaves the old one. Creates the parent directory.
 // Throws Error{kIo} naming the path, with the remedy.
 void write_file_atomic(const std::filesystem::path& path, std::string_view content);
+
+// Runs fn(0) … fn(n − 1) on up to `jobs` threads and returns when all are done; jobs ≤ 1 runs
+// them in this thread, in order. fn must not throw (catch inside it) and must only write state
+// of its own index: callers collect results by index, so the order of the output never depends
+// on the scheduling.
+void parallel_for(size_t n, size_t jobs, const std::function<void(size_t)>& fn);
 
 // Text for an XML attribute or element (JUnit reports): &, <, >, " and ' escaped; control
 // characters other than tab/newline dropped (XML 1.0 forbids them).

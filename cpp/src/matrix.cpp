@@ -95,9 +95,8 @@ Cell cell_of(const CaseReport& c, size_t col, bool bounded) {
   return cell;
 }
 
-// One bundle: replayed by the engine (replay.h), its outcome laid out as a column of cells.
-void run_column(Matrix& m, const std::filesystem::path& path, const ReplayOptions& options) {
-  const ParityReport r = replay(path, options);
+// One bundle's replay (replay.h) laid out as a column of cells.
+void lay_out_column(Matrix& m, const std::filesystem::path& path, const ParityReport& r) {
   if (!r.manifest_read) {  // nothing known about it: a not-run line alone
     m.not_run.push_back({path.filename().string(), "", r.refused.value_or(Status::kBundleInvalid),
                          path.filename().string() + ": " +
@@ -288,7 +287,7 @@ void apply_xfail(Matrix& m, const std::vector<XfailRecord>& records,
 
 }  // namespace
 
-Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& caller) {
+Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& caller, size_t jobs) {
   if (!std::filesystem::is_directory(dir))
     throw Error(ErrorKind::kIo, "bundle directory " + dir.string() + " does not exist",
                 "pass the directory the export half wrote (etproof export … --out DIR), or "
@@ -315,12 +314,14 @@ Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& calle
   options.caller = caller;
   options.xfail = records;
   options.xfail_file = m.xfail_file;
-  for (const auto& path : find_bundles(dir)) {
-    try {
-      run_column(m, path, options);
-    } catch (const Error& e) {  // anything unforeseen in one column never stops the others
-      m.not_run.push_back({path.filename().string(), "", CellStatus::kBundleInvalid,
-                           path.filename().string() + ": " + error_text(e)});
+  // Every column is replayed on its own (in parallel when jobs > 1), then laid out in the
+  // directory's order: the result never depends on the scheduling.
+  for (const BundleReplay& b : replay_all(find_bundles(dir), options, jobs)) {
+    if (b.report) {
+      lay_out_column(m, b.path, *b.report);
+    } else {
+      const std::string name = b.path.filename().string();
+      m.not_run.push_back({name, "", Status::kBundleInvalid, name + ": " + b.unforeseen, "", ""});
     }
   }
   const std::vector<ExportEntry> entries = read_export_report(m, dir);
@@ -332,11 +333,12 @@ Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& calle
   return m;
 }
 
-Matrix build_matrix(const std::vector<std::filesystem::path>& dirs, const BoundOverride& caller) {
-  if (dirs.size() == 1) return build_matrix(dirs.front(), caller);
+Matrix build_matrix(const std::vector<std::filesystem::path>& dirs, const BoundOverride& caller,
+                    size_t jobs) {
+  if (dirs.size() == 1) return build_matrix(dirs.front(), caller, jobs);
   Matrix out;
   for (const auto& dir : dirs) {
-    Matrix m = build_matrix(dir, caller);
+    Matrix m = build_matrix(dir, caller, jobs);
     const size_t offset = out.columns.size();
     for (Column& c : m.columns) out.columns.push_back(std::move(c));
     for (const std::string& id : m.cases) note_case(out, id);

@@ -3,8 +3,7 @@
 #include <map>
 #include <sstream>
 
-#include "etproof/matrix.h"
-#include "etproof/tolerances.h"
+#include "etproof/junit.h"
 #include "render_matrix.h"
 #include "render_tolerances.h"
 #include "common.h"

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <limits>
 
+#include <executorch/runtime/platform/runtime.h>
+
 #include "etproof/backend_table.h"
 #include "etproof/registry.h"
 #include "common.h"
@@ -203,6 +205,33 @@ std::optional<Refusal> check_delegates(const std::vector<std::string>& ids,
   return Refusal{Status::kUnavailable,
                  "delegate " + join(unavailable) +
                      " is registered but reports itself unavailable on this machine"};
+}
+
+void prepare_for_threads() {
+  static const bool done = [] {
+    ::executorch::runtime::runtime_init();
+    (void)prepare_backend_environment();
+    (void)registered_backends();
+    return true;
+  }();
+  (void)done;
+}
+
+std::vector<BundleReplay> replay_all(const std::vector<fs::path>& paths,
+                                     const ReplayOptions& options, size_t jobs) {
+  std::vector<BundleReplay> out(paths.size());
+  if (jobs > 1) prepare_for_threads();
+  detail::parallel_for(paths.size(), jobs, [&](size_t i) {
+    out[i].path = paths[i];
+    try {
+      out[i].report = replay(paths[i], options);
+    } catch (const Error& e) {
+      out[i].unforeseen = error_line(e);
+    } catch (const std::exception& e) {
+      out[i].unforeseen = std::string("unexpected exception: ") + e.what();
+    }
+  });
+  return out;
 }
 
 Prepared prepare(const fs::path& path) {

@@ -40,15 +40,10 @@ std::string where(const OutputObservation& o) {
   return o.bundle + " " + o.case_id + "/" + o.report.output;
 }
 
-// One bundle, replayed by the engine (replay.h): every output of every case it measured becomes an
+// One bundle's replay (replay.h): every output of every case it measured becomes an
 // observation; what it could not run is listed in `skipped`. Without a bound the numbers are still
 // measured (against a bound nothing exceeds) so the report can say what the table would need.
-void measure_bundle(ToleranceReport& rep, const fs::path& dir, const fs::path& path,
-                    const std::vector<XfailRecord>& records, const ToleranceOptions& opt) {
-  ReplayOptions options;
-  options.caller = opt.caller;
-  options.xfail = records;
-  const ParityReport r = replay(path, options);
+void observe(ToleranceReport& rep, const fs::path& dir, const ParityReport& r) {
   auto skip = [&](const std::string& why) {
     rep.skipped.push_back({dir.string(), r.bundle, r.backend, r.recipe, why});
   };
@@ -206,7 +201,16 @@ ToleranceReport measure_tolerances(const std::vector<fs::path>& dirs,
     rep.dirs.push_back(dir.string());
     std::vector<XfailRecord> records;
     if (fs::exists(dir / "xfail.json")) records = read_xfail(dir / "xfail.json");
-    for (const fs::path& b : find_bundles(dir)) measure_bundle(rep, dir, b, records, opt);
+    ReplayOptions options;
+    options.caller = opt.caller;
+    options.xfail = records;
+    // Replayed in parallel (opt.jobs), observed in the directory's order.
+    for (const BundleReplay& b : replay_all(find_bundles(dir), options, opt.jobs)) {
+      if (b.report)
+        observe(rep, dir, *b.report);
+      else
+        rep.skipped.push_back({dir.string(), b.path.filename().string(), "", "", b.unforeseen});
+    }
   }
   summarize(rep);
   return rep;

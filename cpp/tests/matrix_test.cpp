@@ -1,4 +1,5 @@
 // The matrix over real exported bundles: every column found is measured or listed with a reason.
+#include "etproof/junit.h"
 #include "etproof/matrix.h"
 
 #include <algorithm>

@@ -19,6 +19,7 @@
 
 #include "etproof/bundle.h"
 #include "etproof/error.h"
+#include "etproof/junit.h"
 #include "etproof/matrix.h"
 #include "test_support.h"
 

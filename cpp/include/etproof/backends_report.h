@@ -65,17 +65,17 @@ struct RuntimeHalf {
 };
 
 // Probes with bundles found directly under `probe_bundles` (empty: no probes, status "not-run").
-RuntimeHalf runtime_half(const std::filesystem::path& probe_bundles);
+[[nodiscard]] RuntimeHalf runtime_half(const std::filesystem::path& probe_bundles);
 
 // The probe alone: the smallest fp32-first bundle in `dir` whose program delegates to exactly
 // `id` (portable: no delegate, backend "portable", when `id` is empty), run and gated.
-RuntimeProbe probe_runtime(const std::string& id, const std::filesystem::path& dir);
+[[nodiscard]] RuntimeProbe probe_runtime(const std::string& id, const std::filesystem::path& dir);
 
 // {"runtime": [{"id","keys","component","linked","registered","available","status","reason",
 //   "probe": {"status","bundle","detail"}}], "runtime_by_backend": [{"backend","name","ids",
 //   "status","reason","probe"}], "components": {"offered": [...], "linked": [...]},
 //   "probe_bundles": DIR, "environment": NOTE}
-nlohmann::json to_json(const RuntimeHalf& h);
-std::string to_text(const RuntimeHalf& h);
+[[nodiscard]] nlohmann::json to_json(const RuntimeHalf& h);
+[[nodiscard]] std::string to_text(const RuntimeHalf& h);
 
 }  // namespace etproof

@@ -158,7 +158,7 @@ struct TensorReport {
 // Compares one output. Shapes and dtypes must match (Error{kShapeMismatch}/{kDtypeMismatch}).
 // A scale-relative `bound` (a derived rule) is first resolved for this output (resolve_bound,
 // with R from `reference` and `quant_scale`); an absolute bound is used as it is.
-TensorReport compare_tensor(const std::string& output, const HostTensor& actual,
+[[nodiscard]] TensorReport compare_tensor(const std::string& output, const HostTensor& actual,
                             const HostTensor& reference, const Bound& bound,
                             const std::optional<double>& quant_scale = std::nullopt);
 
@@ -168,6 +168,6 @@ std::optional<double> output_scale(const Manifest& m, const std::string& output)
 // "atol A + rtol R·|ref|, cosine ≥ C, SQNR ≥ S dB" (or "no SQNR floor"); a rule spells its
 // atol as "atol 1e-09 + F·max|ref| + (Q quant steps, or G·max|ref| where no scale is recorded)".
 std::string describe_bound(const Bound& b);
-nlohmann::json to_json(const Bound& b);
+[[nodiscard]] nlohmann::json to_json(const Bound& b);
 
 }  // namespace etproof

@@ -91,25 +91,26 @@ struct Matrix {
 // A malformed xfail.json throws Error{kXfailInvalid} (the run cannot say what was expected).
 // Errors in one column never stop the others. A non-empty `caller` replaces those fields of
 // every column's derived bound (override_bound); the columns' bounds then say caller_supplied.
-Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& caller = {});
+//
+// `jobs`: how many columns replay at once (threads; ≤ 1: one after another). Each column is one
+// call of the replay engine with no state shared with the others, and the columns are laid out
+// in the directory's order afterwards, so the result is the same for any `jobs`.
+[[nodiscard]] Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& caller = {},
+                                  size_t jobs = 1);
 
 // Several directories: each is built as above (its own export-report.json and xfail.json apply
 // to its own columns only) and the results are concatenated, columns in directory order.
-Matrix build_matrix(const std::vector<std::filesystem::path>& dirs,
-                    const BoundOverride& caller = {});
+[[nodiscard]] Matrix build_matrix(const std::vector<std::filesystem::path>& dirs,
+                                  const BoundOverride& caller = {}, size_t jobs = 1);
 
 // Text: with one model in one directory, the case × column grid. With several models or
 // directories, grouped per model: one line per column (status counts and its worst measured
 // numbers), the bounds once per (recipe, precision), then the drifted and xfail cells listed —
 // readable at ~15 models × 9 columns.
-std::string to_text(const Matrix& m);
+[[nodiscard]] std::string to_text(const Matrix& m);
 // Markdown: one case × column grid per model.
-std::string to_markdown(const Matrix& m);
-nlohmann::json to_json(const Matrix& m);
-// JUnit XML (DESIGN.md §8): one testsuite per column ("MODEL BACKEND/RECIPE"), one testcase per
-// cell — failure when its status fails the run (drifted, xpass, bundle-invalid, load-failed,
-// run-failed, no-bound), skipped for xfail and for columns not runnable here (not-linked,
-// unavailable) — plus a "not run" testsuite with one testcase per not-run line.
-std::string to_junit(const Matrix& m);
+[[nodiscard]] std::string to_markdown(const Matrix& m);
+[[nodiscard]] nlohmann::json to_json(const Matrix& m);
+// JUnit XML: etproof/junit.h (the evidence library).
 
 }  // namespace etproof

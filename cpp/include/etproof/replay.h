@@ -105,6 +105,24 @@ struct ParityReport {
 [[nodiscard]] ParityReport replay(const Bundle& goldens, LoadedModel& model,
                                   const ReplayOptions& options = {});
 
+// Several bundles, replayed `jobs` at once (threads; ≤ 1: one after another), returned in the
+// order of `paths` whatever the scheduling. Each is one replay() with no state shared with the
+// others. An exception that escapes replay() for one bundle (none is expected) is kept as text
+// in `unforeseen` and never stops the others.
+struct BundleReplay {
+  std::filesystem::path path;
+  std::optional<ParityReport> report;
+  std::string unforeseen;  // set when report is absent
+};
+[[nodiscard]] std::vector<BundleReplay> replay_all(const std::vector<std::filesystem::path>& paths,
+                                                   const ReplayOptions& options, size_t jobs);
+
+// Initializes, once, what every replay shares: ExecuTorch's runtime (runtime_init) and this
+// binary's backend registry (each delegate's is_available() answer, OPENVINO_LIB_PATH). replay()
+// does it on first use; call it before replaying from several threads at once (build_matrix and
+// measure_tolerances do, when jobs > 1), so no two threads race to do it.
+void prepare_for_threads();
+
 // Steps 1–4 alone, for a caller that runs its own inputs (classify): the opened bundle and the
 // loaded model, or the status and Error that stopped it.
 struct Prepared {

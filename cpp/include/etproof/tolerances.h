@@ -40,6 +40,7 @@ inline constexpr double kDefaultMargin = 4.0;
 struct ToleranceOptions {
   double margin = kDefaultMargin;
   BoundOverride caller;  // empty: each bundle's derived bound (the table)
+  size_t jobs = 1;       // bundles replayed at once (threads); the report does not depend on it
 };
 
 // One output of one golden case of one bundle, judged by the gate.
@@ -110,14 +111,12 @@ struct ToleranceReport {
 // Runs every golden case of every bundle under each dir (find_bundles) that this binary can run.
 // Throws Error{kIo} when a dir does not exist, Error{kXfailInvalid} for a malformed xfail.json;
 // a bundle that cannot be opened, loaded or run is listed in `skipped`, never stops the others.
-ToleranceReport measure_tolerances(const std::vector<std::filesystem::path>& dirs,
+[[nodiscard]] ToleranceReport measure_tolerances(const std::vector<std::filesystem::path>& dirs,
                                    const ToleranceOptions& options = {});
 
-std::string to_text(const ToleranceReport& r);
-std::string to_markdown(const ToleranceReport& r);
-nlohmann::json to_json(const ToleranceReport& r);
-// JUnit XML: one testsuite per (recipe, precision) with one testcase per output (failure when the
-// gate failed it, skipped when xfail) plus one "coverage" testcase (failure when not covered).
-std::string to_junit(const ToleranceReport& r);
+[[nodiscard]] std::string to_text(const ToleranceReport& r);
+[[nodiscard]] std::string to_markdown(const ToleranceReport& r);
+[[nodiscard]] nlohmann::json to_json(const ToleranceReport& r);
+// JUnit XML: etproof/junit.h (the evidence library).
 
 }  // namespace etproof
