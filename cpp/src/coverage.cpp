@@ -19,6 +19,8 @@ using nlohmann::json;
 namespace etproof {
 namespace {
 
+using detail::read_json_number;
+
 std::string s(const json& j, const char* key) {
   if (!j.is_object() || !j.contains(key) || !j[key].is_string()) return "";
   return j[key].get<std::string>();
@@ -43,8 +45,6 @@ std::string clip(const std::string& in, size_t n) {
   return in.substr(0, cut) + "…";
 }
 
-std::optional<double> number(const json& j) { return detail::read_json_number(j); }
-
 // A count (a non-negative integer), or nullopt.
 std::optional<size_t> count_of(const json& j) {
   if (!j.is_number_integer() || (j.is_number_integer() && !j.is_number_unsigned() && j.get<int64_t>() < 0))
@@ -53,7 +53,7 @@ std::optional<size_t> count_of(const json& j) {
 }
 
 std::string fmt(double v, int prec) { return detail::format_number(v, prec); }
-std::string sqnr_text(double v) { return std::isinf(v) ? std::string("inf") : fmt(v, 3); }
+std::string sqnr_text(double v) { return fmt(v, 3); }  // "inf" when identical, "-inf", "nan"
 
 std::string date_of(const json& r) { return s(r, "time_utc").substr(0, 10); }
 
@@ -83,9 +83,9 @@ std::string numbers_text(const json& r) {
   const json& n = r["numbers"];
   std::vector<std::string> parts;
   if (auto c = count_of(n.value("cases", json()))) parts.push_back(plural(*c, "case"));
-  if (auto v = number(n.value("max_abs_error", json()))) parts.push_back("max abs err " + fmt(*v, 3));
-  if (auto v = number(n.value("cosine", json()))) parts.push_back("cosine " + detail::cosine_text(*v));
-  if (auto v = number(n.value("sqnr_db", json()))) parts.push_back("SQNR " + sqnr_text(*v) + " dB");
+  if (auto v = read_json_number(n.value("max_abs_error", json()))) parts.push_back("max abs err " + fmt(*v, 3));
+  if (auto v = read_json_number(n.value("cosine", json()))) parts.push_back("cosine " + detail::cosine_text(*v));
+  if (auto v = read_json_number(n.value("sqnr_db", json()))) parts.push_back("SQNR " + sqnr_text(*v) + " dB");
   return detail::join(parts);
 }
 
@@ -255,8 +255,8 @@ Summary summarize(const std::vector<Entry>& entries) {
             cases += count_of(n.value("cases", json())).value_or(0);
           }
         }
-        lowest(sqnr, number(n.value("sqnr_db", json())));
-        lowest(cosine, number(n.value("cosine", json())));
+        lowest(sqnr, read_json_number(n.value("sqnr_db", json())));
+        lowest(cosine, read_json_number(n.value("cosine", json())));
       }
     }
     cases += case_keys.size();

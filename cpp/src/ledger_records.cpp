@@ -181,9 +181,9 @@ void column_runtime_records(const RecordContext& ctx, const Matrix& m, size_t ci
 std::optional<json> not_run_record(const RecordContext& ctx, const Matrix& m, const NotRun& n,
                                    const std::set<std::pair<size_t, Status>>& said) {
   const bool xfail_line = n.status == Status::kXfail || n.status == Status::kXpass;
-  const bool export_half = n.status == Status::kExportRefused ||
-                           n.status == Status::kExportFailed ||
-                           (xfail_line && !xfail_reason(m, "export", n.model, n.backend, n.recipe).empty());
+  const bool export_half =
+      n.status == Status::kExportRefused || n.status == Status::kExportFailed ||
+      (xfail_line && !xfail_reason(m, "export", n.model, n.backend, n.recipe).empty());
   json r = base_record(ctx, export_half ? "export" : "runtime", n.backend);
   // The column it belongs to, when one was found.
   for (size_t ci = 0; ci < m.columns.size(); ++ci) {
