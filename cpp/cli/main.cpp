@@ -179,7 +179,7 @@ int cmd_backends(bool json, bool runtime_only, const std::string& probe_dir,
   doc["export_error"] = exp ? nlohmann::json(nullptr) : nlohmann::json(export_why_not);
   std::cout.flush();
   const bool recorded = record_evidence(ledger, "backends", [&](const etproof::RecordContext& ctx) {
-    return etproof::records_from_backends(ctx, doc);
+    return etproof::records_from_backends(ctx, rt, exp.value_or(nlohmann::json()));
   });
   const int ok = recorded ? 0 : kExitError;
   if (json) {
@@ -304,33 +304,21 @@ int cmd_run(const std::string& path, const std::vector<std::string>& input_args,
 // ---- parity ------------------------------------------------------------------------------------
 int cmd_parity(const std::string& path, bool json, const etproof::BoundOverride& caller,
                const LedgerOption& ledger) {
-  std::optional<etproof::ParityReport> report;
-  try {
-    const etproof::Bundle b = etproof::open_bundle(path);
-    std::optional<etproof::Bound> bound;
-    if (!caller.empty())
-      bound = etproof::override_bound(caller, b.manifest.recipe, b.manifest.precision,
-                                      b.manifest.compute_unit);
-    report = etproof::run_parity(b, bound);
-  } catch (const Error& e) {
-    // A bundle that could not be judged is evidence too (not-linked, load-failed, …).
-    if (e.kind() != ErrorKind::kInvalidArgument)
-      record_evidence(ledger, "parity", [&](const etproof::RecordContext& ctx) {
-        const nlohmann::json r = etproof::record_from_parity_error(
-            ctx, path, std::string(etproof::to_string(e.kind())), e.cause());
-        // No manifest, no backend: nothing a claim could rest on (e.g. a mistyped path).
-        return r.value("backend", std::string()).empty() ? std::vector<nlohmann::json>{}
-                                                         : std::vector<nlohmann::json>{r};
-      });
-    throw;
-  }
-  const etproof::ParityReport& r = *report;
-  const nlohmann::json doc = etproof::to_json(r);
-  const bool recorded = record_evidence(ledger, "parity", [&](const etproof::RecordContext& ctx) {
-    return etproof::records_from_parity(ctx, doc, path);
-  });
+  etproof::ReplayOptions options;
+  options.caller = caller;
+  const etproof::ParityReport r = etproof::replay(path, options);
+  // What stopped it, if anything: the bundle could not be run or a case measured, or no bound is
+  // known. A bundle that could not be judged is evidence too (not-linked, load-failed, …); a
+  // caller's incomplete bound is a usage error, not evidence.
+  const Error* error = r.first_error();
+  if (!error && r.bound_error) error = &*r.bound_error;
+  const bool recorded = (error && error->kind() == ErrorKind::kInvalidArgument) ||
+                        record_evidence(ledger, "parity", [&](const etproof::RecordContext& ctx) {
+                          return etproof::records_from_parity(ctx, r);
+                        });
+  if (error) throw *error;
   if (json)
-    std::cout << doc.dump(2) << "\n";
+    std::cout << etproof::to_json(r).dump(2) << "\n";
   else
     std::cout << etproof::to_text(r);
   if (!recorded) return kExitError;
@@ -346,7 +334,7 @@ int cmd_matrix(const std::vector<std::string>& dir_args, bool json, bool markdow
   const etproof::Matrix m = etproof::build_matrix(dirs, caller, jobs);
   const nlohmann::json doc = etproof::to_json(m);
   const bool recorded = record_evidence(ledger, "matrix", [&](const etproof::RecordContext& ctx) {
-    return etproof::records_from_matrix(ctx, doc, dirs.front());
+    return etproof::records_from_matrix(ctx, m);
   });
   if (!junit.empty()) {
     std::ofstream out(junit);

@@ -76,6 +76,7 @@ RuntimeProbe probe_runtime(const std::string& id, const fs::path& dir) {
   for (const CaseReport& cs : r.cases)  // a case that could not be judged says why
     if (!r.refused && !is_judged(cs.status) && !r.passed) p.outcome = cs.status;
   p.status = std::string(to_string(*p.outcome));
+  p.model = r.model, p.recipe = r.recipe, p.precision = r.precision;
   p.bundle_sha256 = r.bundle_sha256;
   p.bundle_created_utc = r.bundle_created_utc;
   p.bundle_toolchain = r.bundle_toolchain;

@@ -1,24 +1,25 @@
 // The backend-coverage page, from ledger records alone (etproof/coverage.h).
 #include "etproof/coverage.h"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <memory>
 #include <set>
 #include <sstream>
 
 #include "etproof/backend_table.h"
 #include "etproof/error.h"
 #include "etproof/ledger.h"
+#include "etproof/registry.h"
+#include "etproof/status.h"
 #include "common.h"
 
 using nlohmann::json;
 
 namespace etproof {
 namespace {
+
+using detail::read_json_number;
 
 std::string s(const json& j, const char* key) {
   if (!j.is_object() || !j.contains(key) || !j[key].is_string()) return "";
@@ -44,16 +45,6 @@ std::string clip(const std::string& in, size_t n) {
   return in.substr(0, cut) + "…";
 }
 
-std::optional<double> number(const json& j) {
-  if (j.is_number()) return j.get<double>();
-  if (j.is_string()) {
-    const std::string v = j.get<std::string>();
-    if (v == "inf") return INFINITY;
-    if (v == "-inf") return -INFINITY;
-  }
-  return std::nullopt;
-}
-
 // A count (a non-negative integer), or nullopt.
 std::optional<size_t> count_of(const json& j) {
   if (!j.is_number_integer() || (j.is_number_integer() && !j.is_number_unsigned() && j.get<int64_t>() < 0))
@@ -62,25 +53,12 @@ std::optional<size_t> count_of(const json& j) {
 }
 
 std::string fmt(double v, int prec) { return detail::format_number(v, prec); }
-std::string sqnr_text(double v) { return std::isinf(v) ? std::string("inf") : fmt(v, 3); }
+std::string sqnr_text(double v) { return fmt(v, 3); }  // "inf" when identical, "-inf", "nan"
 
 std::string date_of(const json& r) { return s(r, "time_utc").substr(0, 10); }
 
 std::string plural(size_t n, const std::string& word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
-}
-
-std::string sha_hex(const std::string& data) {
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
-  unsigned char md_[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
-  EVP_DigestUpdate(ctx.get(), data.data(), data.size());
-  EVP_DigestFinal_ex(ctx.get(), md_, &len);
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (unsigned i = 0; i < len; ++i) out += {hex[md_[i] >> 4], hex[md_[i] & 15]};
-  return out;
 }
 
 bool is_probe(const json& r) { return s(r, "kind") == "backends"; }
@@ -105,12 +83,10 @@ std::string numbers_text(const json& r) {
   const json& n = r["numbers"];
   std::vector<std::string> parts;
   if (auto c = count_of(n.value("cases", json()))) parts.push_back(plural(*c, "case"));
-  if (auto v = number(n.value("max_abs_error", json()))) parts.push_back("max abs err " + fmt(*v, 3));
-  if (auto v = number(n.value("cosine", json()))) parts.push_back("cosine " + detail::cosine_text(*v));
-  if (auto v = number(n.value("sqnr_db", json()))) parts.push_back("SQNR " + sqnr_text(*v) + " dB");
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) out += (i ? ", " : "") + parts[i];
-  return out;
+  if (auto v = read_json_number(n.value("max_abs_error", json()))) parts.push_back("max abs err " + fmt(*v, 3));
+  if (auto v = read_json_number(n.value("cosine", json()))) parts.push_back("cosine " + detail::cosine_text(*v));
+  if (auto v = read_json_number(n.value("sqnr_db", json()))) parts.push_back("SQNR " + sqnr_text(*v) + " dB");
+  return detail::join(parts);
 }
 
 struct Entry {
@@ -118,11 +94,68 @@ struct Entry {
   std::string stale;  // why stale; empty: fresh
 };
 
-bool ran_ok(const std::string& st) { return st == "agreed"; }
-bool lowered(const std::string& st) { return st == "exported" || st == "available"; }
-bool run_failure(const std::string& st) {
-  return st == "drifted" || st == "run-failed" || st == "load-failed" ||
-         st == "bundle-invalid" || st == "no-bound" || st == "failed";
+// What a record's status says, for the claims. A replay status (etproof/status.h) is read back
+// with status_from_string and judged by its predicates; the words that are not replay statuses
+// are in other_words(), the one place they are listed here.
+enum class Other {
+  kNone,                 // a replay status, or a word this binary does not know
+  kExported,             // kExported: a bundle exists, with a delegate call where one is due
+  kExportedUndelegated,  // kExportedUndelegated: a delegate backend's program without one
+  kAvailable,            // export half: its probe lowered to the delegate; runtime half: the
+                         // registry's RuntimeStatus::kAvailable, nothing run
+  kRefused,              // the export half's probe refused (its toolchain is missing)
+  kRemovedUpstream,      // the backend table's and the registry's "removed-upstream"
+  kRegistryOnly,         // the registry's "linked-not-registered" / "no-runtime": nothing run
+  kFailed,               // a probe failure, as ledgers before the status vocabulary wrote it
+};
+
+// The words, from the enums that spell them where one does. The registry's "not-linked" and
+// "unavailable" are spelled as the replay statuses are, and read as those.
+const std::vector<std::pair<std::string, Other>>& other_words() {
+  static const std::vector<std::pair<std::string, Other>> words = {
+      {kExported, Other::kExported},
+      {kExportedUndelegated, Other::kExportedUndelegated},
+      {std::string(to_string(RuntimeStatus::kAvailable)), Other::kAvailable},
+      {"refused", Other::kRefused},  // the export half's probe (python/etproof/backends.py)
+      {std::string(to_string(RuntimeStatus::kRemovedUpstream)), Other::kRemovedUpstream},
+      {std::string(to_string(RuntimeStatus::kLinkedNotRegistered)), Other::kRegistryOnly},
+      {std::string(to_string(RuntimeStatus::kNoRuntime)), Other::kRegistryOnly},
+      {"failed", Other::kFailed},
+  };
+  return words;
+}
+
+struct Reading {
+  std::optional<Status> status;
+  Other other = Other::kNone;
+};
+
+Reading read_status(const std::string& st) {
+  Reading r;
+  r.status = status_from_string(st);
+  if (!r.status)
+    for (const auto& [word, other] : other_words())
+      if (st == word) r.other = other;
+  return r;
+}
+
+Reading reading_of(const json& r) { return read_status(s(r, "status")); }
+
+// The claims' predicates.
+bool ran_ok(const Reading& r) { return r.status == Status::kAgreed; }
+bool lowered(const Reading& r) { return r.other == Other::kExported || r.other == Other::kAvailable; }
+// A failure of the run (fails_run) other than an unexpected pass, which has its own claim (the
+// export half's export-failed is never a runtime record); or an old ledger's probe "failed".
+bool run_failure(const Reading& r) {
+  return (r.status && fails_run(*r.status) && *r.status != Status::kXpass &&
+          *r.status != Status::kExportFailed) ||
+         r.other == Other::kFailed;
+}
+
+// The lowest of the values seen (a NaN, once seen, stays: it is the worst).
+void lowest(std::optional<double>& slot, const std::optional<double>& v) {
+  if (!v || (slot && std::isnan(*slot))) return;
+  if (!slot || std::isnan(*v) || *v < *slot) slot = v;
 }
 
 // Cells of the summary for one backend on one machine.
@@ -161,18 +194,18 @@ Summary summarize(const std::vector<Entry>& entries) {
   std::vector<const Entry*> exp, run, run_ok, run_undeleg, run_bad, run_xfail, run_xpass, exp_ok,
       exp_undeleg;
   for (const auto& e : entries) {
-    const std::string st = s(*e.r, "status");
+    const Reading st = reading_of(*e.r);
     if ((*e.r)["half"] == "export") {
       exp.push_back(&e);
       if (lowered(st)) exp_ok.push_back(&e);
-      if (st == "exported-undelegated") exp_undeleg.push_back(&e);
+      if (st.other == Other::kExportedUndelegated) exp_undeleg.push_back(&e);
     } else {
       run.push_back(&e);
       if (ran_ok(st)) run_ok.push_back(&e);
-      if (st == "agreed-undelegated") run_undeleg.push_back(&e);
+      if (st.status == Status::kAgreedUndelegated) run_undeleg.push_back(&e);
       if (run_failure(st)) run_bad.push_back(&e);
-      if (st == "xfail") run_xfail.push_back(&e);
-      if (st == "xpass") run_xpass.push_back(&e);
+      if (st.status == Status::kXfail) run_xfail.push_back(&e);
+      if (st.status == Status::kXpass) run_xpass.push_back(&e);
     }
   }
   Summary out;
@@ -191,7 +224,7 @@ Summary summarize(const std::vector<Entry>& entries) {
     out.export_cell = "lowers (" + what_ + ", " + newest_date(exp_ok) + ")" + stale_mark(exp_ok);
     std::vector<const Entry*> other;
     for (auto* e : exp)
-      if (!lowered(s(*e->r, "status"))) other.push_back(e);
+      if (!lowered(reading_of(*e->r))) other.push_back(e);
     if (!other.empty()) out.export_cell += "; also " + statuses_text(other, 80);
   } else if (!exp.empty()) {
     out.export_cell = statuses_text(exp, 120) + " (" + newest_date(exp) + ")" + stale_mark(exp);
@@ -222,8 +255,8 @@ Summary summarize(const std::vector<Entry>& entries) {
             cases += count_of(n.value("cases", json())).value_or(0);
           }
         }
-        if (auto v = number(n.value("sqnr_db", json()))) sqnr = std::min(sqnr.value_or(INFINITY), *v);
-        if (auto v = number(n.value("cosine", json()))) cosine = std::min(cosine.value_or(1.0), *v);
+        lowest(sqnr, read_json_number(n.value("sqnr_db", json())));
+        lowest(cosine, read_json_number(n.value("cosine", json())));
       }
     }
     cases += case_keys.size();
@@ -239,8 +272,8 @@ Summary summarize(const std::vector<Entry>& entries) {
     out.runtime_cell += " (" + newest_date(run_ok) + ")" + stale_mark(run_ok);
     std::map<std::string, size_t> others;
     for (auto* e : run) {
+      if (ran_ok(reading_of(*e->r))) continue;
       const std::string st = s(*e->r, "status");
-      if (ran_ok(st)) continue;
       size_t c = 0;
       if (e->r->contains("numbers") && (*e->r)["numbers"].is_object())
         c = count_of((*e->r)["numbers"].value("cases", json())).value_or(0);
@@ -256,9 +289,9 @@ Summary summarize(const std::vector<Entry>& entries) {
     out.runtime_cell = "—";
   }
   // The claim: nothing is "works" on evidence weaker than a run.
-  auto has = [&](const std::vector<const Entry*>& es, const std::string& st) {
+  auto has = [&](const std::vector<const Entry*>& es, Other other) {
     for (auto* e : es)
-      if (s(*e->r, "status") == st) return true;
+      if (reading_of(*e->r).other == other) return true;
     return false;
   };
   if (!run_ok.empty()) {
@@ -287,14 +320,14 @@ Summary summarize(const std::vector<Entry>& entries) {
     }
   } else if (!exp_undeleg.empty()) {
     out.claim = "lowers without a delegate" + stale_mark(exp_undeleg);
-  } else if (has(exp, "removed-upstream") || has(run, "removed-upstream")) {
+  } else if (has(exp, Other::kRemovedUpstream) || has(run, Other::kRemovedUpstream)) {
     out.claim = "removed upstream";
-  } else if (!exp.empty() && !run.empty() && !has(run, "available")) {
+  } else if (!exp.empty() && !run.empty() && !has(run, Other::kAvailable)) {
     out.claim = "refused";
   } else if (!exp.empty()) {
-    out.claim = "refused" + std::string(has(run, "available") ? " (runtime registered, unproven)" : "");
+    out.claim = "refused" + std::string(has(run, Other::kAvailable) ? " (runtime registered, unproven)" : "");
   } else if (!run.empty()) {
-    out.claim = has(run, "available") ? "registered, unproven (nothing run)" : "not runnable here";
+    out.claim = has(run, Other::kAvailable) ? "registered, unproven (nothing run)" : "not runnable here";
   } else {
     out.claim = "never run";
   }
@@ -319,7 +352,7 @@ std::optional<int64_t> day_number(const std::string& date) {
   return era * 146097 + static_cast<int64_t>(doe) - 719468;
 }
 
-std::string machine_label(const json& machine) { return "m-" + sha_hex(machine.dump()).substr(0, 8); }
+std::string machine_label(const json& machine) { return "m-" + detail::sha256_hex(machine.dump()).substr(0, 8); }
 
 std::string line_diff(const std::string& expected, const std::string& actual, size_t max_lines) {
   if (expected == actual) return "";
@@ -378,9 +411,7 @@ std::string render_coverage(const std::vector<json>& records, const CoverageOpti
     const json btc = r.value("bundle_toolchain", json::object());
     if (!cur_et.empty() && !s(btc, "executorch").empty() && s(btc, "executorch") != cur_et)
       why.push_back("bundle exported with executorch " + s(btc, "executorch"));
-    std::string out;
-    for (size_t i = 0; i < why.size(); ++i) out += (i ? ", " : "") + why[i];
-    return out;
+    return detail::join(why);
   };
 
   // Machines.

@@ -79,6 +79,7 @@ void choose_bound(ParityReport& r, const Manifest& m, const ReplayOptions& o) {
     r.bound = o.caller.empty() ? derive_bound(m.recipe, m.precision, m.compute_unit)
                                : override_bound(o.caller, m.recipe, m.precision, m.compute_unit);
   } catch (const Error& e) {
+    r.bound_error = e;
     r.no_bound = "ran, but no bound is known for recipe " + m.recipe + " / precision " +
                  m.precision + "; pass one (--atol/--rtol/--min-cosine/--min-sqnr) or measure it "
                  "into the table in cpp/src/gate.cpp: " + error_line(e);

@@ -17,6 +17,7 @@
 #include "etproof/coverage.h"
 #include "etproof/error.h"
 #include "etproof/ledger.h"
+#include "etproof/status.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;
@@ -194,6 +195,43 @@ TEST(Coverage, RefusalsAndXfailsKeepTheirReasons) {
            "unexpected pass: update or remove the xfail record", {{"cases", 1}})}, opts());
   EXPECT_NE(row(xp, "openvino").find("xpass: update the xfail record"), std::string::npos) << row(xp, "openvino");
   EXPECT_EQ(row(xp, "openvino").find("**works**"), std::string::npos);
+}
+
+// Every replay status, read back from a record: the claim follows the status vocabulary's own
+// predicates (etproof/status.h), not a list of its words kept here.
+TEST(Coverage, ClaimsFollowTheStatusVocabulary) {
+  for (int i = 0; i <= static_cast<int>(Status::kXpass); ++i) {
+    const Status st = static_cast<Status>(i);
+    const std::string word(to_string(st));
+    ASSERT_EQ(status_from_string(word), st);
+    const std::string page = render_coverage(
+        {rec(kMachineA, "2026-11-29T10:00:00Z", "matrix", "export", "xnnpack", kExported),
+         rec(kMachineA, "2026-11-29T10:00:00Z", "matrix", "runtime", "xnnpack", word, "why",
+             {{"cases", 1}})},
+        opts());
+    const std::string claim = row(page, "xnnpack");
+    std::string want;
+    if (st == Status::kAgreed) want = "| **works** |";
+    else if (st == Status::kAgreedUndelegated) want = "| runs undelegated |";
+    else if (st == Status::kXpass) want = "| agreed against an expected failure";
+    else if (st == Status::kXfail) want = "| known failure (xfail) |";
+    else if (fails_run(st) && st != Status::kExportFailed) want = "| fails at run time |";
+    else want = "| lowers (not run: " + word + ") |";  // not judged and no failure of the run
+    EXPECT_NE(claim.find(want), std::string::npos) << word << ": " << claim;
+    EXPECT_EQ(is_agreement(st), claim.find("works") != std::string::npos ||
+                                    claim.find("runs undelegated") != std::string::npos)
+        << word << ": " << claim;
+  }
+  // The words that are not replay statuses: a registry answer, and an old ledger's probe failure.
+  auto probe_row = [](const std::string& backend, const std::string& status) {
+    return row(render_coverage({rec(kMachineA, "2026-11-29T10:00:00Z", "backends", "runtime",
+                                    backend, status, "why")},
+                               opts()),
+               backend);
+  };
+  EXPECT_NE(probe_row("qnn", "available").find("| registered, unproven (nothing run) |"),
+            std::string::npos);
+  EXPECT_NE(probe_row("xnnpack", "failed").find("| fails at run time |"), std::string::npos);
 }
 
 TEST(Coverage, MergedLedgersFromTwoMachinesGetARowEach) {

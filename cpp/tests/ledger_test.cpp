@@ -3,8 +3,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <limits>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -13,8 +16,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "etproof/backends_report.h"
 #include "etproof/error.h"
 #include "etproof/ledger.h"
+#include "etproof/manifest.h"
+#include "etproof/matrix.h"
+#include "etproof/replay.h"
+#include "etproof/status.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;
@@ -60,45 +68,76 @@ size_t count_lines(const fs::path& p) {
   return n;
 }
 
-// A constructed `to_json(Matrix)` document: one column with 2 agreed and 2 xfail cases, one
-// column not linked, one export refusal.
-json matrix_doc() {
-  json bound = {{"atol", 0.1}, {"rtol", 0.0}, {"min_cosine", 0.99}, {"min_sqnr_db", 20.0},
-                {"source", "test"}, {"caller_supplied", false}};
-  json cols = json::array({{{"backend", "xnnpack"}, {"recipe", "int8"}, {"precision", "float32"},
-                            {"delegates", {"XnnpackBackend"}}, {"bundle", "m-xnnpack-int8"},
-                            {"bound", bound}},
-                           {{"backend", "coreml"}, {"recipe", "fp32"}, {"precision", "float32"},
-                            {"delegates", json::array()}, {"bundle", "m-coreml-fp32"},
-                            {"bound", bound}}});
-  auto cell = [&](const std::string& c, const std::string& st, double err, double cos, double sq) {
-    return json{{"case", c},           {"backend", "xnnpack"}, {"recipe", "int8"},
-                {"bundle", "m-xnnpack-int8"}, {"status", st}, {"max_abs_error", err},
-                {"cosine", cos},       {"sqnr_db", sq},        {"headroom", 0.1},
-                {"bound", bound},      {"detail", st == "xfail" ? "SQNR below floor" : ""}};
+// A constructed Matrix: one column with 2 agreed and 2 xfail cases, one column not linked (its
+// cells, and a not-run line saying the same), one export refusal.
+Matrix matrix_fixture() {
+  Bound bound;
+  bound.atol = 0.1;
+  bound.rtol = 0;
+  bound.min_cosine = 0.99;
+  bound.min_sqnr_db = 20;
+  bound.source = "test";
+  Matrix m;
+  Column x{"m-xnnpack-int8", "xnnpack", "int8", "float32", {"XnnpackBackend"}, bound, "m", "x"};
+  x.sha256 = std::string(64, 'a');
+  x.created_utc = "2026-11-28T09:00:00Z";
+  x.toolchain = {{"executorch", "1.5.1"}, {"torch", "2.13.0"}};
+  Column c{"m-coreml-fp32", "coreml", "fp32", "float32", {"CoreMLBackend"}, bound, "m", "x"};
+  c.sha256 = std::string(64, 'c');
+  m.columns = {x, c};
+  m.cases = {"a", "b", "c", "d"};
+  auto cell = [](const std::string& id, size_t col, Status st, std::optional<double> err,
+                 std::optional<double> cos, std::optional<double> sq, const std::string& detail) {
+    Cell cell;
+    cell.case_id = id;
+    cell.column = col;
+    cell.status = st;
+    cell.max_abs_error = err;
+    cell.cosine = cos;
+    cell.sqnr_db = sq;
+    cell.detail = detail;
+    return cell;
   };
-  json cells = json::array({cell("a", "agreed", 0.01, 0.999, 30), cell("b", "agreed", 0.02, 0.998, 25),
-                            cell("c", "xfail", 0.5, 0.9, 5), cell("d", "xfail", 0.7, 0.8, 4)});
+  m.cells = {cell("a", 0, Status::kAgreed, 0.01, 0.999, 30, ""),
+             cell("b", 0, Status::kAgreed, 0.02, 0.998, 25, ""),
+             cell("c", 0, Status::kXfail, 0.5, 0.9, 5, "SQNR below floor"),
+             cell("d", 0, Status::kXfail, 0.7, 0.8, 4, "SQNR below floor")};
   // A column that could not run has cells too (no numbers), and a not_run line saying the same.
-  for (const char* c : {"a", "b"})
-    cells.push_back({{"case", c}, {"backend", "coreml"}, {"recipe", "fp32"}, {"bundle", "m-coreml-fp32"},
-                     {"status", "not-linked"}, {"max_abs_error", nullptr}, {"cosine", nullptr},
-                     {"sqnr_db", nullptr}, {"headroom", nullptr}, {"bound", bound},
-                     {"detail", "CoreMLBackend is not linked into this binary"}});
-  json not_run = json::array(
-      {{{"backend", "coreml"}, {"recipe", "fp32"}, {"status", "not-linked"}, {"fails_run", false},
-        {"reason", "CoreMLBackend is not linked into this binary"}},
-       {{"backend", "qnn"}, {"recipe", "fp32"}, {"status", "export-refused"}, {"fails_run", false},
-        {"reason", "QNN_SDK_ROOT is not set"}}});
-  json xfail = {{"file", "x/xfail.json"},
-                {"records", json::array({{{"model", "m"}, {"backend", "xnnpack"}, {"recipe", "int8"},
-                                          {"half", "runtime"}, {"reason", "static int8 misses the bound"},
-                                          {"recorded", "2026-11-29"}, {"cases", {"c", "d"}},
-                                          {"outcome", "xfail"}, {"fails_run", false}, {"detail", ""}}})}};
-  return {{"columns", cols}, {"cases", {"a", "b", "c", "d"}}, {"cells", cells},
-          {"not_run", not_run}, {"xfail", xfail}, {"measured", 4}, {"exit_code", 0}};
+  for (const char* id : {"a", "b"})
+    m.cells.push_back(cell(id, 1, Status::kNotLinked, std::nullopt, std::nullopt, std::nullopt,
+                           "CoreMLBackend is not linked into this binary"));
+  m.not_run = {{"coreml", "fp32", Status::kNotLinked, "CoreMLBackend is not linked into this binary",
+                "x", "m"},
+               {"qnn", "fp32", Status::kExportRefused, "QNN_SDK_ROOT is not set", "x", "m"}};
+  m.measured = 4;
+  m.xfail_file = "x/xfail.json";
+  XfailRecord rec{"m", "xnnpack", "int8", "runtime", "static int8 misses the bound", "2026-11-29",
+                  {"c", "d"}};
+  m.xfail = {{rec, XfailResult::kXfail, ""}};
+  return m;
 }
 
+// The record of `recs` with this half, backend and status (a test failure when there is none).
+json find_record(const std::vector<json>& recs, const std::string& half, const std::string& backend,
+                 const std::string& status) {
+  for (const auto& r : recs)
+    if (r["half"] == half && r["backend"] == backend && r["status"] == status) return r;
+  ADD_FAILURE() << "no " << half << " " << backend << " " << status << " record";
+  return json::object();
+}
+
+// A copy of a test bundle in `dir`, its manifest edited as the export half would write it.
+fs::path copy_bundle(const std::string& name, const fs::path& dir,
+                     const std::function<void(json&)>& edit = {}) {
+  fs::copy(test_bundles() / name, dir / name, fs::copy_options::recursive);
+  if (edit) {
+    const fs::path path = dir / name / (name + ".etproof.json");
+    json doc = json::parse(slurp(path));
+    edit(doc);
+    std::ofstream(path) << doc.dump(2) << "\n";
+  }
+  return dir / name;
+}
 
 using CliRun = etproof::testing::CliResult;
 
@@ -110,7 +149,7 @@ CliRun cli(const std::string& args, const std::string& env) {
 
 TEST(Ledger, RecordsRoundTripWithTheirIds) {
   const fs::path file = scratch_dir() / "ledger.jsonl";
-  auto recs = records_from_matrix(ctx(), matrix_doc(), scratch_dir());
+  auto recs = records_from_matrix(ctx(), matrix_fixture());
   ASSERT_FALSE(recs.empty());
   append_records(file, recs);
   const auto back = read_ledger(file);
@@ -125,12 +164,9 @@ TEST(Ledger, RecordsRoundTripWithTheirIds) {
 }
 
 TEST(Ledger, MatrixRecordsGroupEachColumnByStatusWithNumbersAndReasons) {
-  const auto recs = records_from_matrix(ctx(), matrix_doc(), scratch_dir());
+  const auto recs = records_from_matrix(ctx(), matrix_fixture());
   auto find = [&](const std::string& half, const std::string& backend, const std::string& status) {
-    for (const auto& r : recs)
-      if (r["half"] == half && r["backend"] == backend && r["status"] == status) return r;
-    ADD_FAILURE() << "no " << half << " " << backend << " " << status << " record";
-    return json();
+    return find_record(recs, half, backend, status);
   };
   const json agreed = find("runtime", "xnnpack", "agreed");
   EXPECT_EQ(agreed["numbers"]["cases"], 2);
@@ -145,7 +181,18 @@ TEST(Ledger, MatrixRecordsGroupEachColumnByStatusWithNumbersAndReasons) {
   const json xfail = find("runtime", "xnnpack", "xfail");
   EXPECT_EQ(xfail["numbers"]["cases"], 2);
   EXPECT_EQ(xfail["reason"], "static int8 misses the bound");
-  EXPECT_EQ(find("export", "xnnpack", "exported")["half"], "export");
+  const json exported = find("export", "xnnpack", "exported");
+  EXPECT_EQ(exported["half"], "export");
+  // The bundle's facts come from the column (the manifest as the matrix read it).
+  for (const json& r : {agreed, xfail, exported}) {
+    EXPECT_EQ(r["bundle"], "m-xnnpack-int8");
+    EXPECT_EQ(r["bundle_sha256"], std::string(64, 'a'));
+    EXPECT_EQ(r["bundle_created_utc"], "2026-11-28T09:00:00Z");
+    EXPECT_EQ(r["bundle_toolchain"]["torch"], "2.13.0");
+    EXPECT_EQ(r["model"], "m");
+    EXPECT_EQ(r["precision"], "float32");
+  }
+  EXPECT_FALSE(find("runtime", "coreml", "not-linked").contains("bundle_created_utc"));
   EXPECT_EQ(find("runtime", "coreml", "not-linked")["reason"],
             "CoreMLBackend is not linked into this binary");
   EXPECT_EQ(find("export", "qnn", "export-refused")["reason"], "QNN_SDK_ROOT is not set");
@@ -168,33 +215,61 @@ TEST(Ledger, MatrixRecordsGroupEachColumnByStatusWithNumbersAndReasons) {
 }
 
 TEST(Ledger, ParityAndBackendsRecords) {
-  json parity = {{"bundle", "b"}, {"backend", "xnnpack"}, {"recipe", "fp32"}, {"precision", "float32"},
-                 {"delegates", {"XnnpackBackend"}}, {"passed", true},
-                 {"bound", {{"atol", 1e-4}, {"rtol", 0}, {"min_cosine", 0.999}, {"min_sqnr_db", nullptr}}},
-                 {"cases", json::array({{{"case", "x"}, {"passed", true},
-                                         {"outputs", json::array({{{"output", "y"}, {"passed", true},
-                                                                   {"max_abs_error", 1e-6}, {"cosine", 1.0},
-                                                                   {"sqnr_db", nullptr}, {"sqnr_skipped", false}}})}}})}};
-  const auto p = records_from_parity(ctx(), parity, scratch_dir() / "b");
+  ParityReport parity;
+  parity.bundle = "b";
+  parity.backend = "xnnpack";
+  parity.recipe = "fp32";
+  parity.precision = "float32";
+  parity.delegates = {"XnnpackBackend"};
+  parity.manifest_read = true;
+  parity.passed = true;
+  parity.bound.atol = 1e-4;
+  parity.bound.min_cosine = 0.999;  // min_sqnr_db left at -inf: no SQNR rule
+  TensorReport y;
+  y.output = "y";
+  y.passed = true;
+  y.max_abs_error = 1e-6;
+  y.cosine = 1.0;
+  y.sqnr_db = std::numeric_limits<double>::infinity();  // identical output
+  CaseReport x;
+  x.case_id = "x";
+  x.passed = true;
+  x.outputs = {y};
+  parity.cases = {x};
+  const auto p = records_from_parity(ctx(), parity);
   ASSERT_EQ(p.size(), 1u);
   EXPECT_EQ(p[0]["status"], "agreed");
   EXPECT_EQ(p[0]["half"], "runtime");
   EXPECT_EQ(p[0]["numbers"]["cases"], 1);
-  EXPECT_EQ(p[0]["numbers"]["sqnr_db"], "inf");  // identical output: the gate wrote null
+  EXPECT_EQ(p[0]["numbers"]["sqnr_db"], "inf");  // identical output
+  EXPECT_EQ(p[0]["numbers"]["bound"]["min_sqnr_db"], "-inf");  // as `parity --json` writes it
 
-  json backends = {
-      {"probe_bundles", (scratch_dir() / "none").string()},
-      {"export", json::array({{{"backend", "xnnpack"}, {"status", "available"}, {"delegates", {"XnnpackBackend"}},
-                               {"reason", "lowered"}},
-                              {{"backend", "qnn"}, {"status", "refused"}, {"reason", "QNN_SDK_ROOT is not set"}}})},
-      {"runtime_by_backend",
-       json::array({{{"backend", "xnnpack"}, {"ids", {"XnnpackBackend"}}, {"status", "available"},
-                     {"reason", "registered"},
-                     {"probe", {{"status", "agreed"}, {"bundle", "tiny-xnnpack-fp32"},
-                                {"detail", "3 golden case(s), 3 output(s) ran through XnnpackBackend; max |err| 5.96e-08, min SQNR 138 dB; bound …"}}}},
-                    {{"backend", "coreml"}, {"ids", {"CoreMLBackend"}}, {"status", "not-linked"},
-                     {"reason", "no backend_coreml"}, {"probe", {{"status", "not-run"}, {"bundle", nullptr}, {"detail", "not run: not-linked"}}}}})}};
-  const auto b = records_from_backends(ctx(), backends);
+  const json export_half =
+      json::array({{{"backend", "xnnpack"}, {"status", "available"}, {"delegates", {"XnnpackBackend"}},
+                    {"reason", "lowered"}},
+                   {{"backend", "qnn"}, {"status", "refused"}, {"reason", "QNN_SDK_ROOT is not set"}}});
+  RuntimeHalf runtime;
+  RuntimeKeyReport xnnpack;
+  xnnpack.key = "xnnpack";
+  xnnpack.ids = {"XnnpackBackend"};
+  xnnpack.status = RuntimeStatus::kAvailable;
+  xnnpack.reason = "registered";
+  xnnpack.probe.outcome = Status::kAgreed;
+  xnnpack.probe.status = "agreed";
+  xnnpack.probe.bundle = "tiny-xnnpack-fp32";
+  xnnpack.probe.detail = "3 golden case(s), 3 output(s) ran through XnnpackBackend; max |err| "
+                         "5.96e-08, min SQNR 138 dB; bound …";
+  xnnpack.probe.cases = 3;
+  xnnpack.probe.max_abs_error = 5.96e-08;
+  xnnpack.probe.min_sqnr_db = 138;
+  RuntimeKeyReport coreml;
+  coreml.key = "coreml";
+  coreml.ids = {"CoreMLBackend"};
+  coreml.status = RuntimeStatus::kNotLinked;
+  coreml.reason = "no backend_coreml";
+  coreml.probe.detail = "not run: not-linked";
+  runtime.keys = {xnnpack, coreml};
+  const auto b = records_from_backends(ctx(), runtime, export_half);
   ASSERT_EQ(b.size(), 4u);
   EXPECT_EQ(b[0]["half"], "export");
   EXPECT_EQ(b[0]["status"], "available");
@@ -202,14 +277,172 @@ TEST(Ledger, ParityAndBackendsRecords) {
   EXPECT_EQ(b[2]["status"], "agreed");
   EXPECT_EQ(b[2]["numbers"]["cases"], 3);
   EXPECT_DOUBLE_EQ(b[2]["numbers"]["sqnr_db"].get<double>(), 138);
+  EXPECT_DOUBLE_EQ(b[2]["numbers"]["max_abs_error"].get<double>(), 5.96e-08);
+  EXPECT_EQ(b[2]["detail"], xnnpack.probe.detail);
+  EXPECT_EQ(b[2]["registry"], "available");
   EXPECT_EQ(b[3]["status"], "not-linked");
   EXPECT_EQ(b[3]["reason"], "no backend_coreml");
+  // Without the export half's answer, only the runtime half is recorded.
+  EXPECT_EQ(records_from_backends(ctx(), runtime, nullptr).size(), 2u);
+}
+
+// Records from typed reports made by running real bundles: every field from the report, none
+// re-read from disk.
+TEST(Ledger, RecordsFromARealMatrixAndParityRun) {
+  ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-xnnpack-fp32");
+  const Matrix m = build_matrix(test_bundles());
+  ASSERT_FALSE(m.columns.empty());
+  const auto recs = records_from_matrix(ctx(), m);
+  for (size_t ci = 0; ci < m.columns.size(); ++ci) {
+    const Column& col = m.columns[ci];
+    const Manifest manifest =
+        read_manifest(fs::path(col.dir) / col.bundle / (col.bundle + ".etproof.json"));
+    size_t exported = 0, cases = 0;
+    for (const json& r : recs) {
+      if (r.value("bundle", std::string()) != col.bundle) continue;
+      // The bundle's facts as its manifest has them.
+      EXPECT_EQ(r["bundle_sha256"], manifest.artifact.sha256);
+      EXPECT_EQ(r["bundle_created_utc"], manifest.created_utc);
+      EXPECT_EQ(r["bundle_toolchain"], json(manifest.toolchain));
+      EXPECT_EQ(r["model"], manifest.model);
+      EXPECT_EQ(r["recipe"], manifest.recipe);
+      EXPECT_EQ(r["precision"], manifest.precision);
+      EXPECT_EQ(r["backend"], manifest.backend);
+      EXPECT_EQ(r["backend_ids"], json(col.delegates));
+      if (r["half"] == "export") {
+        ++exported;
+        EXPECT_EQ(r["status"], "exported");
+        continue;
+      }
+      // A runtime record: one status of the replay vocabulary, with the cells' worst numbers.
+      const auto st = status_from_string(r["status"].get<std::string>());
+      ASSERT_TRUE(st.has_value()) << r["status"];
+      double worst = 0;
+      size_t n = 0;
+      for (const Cell& c : m.cells)
+        if (c.column == ci && c.status == *st) {
+          ++n;
+          worst = std::max(worst, c.max_abs_error.value_or(0));
+        }
+      ASSERT_TRUE(r.contains("numbers")) << r.dump();
+      EXPECT_EQ(r["numbers"]["cases"], n);
+      EXPECT_EQ(r["numbers"]["case_ids"].size(), n);
+      EXPECT_DOUBLE_EQ(r["numbers"]["max_abs_error"].get<double>(), worst);
+      ASSERT_TRUE(col.bound.has_value());
+      EXPECT_DOUBLE_EQ(r["numbers"]["bound"]["atol"].get<double>(), col.bound->atol);
+      EXPECT_DOUBLE_EQ(r["numbers"]["bound"]["min_cosine"].get<double>(), col.bound->min_cosine);
+      cases += n;
+    }
+    EXPECT_EQ(exported, 1u) << col.bundle;
+    EXPECT_EQ(cases, manifest.goldens.size()) << col.bundle;
+  }
+
+  // parity: one record, agreed, with the report's numbers.
+  const ParityReport r = replay(test_bundles() / "tiny-xnnpack-fp32");
+  ASSERT_TRUE(r.passed) << to_text(r);
+  const auto p = records_from_parity(ctx(), r);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0]["status"], "agreed");
+  EXPECT_EQ(p[0]["bundle"], "tiny-xnnpack-fp32");
+  EXPECT_EQ(p[0]["bundle_sha256"], r.bundle_sha256);
+  EXPECT_EQ(p[0]["bundle_sha256"].get<std::string>().size(), 64u);
+  EXPECT_EQ(p[0]["bundle_created_utc"], r.bundle_created_utc);
+  EXPECT_EQ(p[0]["backend_ids"], json({"XnnpackBackend"}));
+  EXPECT_FALSE(p[0].contains("reason"));
+  double worst = 0, lowest_cosine = 1;
+  json ids = json::array();
+  for (const CaseReport& c : r.cases) {
+    ids.push_back(c.case_id);
+    for (const TensorReport& t : c.outputs) {
+      worst = std::max(worst, t.max_abs_error);
+      lowest_cosine = std::min(lowest_cosine, t.cosine);
+    }
+  }
+  EXPECT_EQ(p[0]["numbers"]["case_ids"], ids);
+  EXPECT_EQ(p[0]["numbers"]["cases"], r.cases.size());
+  EXPECT_DOUBLE_EQ(p[0]["numbers"]["max_abs_error"].get<double>(), worst);
+  EXPECT_DOUBLE_EQ(p[0]["numbers"]["cosine"].get<double>(), lowest_cosine);
+  EXPECT_EQ(p[0]["numbers"]["bound"]["caller_supplied"], false);
+
+  // Drift under a caller's tight bound: drifted, the failing rules as the reason.
+  ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-xnnpack-int8-dynamic-per-channel");
+  ReplayOptions tight;
+  tight.caller.atol = 1e-7;
+  tight.caller.rtol = 0;
+  tight.caller.min_cosine = 0.9999999;
+  const ParityReport d = replay(test_bundles() / "tiny-xnnpack-int8-dynamic-per-channel", tight);
+  ASSERT_FALSE(d.passed);
+  const auto dr = records_from_parity(ctx(), d);
+  ASSERT_EQ(dr.size(), 1u);
+  EXPECT_EQ(dr[0]["status"], "drifted");
+  EXPECT_NE(dr[0]["reason"].get<std::string>().find(d.cases.front().case_id + "/"), std::string::npos)
+      << dr[0]["reason"];
+  EXPECT_EQ(dr[0]["numbers"]["bound"]["caller_supplied"], true);
+  EXPECT_DOUBLE_EQ(dr[0]["numbers"]["bound"]["atol"].get<double>(), 1e-7);
+}
+
+// A parity run that ended in an Error: its record's status is status_of(the Error), by kind —
+// whether the bundle was refused, a case could not be measured, or no bound is known.
+TEST(Ledger, ParityErrorRecordTakesItsStatusFromTheErrorKind) {
+  ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-xnnpack-fp32");
+  const fs::path dir = scratch_dir();
+  struct Case {
+    fs::path bundle;
+    ErrorKind kind;
+    std::string status;
+  };
+  std::vector<Case> cases;
+  // The artifact does not match its manifest.
+  const fs::path broken = copy_bundle("tiny-portable-fp32", dir);
+  std::ofstream(broken / "tiny-portable-fp32.pte", std::ios::app) << "x";
+  cases.push_back({broken, ErrorKind::kArtifactMismatch, "bundle-invalid"});
+  // A delegate this binary does not link (a consistent manifest of a Vulkan export).
+  cases.push_back({copy_bundle("tiny-xnnpack-fp32", dir,
+                               [](json& d) {
+                                 d["backend"] = "vulkan";
+                                 d["delegates"] = {"VulkanBackend"};
+                               }),
+                   ErrorKind::kBackendNotLinked, "not-linked"});
+  // No bound known for the precision (OpenVINO may run an fp32 program in float16; the bound
+  // table has not measured it).
+  ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-openvino-fp32");
+  cases.push_back({copy_bundle("tiny-openvino-fp32", dir,
+                               [](json& d) { d["precision"] = "float16"; }),
+                   ErrorKind::kCapabilityUnavailable, "no-bound"});
+  // A golden case that cannot be read.
+  fs::create_directories(dir / "npy");
+  const fs::path goldens = copy_bundle("tiny-xnnpack-fp32", dir / "npy");
+  const Manifest gm = read_manifest(goldens / "tiny-xnnpack-fp32.etproof.json");
+  ASSERT_FALSE(gm.goldens.empty());
+  std::ofstream(goldens / "tiny-xnnpack-fp32.goldens" / gm.goldens.front().outputs.begin()->second,
+                std::ios::trunc)
+      << "not npy";
+  cases.push_back({goldens, ErrorKind::kNpyInvalid, "bundle-invalid"});
+
+  for (const Case& c : cases) {
+    const ParityReport r = replay(c.bundle);
+    const Error* e = r.first_error();
+    if (!e && r.bound_error) e = &*r.bound_error;
+    ASSERT_NE(e, nullptr) << c.bundle;
+    EXPECT_EQ(e->kind(), c.kind) << c.bundle << ": " << e->cause();
+    const auto recs = records_from_parity(ctx(), r);
+    ASSERT_EQ(recs.size(), 1u) << c.bundle;
+    const json& rec = recs[0];
+    EXPECT_EQ(rec["status"], std::string(to_string(status_of(*e)))) << c.bundle;
+    EXPECT_EQ(rec["status"], c.status) << c.bundle;
+    EXPECT_EQ(rec["reason"], "[" + std::string(to_string(c.kind)) + "] " + e->cause());
+    EXPECT_EQ(rec["bundle"], c.bundle.filename().string());
+    EXPECT_EQ(rec["bundle_sha256"].get<std::string>().size(), 64u);
+    EXPECT_FALSE(rec.contains("numbers")) << rec.dump();
+  }
+  // No manifest: nothing a claim could rest on.
+  EXPECT_TRUE(records_from_parity(ctx(), replay(dir / "no-such-bundle")).empty());
 }
 
 TEST(Ledger, ConcatenatedLedgersDeduplicateById) {
   const fs::path dir = scratch_dir();
-  const auto run1 = records_from_matrix(ctx("2026-11-29T10:00:00Z"), matrix_doc(), dir);
-  const auto run2 = records_from_matrix(ctx("2026-11-30T10:00:00Z"), matrix_doc(), dir);
+  const auto run1 = records_from_matrix(ctx("2026-11-29T10:00:00Z"), matrix_fixture());
+  const auto run2 = records_from_matrix(ctx("2026-11-30T10:00:00Z"), matrix_fixture());
   append_records(dir / "a.jsonl", run1);
   append_records(dir / "b.jsonl", run1);  // the same evidence, copied to another ledger
   append_records(dir / "b.jsonl", run2);
@@ -225,7 +458,7 @@ TEST(Ledger, ConcatenatedLedgersDeduplicateById) {
 
 TEST(Ledger, CorruptLineIsATypedErrorWithItsLineNumber) {
   const fs::path dir = scratch_dir();
-  const auto recs = records_from_matrix(ctx(), matrix_doc(), dir);
+  const auto recs = records_from_matrix(ctx(), matrix_fixture());
   append_records(dir / "l.jsonl", {recs[0]});
   { std::ofstream(dir / "l.jsonl", std::ios::app) << "{\"id\": \"abc\", \"time_utc\": \"2026-\n"; }
   append_records(dir / "l.jsonl", {recs[1]});
@@ -261,7 +494,7 @@ TEST(Ledger, CorruptLineIsATypedErrorWithItsLineNumber) {
 
 TEST(Ledger, AppendingAfterATruncatedLineKeepsTheNewRecordsWhole) {
   const fs::path dir = scratch_dir();
-  const auto recs = records_from_matrix(ctx(), matrix_doc(), dir);
+  const auto recs = records_from_matrix(ctx(), matrix_fixture());
   append_records(dir / "l.jsonl", {recs[0]});
   const std::string whole = slurp(dir / "l.jsonl");
   { std::ofstream(dir / "l.jsonl", std::ios::app) << finalize(recs[1]).dump().substr(0, 40); }
@@ -369,6 +602,21 @@ TEST(LedgerCli, BackendsMatrixAndParityAppendToTheLedger) {
   const CliRun nb = cli("parity " + quote((dir / "no-such-bundle").string()), env);
   EXPECT_EQ(nb.rc, 2);
   EXPECT_EQ(count_lines(ledger), before_broken + 1);
+  // No bound known: an error (exit 2) and evidence (no-bound); a caller's partial bound that
+  // cannot be completed is a usage error, not recorded.
+  if (fs::exists(bundles / "tiny-openvino-fp32")) {
+    const fs::path f16 = copy_bundle("tiny-openvino-fp32", dir,
+                                     [](json& d) { d["precision"] = "float16"; });
+    const CliRun nob = cli("parity " + quote(f16.string()), env);
+    EXPECT_EQ(nob.rc, 2);
+    EXPECT_NE(nob.err.find("error [capability-unavailable]"), std::string::npos) << nob.err;
+    ASSERT_EQ(count_lines(ledger), before_broken + 2);
+    EXPECT_EQ(read_ledger(ledger).back()["status"], "no-bound");
+    const CliRun partial = cli("parity --atol 1e-3 " + quote(f16.string()), env);
+    EXPECT_EQ(partial.rc, 2);
+    EXPECT_NE(partial.err.find("error [invalid-argument]"), std::string::npos) << partial.err;
+    EXPECT_EQ(count_lines(ledger), before_broken + 2);
+  }
 
   // --no-ledger records nothing; and ETPROOF_LEDGER is not needed when --ledger is given.
   const size_t before = count_lines(ledger);

@@ -37,6 +37,7 @@ struct RuntimeProbe {
   std::optional<double> max_abs_error;
   std::optional<double> min_sqnr_db;
   std::optional<Bound> bound;
+  std::string model, recipe, precision;  // the probe bundle's, as its manifest records them
   std::string bundle_sha256;           // the probe bundle's artifact hash (its manifest's)
   std::string bundle_created_utc;
   std::map<std::string, std::string> bundle_toolchain;

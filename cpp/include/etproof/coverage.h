@@ -5,7 +5,12 @@
 //
 // Per backend key of the table (every one, so a backend never run says "never run"), per machine
 // with evidence: the claim and each half's newest evidence with its status, date, machine and
-// numbers. Claims:
+// numbers. A record's status is read back as a Status (etproof/status.h, status_from_string) and
+// the claims follow its values and predicates (fails_run: "fails at run time"); the words that
+// are not replay statuses (exported, exported-undelegated, the registry's available /
+// removed-upstream / linked-not-registered / no-runtime, the export half's refused) are listed
+// in coverage.cpp.
+// Claims:
 //   works              a runtime run through the backend agreed (matrix/parity column or the
 //                      `backends` one-operation probe)
 //   runs undelegated   it ran and agreed, but no delegate took the graph (portable kernels)

@@ -16,17 +16,21 @@
 //   backend         export key; backend_ids: delegate ids (program's or table's)
 //   model, recipe, precision, bundle, bundle_sha256, bundle_toolchain, bundle_created_utc
 //                   where a bundle was involved (bundle facts from its manifest)
-//   status          the matrix vocabulary (agreed, agreed-undelegated, drifted, export-refused,
-//                   export-failed, not-linked, unavailable, load-failed, run-failed,
-//                   bundle-invalid, no-bound, xfail, xpass, removed-upstream), plus "exported"
-//                   (a bundle exists: it lowered) and, for `backends`, what each half answered
-//                   (export: available/refused/…; runtime: the probe's agreed/drifted/run-failed,
-//                   or the registry's not-linked/unavailable/linked-not-registered/no-runtime/
-//                   available when nothing was run)
+//   status          the replay vocabulary (etproof/status.h, written with to_string(Status):
+//                   agreed, agreed-undelegated, drifted, export-refused, export-failed,
+//                   not-linked, unavailable, load-failed, run-failed, bundle-invalid, no-bound,
+//                   xfail, xpass), plus kExported / kExportedUndelegated (a bundle exists: it
+//                   lowered) and, for `backends`, what each half answered (export: the export
+//                   half's available/refused/removed-upstream; runtime: the probe's outcome, or
+//                   the registry's to_string(RuntimeStatus) — available, not-linked,
+//                   unavailable, linked-not-registered, no-runtime, removed-upstream — when
+//                   nothing was run)
 //   reason          where the status is not agreed/exported
 //   numbers         where measured: {cases, case_ids, max_abs_error (worst), cosine (worst),
 //                   sqnr_db (worst; "inf" when identical), bound {atol, rtol, min_cosine,
-//                   min_sqnr_db, caller_supplied}}
+//                   min_sqnr_db ("-inf": no SQNR rule; ledgers written before issue 8 have
+//                   null there), caller_supplied}}. Non-finite numbers are the strings "inf",
+//                   "-inf", "nan", as in every JSON etproof writes (`parity --json` included).
 //   detail          free text the command printed for it (e.g. the probe's line)
 // Matrix runs record one runtime record per (column, status) — two agreed cases and four xfail
 // cases of one column are two records — and one export record ("exported") per bundle found.
@@ -41,7 +45,16 @@
 
 namespace etproof {
 
+struct Matrix;        // etproof/matrix.h
+struct ParityReport;  // etproof/replay.h
+struct RuntimeHalf;   // etproof/backends_report.h
+
 inline constexpr int kLedgerSchema = 1;
+
+// The export half's record statuses that are not replay statuses (etproof/status.h): a bundle
+// exists, so it lowered — with a delegate call, or (a delegate backend's program) without one.
+inline constexpr const char* kExported = "exported";
+inline constexpr const char* kExportedUndelegated = "exported-undelegated";
 
 // What every record of one run shares.
 struct RecordContext {
@@ -74,27 +87,37 @@ CommitInfo etproof_commit(const std::vector<std::filesystem::path>& exclude = {}
 RecordContext current_context(const std::string& kind, const std::string& command,
                               const std::filesystem::path& ledger);
 
-// Records of one run, without ids (finalize() adds them).
-// backends_doc: `etproof backends --json`'s document (to_json(RuntimeHalf) + "export",
-// "export_error"); probe bundles are looked up in its "probe_bundles" directory.
+// Records of one run, without ids (finalize() adds them), built from the typed reports alone:
+// a report carries its bundle's facts (the manifest's name, SHA-256, creation time, toolchain,
+// model, recipe, precision), so no manifest is read again and no report's JSON is parsed. Statuses
+// are written with to_string(Status) (etproof/status.h); the few words that are not replay
+// statuses are kExported / kExportedUndelegated below and, for `backends`, the registry's
+// (to_string(RuntimeStatus)) and the export half's own.
+//
+// `etproof backends`: one export record per entry of `export_half` (the export half's answer,
+// `python -m etproof probe --json`'s "export" list: [{backend, status, reason?, delegates?}]; null
+// when it did not answer: no export records), then one runtime record per export key of
+// `runtime`: the probe's outcome where it replayed a bundle (agreed/drifted with the bundle's
+// facts, its detail line and numbers {cases, max_abs_error, sqnr_db}; any other outcome with the
+// probe's line as its reason), else the registry's answer with its reason.
 std::vector<nlohmann::json> records_from_backends(const RecordContext& ctx,
-                                                  const nlohmann::json& backends_doc);
-// matrix_doc: to_json(Matrix); dir: the bundle directory it was built over (bundle facts are read
-// from the manifests there).
-std::vector<nlohmann::json> records_from_matrix(const RecordContext& ctx,
-                                                const nlohmann::json& matrix_doc,
-                                                const std::filesystem::path& dir);
-// parity_doc: to_json(ParityReport); bundle: the bundle directory (or its manifest).
+                                                  const RuntimeHalf& runtime,
+                                                  const nlohmann::json& export_half);
+// `etproof matrix`: per column, one export record (kExported, or kExportedUndelegated when a
+// delegate backend's program has no delegate call) and one runtime record per status among its
+// cells (numbers where the cases ran: agreed, agreed-undelegated, drifted, xfail, xpass,
+// no-bound; otherwise the case ids); then one record per not-run line that a column's cells have
+// not already said (export-refused/export-failed and export xfail lines on the export half).
+std::vector<nlohmann::json> records_from_matrix(const RecordContext& ctx, const Matrix& matrix);
+// `etproof parity`: one runtime record. A report with an Error — the bundle could not be run or
+// a case could not be measured (first_error()), else no bound is known (bound_error) — gets its
+// status from the Error's kind alone (status_of: not-linked, unavailable, load-failed,
+// run-failed, no-bound, bundle-invalid) and the reason "[kind] cause". Otherwise agreed,
+// agreed-undelegated (no delegate in a delegate backend's program), drifted (the failing rules
+// as the reason) or run-failed (no golden case), with the numbers. Xfail records are not applied
+// (`parity` applies none). Empty when no manifest was read: nothing a claim could rest on.
 std::vector<nlohmann::json> records_from_parity(const RecordContext& ctx,
-                                                const nlohmann::json& parity_doc,
-                                                const std::filesystem::path& bundle);
-// A parity run that ended in an Error before a report existed: one runtime record whose status
-// comes from the error (not-linked/unavailable for a missing delegate, load-failed, run-failed,
-// bundle-invalid) and whose reason is its cause. Its backend is "" when no manifest was readable
-// (the CLI then records nothing).
-nlohmann::json record_from_parity_error(const RecordContext& ctx,
-                                        const std::filesystem::path& bundle,
-                                        const std::string& error_kind, const std::string& cause);
+                                                const ParityReport& report);
 
 // The id a record has (or should have): first 16 hex of SHA-256 of dump() without "id".
 std::string record_id(const nlohmann::json& record);

@@ -80,6 +80,9 @@ struct ParityReport {
   // output can exceed, and have status no-bound.
   Bound bound;
   std::string no_bound;                // why no bound is known; empty when one is
+  std::optional<Error> bound_error;    // the Error behind no_bound (derive_bound's
+                                       // capability-unavailable, or override_bound's
+                                       // invalid-argument for a caller's partial bound)
 
   // Set when the bundle could not be run at all (steps 1–4): its status and the Error behind it.
   std::optional<Status> refused;
