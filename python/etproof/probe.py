@@ -34,6 +34,7 @@ CACHE_FILE = "export-probe.json"
 DEFAULT_TIMEOUT_S = 120.0
 MAX_JOBS = 2
 
+# What probe_export answers in "status" (docs/backends.md).
 STATUSES = ("available", "refused", "removed-upstream")
 
 
