@@ -176,7 +176,7 @@ def test_static_int8_conv_after_constant_pad_runs_unskipped(tmp_path):
     """Static int8 needs no pad workaround: the padded conv is quantized and the program runs.
 
     If this starts failing at stage "lower", XNNPACK broke static quantized convs after
-    constant_pad_nd too: set PAD_WORKAROUND["xnnpack-int8-static-per-channel"] in export.py.
+    constant_pad_nd too: set PAD_WORKAROUND["xnnpack-int8-static-per-channel"] in quantize.py.
     """
     from executorch.runtime import Runtime
 
