@@ -10,15 +10,21 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 from pathlib import Path
 
+from etproof.backends import table_hash
+from etproof.bundle import file_ref, install, staging_dir
 from etproof.errors import EtproofError
+from etproof.manifest import read_manifest
+from etproof.toolchain import toolchain_versions
 
 STAMPS_FILE = ".etproof-stamps.json"
 _PKG_DIR = Path(__file__).resolve().parent
 
 
 def source_digest() -> str:
+    """SHA-256 (hex) over every .py file of the etproof package: relative path and bytes."""
     h = hashlib.sha256()
     for p in sorted(_PKG_DIR.rglob("*.py")):
         h.update(p.relative_to(_PKG_DIR).as_posix().encode() + b"\0")
@@ -27,12 +33,10 @@ def source_digest() -> str:
 
 
 def make_stamp(*parts: bytes | str) -> str:
-    from etproof.export import toolchain_versions
-
+    """A bundle's stamp: SHA-256 (hex) over etproof's sources, the backend table, the toolchain
+    versions and the caller's ``parts`` (the bundle name, its inputs' digests)."""
     h = hashlib.sha256()
     h.update(source_digest().encode())
-    from etproof.backends import table_hash
-
     h.update(table_hash().encode())  # precision and partitioner come from data/backends.json
     h.update(json.dumps(toolchain_versions(), sort_keys=True).encode())
     for p in parts:
@@ -41,6 +45,7 @@ def make_stamp(*parts: bytes | str) -> str:
 
 
 def load_stamps(out: Path) -> dict:
+    """OUT/.etproof-stamps.json as a dict; {} when it is absent or unreadable."""
     try:
         return json.loads((out / STAMPS_FILE).read_text())
     except (OSError, ValueError):
@@ -48,6 +53,7 @@ def load_stamps(out: Path) -> dict:
 
 
 def save_stamps(out: Path, stamps: dict) -> None:
+    """Writes OUT/.etproof-stamps.json (sorted keys), replacing it in one rename."""
     tmp = out / (STAMPS_FILE + ".tmp")
     tmp.write_text(json.dumps(stamps, sort_keys=True, indent=2) + "\n")
     os.replace(tmp, out / STAMPS_FILE)
@@ -59,9 +65,6 @@ def adopt(src: Path, out: Path, name: str, stamp: str) -> dict | None:
 
     The caller records the stamp in ``out``. A result other than "exported" is adopted as is.
     """
-    import shutil
-    import tempfile
-
     prev = load_stamps(src).get(name)
     if not prev or prev.get("stamp") != stamp:
         return None
@@ -70,26 +73,19 @@ def adopt(src: Path, out: Path, name: str, stamp: str) -> dict | None:
         return result
     if not bundle_intact(src / name):
         return None
-    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.tmp-", dir=out))
-    try:
+    with staging_dir(out, name) as tmp:
         shutil.copytree(src / name, tmp, dirs_exist_ok=True)
-        if (out / name).exists():
-            shutil.rmtree(out / name)
-        os.replace(tmp, out / name)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        install(tmp, out / name)
     return result
 
 
 def bundle_intact(bundle: Path) -> bool:
-    from etproof.export import _file_ref
-    from etproof.manifest import read_manifest
-
+    """Whether ``bundle`` holds a valid manifest whose artifact matches the program file (size
+    and SHA-256) and every golden file it names."""
     try:
         doc = read_manifest(bundle)
         art = doc["artifact"]
-        return _file_ref(bundle / art["file"]) == art and all(
+        return file_ref(bundle / art["file"]) == art and all(
             (bundle / f"{doc['name']}.goldens" / fn).is_file()
             for g in doc["goldens"] for part in ("inputs", "outputs") for fn in g[part].values())
     except (EtproofError, OSError, KeyError):

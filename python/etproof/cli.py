@@ -8,11 +8,27 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import json
+import logging
 import sys
+import time
 import warnings
 from pathlib import Path
 
+from etproof import backends, probe, userspec
+from etproof.demo import run_demo
 from etproof.errors import EtproofError, InvalidArgument
+from etproof.export import export_model
+from etproof.golden import run_golden_set
+from etproof.recipes import (
+    EXECUTORCH_BACKENDS,
+    RECIPES,
+    supported_backends,
+    supported_pairs_text,
+    supported_recipes,
+)
+from etproof.runner import export_pairs, result_for_error, write_report
+from etproof.testbundles import export_test_bundles
 
 EXIT_OK = 0
 EXIT_ERROR = 2
@@ -23,8 +39,6 @@ def _quiet() -> None:
     warnings.filterwarnings("ignore", category=FutureWarning)
     warnings.filterwarnings("ignore", category=DeprecationWarning)
     warnings.filterwarnings("ignore", category=UserWarning)
-    import logging
-
     logging.getLogger("torch").setLevel(logging.ERROR)
     logging.getLogger("torchao").setLevel(logging.ERROR)
 
@@ -42,8 +56,6 @@ def _usage(cause: str, remedy: str) -> InvalidArgument:
 
 
 def _unknown(kind: str, value: str, supported: list[str]) -> InvalidArgument:
-    from etproof.export import supported_pairs_text
-
     close = _closest(value, supported)
     return _usage(f"unknown {kind} {value!r}; supported: {', '.join(supported)}",
                   _hint(close, supported_pairs_text()))
@@ -68,20 +80,17 @@ def _pairs_for(backend: str, recipe: str | None) -> list[tuple[str, str]]:
     A backend ExecuTorch has but etproof does not export (EXECUTORCH_BACKENDS) with a known recipe
     is returned as asked: the caller refuses it and records the refusal in the report.
     """
-    from etproof.export import (EXECUTORCH_BACKENDS, RECIPES, supported_backends,
-                                supported_pairs_text, supported_recipes)
-
-    backends = supported_backends()
-    if backend != "all" and backend not in backends and backend not in EXECUTORCH_BACKENDS:
-        close = _closest(backend, backends + ["all"]) or _closest(backend, EXECUTORCH_BACKENDS)
-        raise _usage(f"unknown backend {backend!r}; supported: {', '.join(backends + ['all'])}",
+    ours = supported_backends()
+    if backend != "all" and backend not in ours and backend not in EXECUTORCH_BACKENDS:
+        close = _closest(backend, ours + ["all"]) or _closest(backend, EXECUTORCH_BACKENDS)
+        raise _usage(f"unknown backend {backend!r}; supported: {', '.join(ours + ['all'])}",
                      _hint(close, supported_pairs_text()))
     if recipe is not None and recipe != "all" and recipe not in supported_recipes():
         raise _unknown("recipe", recipe, supported_recipes() + ["all"])
-    if backend in EXECUTORCH_BACKENDS and backend not in backends:
+    if backend in EXECUTORCH_BACKENDS and backend not in ours:
         if recipe in (None, "all"):
             raise _usage(f"backend {backend!r} (ExecuTorch has it) is not exported by etproof "
-                         f"yet; supported: {', '.join(backends + ['all'])}",
+                         f"yet; supported: {', '.join(ours + ['all'])}",
                          f"backend/recipe pairs: {supported_pairs_text()}")
         return [(backend, recipe)]
     if backend == "all":
@@ -107,8 +116,6 @@ def _error_lines(results: list[dict]) -> list[str]:
 
 
 def _try_report(out: Path, results: list[dict]) -> None:
-    from etproof.runner import write_report
-
     try:
         out.mkdir(parents=True, exist_ok=True)
         write_report(out, results, merge=True)
@@ -117,10 +124,6 @@ def _try_report(out: Path, results: list[dict]) -> None:
 
 
 def cmd_export(a) -> int:
-    from etproof import userspec
-    from etproof.export import RECIPES, export_model, supported_pairs_text
-    from etproof.runner import export_pairs, result_for_error
-
     model_ref = a.model_pos or a.model
     if not model_ref or (a.model_pos and a.model and a.model_pos != a.model):
         raise InvalidArgument("give the model once: MODEL or --model MODEL",
@@ -169,15 +172,11 @@ def cmd_export(a) -> int:
 
 
 def cmd_test_bundles(a) -> int:
-    from etproof.testbundles import export_test_bundles
-
     results = export_test_bundles(Path(a.out), force=a.force, log=_log)
     return EXIT_OK if all(r["status"] == "exported" for r in results) else EXIT_ERROR
 
 
 def cmd_demo(a) -> int:
-    from etproof.demo import run_demo
-
     report = run_demo(Path(a.out), force=a.force, log=_log, all_columns=a.all_columns)
     # A column refused for a missing prerequisite is reported, not a failure of the demo.
     return (EXIT_OK if all(r["status"] in ("exported", "export-refused")
@@ -185,8 +184,6 @@ def cmd_demo(a) -> int:
 
 
 def cmd_golden_set(a) -> int:
-    from etproof.golden import run_golden_set
-
     report = run_golden_set(Path(a.out), force=a.force, log=_log, all_columns=a.all_columns,
                             reuse_from=Path(a.reuse) if a.reuse else None, only=a.only)
     # A column that does not lower for one model is a finding, reported in export-report.json and
@@ -203,11 +200,6 @@ def cmd_golden_set(a) -> int:
 
 def cmd_probe(a) -> int:
     """The export half of every backend (or --only KEY ...): a table, or JSON with --json."""
-    import json
-    import time
-
-    from etproof import backends
-
     table = backends.load_table()
     for k in a.only or []:
         if k not in table:
@@ -215,7 +207,7 @@ def cmd_probe(a) -> int:
             raise _usage(f"unknown backend {k!r}; backends: {', '.join(table)}",
                          f"did you mean {close[0]!r}?" if close else "see data/backends.json")
     t0 = time.monotonic()
-    results = backends.probe_all(only=a.only, timeout_s=a.timeout, refresh=a.refresh,
+    results = probe.probe_all(only=a.only, timeout_s=a.timeout, refresh=a.refresh,
                                  cache_dir=a.cache_dir)
     if a.json:
         export = []
@@ -248,13 +240,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="python -m etproof",
                                 description="etproof export half: PyTorch -> ExecuTorch bundles")
     sub = p.add_subparsers(dest="cmd", required=True)
-    from etproof.export import supported_backends, supported_pairs_text, supported_recipes
-    from etproof.userspec import CONTRACT
-
     e = sub.add_parser("export", help="export one model to one bundle per (backend, recipe)",
                        description="Export MODEL to one bundle per (backend, recipe).\n"
                                    f"Supported pairs: {supported_pairs_text()}.",
-                       epilog=CONTRACT, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       epilog=userspec.CONTRACT, formatter_class=argparse.RawDescriptionHelpFormatter)
     e.add_argument("model_pos", nargs="?", metavar="MODEL",
                    help="efficientnet_lite0, tiny, MODULE:FUNCTION or FILE.py:FUNCTION "
                         "(FUNCTION's contract: below)")

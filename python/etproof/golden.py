@@ -17,7 +17,11 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from etproof.demo import DEMO_XFAIL, REPO, _write_xfail
+from etproof.backends import REPO
+from etproof.demo import DEMO_XFAIL, demo_pairs, photos_digest, run_demo, write_xfail
+from etproof.errors import InvalidArgument
+from etproof.models import minilm, mobilenet_v3_small, ops
+from etproof.photos import golden_photos
 from etproof.runner import export_pairs, write_report
 
 EFFICIENTNET = "efficientnet_lite0"
@@ -38,9 +42,6 @@ LEFT_OUT: dict[tuple[str, str], str] = {
 
 def models(photos) -> list[tuple[str, Callable[[], dict], tuple]]:
     """(model key, spec factory, stamp parts) of every golden model but EfficientNet-Lite0."""
-    from etproof.demo import photos_digest
-    from etproof.models import minilm, mobilenet_v3_small, ops
-
     out = [
         (minilm.MODEL_NAME, minilm.spec,
          (photos_digest([], (minilm.DIST, "transformers", "tokenizers", "safetensors")),)),
@@ -53,8 +54,7 @@ def models(photos) -> list[tuple[str, Callable[[], dict], tuple]]:
 
 
 def model_keys() -> list[str]:
-    from etproof.models import minilm, mobilenet_v3_small, ops
-
+    """Every golden model's key, EfficientNet-Lite0 first."""
     return ([EFFICIENTNET, minilm.MODEL_NAME, mobilenet_v3_small.MODEL_NAME]
             + [op.name for op in ops.OPS])
 
@@ -66,17 +66,12 @@ def run_golden_set(out: Path, force: bool = False, log=print, all_columns: bool 
     only: model keys to export (default: all); pairs: columns (default: the demo's; EfficientNet-
     Lite0 always gets the demo's).
     """
-    from etproof.demo import demo_pairs, run_demo
-    from etproof.photos import golden_photos
-
     t0 = time.monotonic()
     out = Path(out)
     bundles = out / "bundles"
     keys = model_keys()
     unknown = [k for k in (only or []) if k not in keys]
     if unknown:
-        from etproof.errors import InvalidArgument
-
         raise InvalidArgument(f"unknown golden model(s) {unknown}", f"golden models: {keys}")
     want = set(only or keys)
     cols = list(pairs) if pairs is not None else [
@@ -93,7 +88,7 @@ def run_golden_set(out: Path, force: bool = False, log=print, all_columns: bool 
                                     log=log, log_errors=False)
     write_report(bundles, results)
     # The directory's expected failures: the demo's (EfficientNet-Lite0) and the golden set's.
-    _write_xfail(bundles, (DEMO_XFAIL, GOLDEN_XFAIL))
+    write_xfail(bundles, (DEMO_XFAIL, GOLDEN_XFAIL))
     seconds = time.monotonic() - t0
     summary(results, log)
     if pairs is None and not all_columns:

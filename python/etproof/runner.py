@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Callable
 
 from etproof import cache
-from etproof.errors import EtproofError, InvalidArgument
+from etproof.errors import EtproofError, InvalidArgument, error_line
+from etproof.export import export_model
+from etproof.manifest import canonical_dumps
 
 REPORT = "export-report.json"
 
@@ -43,8 +45,6 @@ def write_report(out: Path, results: list[dict], merge: bool = False) -> Path:
     share a directory (the golden set); an entry without a model (refused before the model was
     loaded) stands for every model of its pair.
     """
-    from etproof.manifest import canonical_dumps
-
     path = Path(out) / REPORT
     merged: list[dict] = []
     if merge:
@@ -73,13 +73,12 @@ def export_pairs(spec_factory: Callable[[], dict], model_key: str, pairs, out: P
 
     spec_factory() returns export_model's keyword arguments except name/out_dir/backend/recipe;
     it is called only when some bundle needs exporting. A column that fails (any exception but
-    an interrupt) is recorded as such and the next one still runs; bundles already written stay. log_errors=False: a failed column logs
-    its status and stage only, for callers that print the reasons themselves (once each).
+    an interrupt) is recorded as such and the next one still runs; bundles already written stay.
+    log_errors=False: a failed column logs its status and stage only, for callers that print the
+    reasons themselves (once each).
     reuse_from: another bundle directory (e.g. the demo's); a bundle up to date there (same stamp,
     intact) is copied instead of exported again.
     """
-    from etproof.export import export_model
-
     out.mkdir(parents=True, exist_ok=True)
     stamps = cache.load_stamps(out)
     results = []
@@ -115,10 +114,8 @@ def export_pairs(spec_factory: Callable[[], dict], model_key: str, pairs, out: P
             log(f"{name}: {result['status']} [{result['stage']}]"
                 + (f": {e}" if log_errors else ""))
         except Exception as e:  # noqa: BLE001 - one column's failure never stops the others
-            from etproof.export import _first_line
-
             result = {"backend": backend, "recipe": recipe, "model": model_key,
-                      "status": "export-failed", "stage": "export", "reason": f"{type(e).__name__}: {_first_line(e)}"}
+                      "status": "export-failed", "stage": "export", "reason": error_line(e)}
             log(f"{name}: export-failed [export]" + (f": {result['reason']}" if log_errors
                                                      else ""))
         results.append(result)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from etproof.models import tiny
 from etproof.runner import export_pairs
 
 TEST_PAIRS = [("portable", "fp32"), ("xnnpack", "fp32"), ("xnnpack", "int8-dynamic-per-channel"),
@@ -19,8 +20,8 @@ TEST_PAIRS = [("portable", "fp32"), ("xnnpack", "fp32"), ("xnnpack", "int8-dynam
 
 
 def export_test_bundles(out: Path, force: bool = False, log=print) -> list[dict]:
-    from etproof.models import tiny
-
+    """Exports TEST_PAIRS of the tiny model into ``out`` (reusing up-to-date bundles unless
+    ``force``); returns the export-report results."""
     t0 = time.monotonic()
     results = export_pairs(tiny.spec, "tiny", TEST_PAIRS, Path(out), force=force, log=log)
     log(f"test bundles in {out} ({time.monotonic() - t0:.1f} s)")

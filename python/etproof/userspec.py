@@ -12,7 +12,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from etproof.arguments import GOLDEN_DATA_MEANING, GoldenCase, check_export_arguments
 from etproof.errors import EtproofError, InvalidArgument
+from etproof.manifest import LAYOUTS, NAME_RE
+from etproof.recipes import supported_pairs
 
 BUILTIN = {"efficientnet_lite0": "etproof.models.efficientnet_lite0:spec",
            "tiny": "etproof.models.tiny:spec"}
@@ -145,9 +148,6 @@ def problems(spec) -> list[str]:
     """Every problem of FUNCTION's result, each one line; [] when export_model would accept it."""
     import torch
 
-    from etproof.export import GOLDEN_DATA_MEANING, check_export_arguments, supported_pairs
-    from etproof.manifest import LAYOUTS, NAME_RE
-
     if not isinstance(spec, dict):
         return [f"FUNCTION must return a dict, not {type(spec).__name__}"]
     p: list[str] = []
@@ -254,8 +254,6 @@ def problems(spec) -> list[str]:
 
 def _golden_problems(golden, meta, examples, ins, data_meaning, is_name) -> list[str]:
     import torch
-
-    from etproof.export import GoldenCase
 
     if not isinstance(golden, (list, tuple)) or not golden:
         return ["golden_inputs must be a non-empty list of (case_id, data, origin, tensors), got "

@@ -176,7 +176,7 @@ def test_static_int8_conv_after_constant_pad_runs_unskipped(tmp_path):
     """Static int8 needs no pad workaround: the padded conv is quantized and the program runs.
 
     If this starts failing at stage "lower", XNNPACK broke static quantized convs after
-    constant_pad_nd too: set PAD_WORKAROUND["xnnpack-int8-static-per-channel"] in export.py.
+    constant_pad_nd too: set PAD_WORKAROUND["xnnpack-int8-static-per-channel"] in quantize.py.
     """
     from executorch.runtime import Runtime
 
@@ -246,7 +246,7 @@ def test_demo_columns():
 
 def test_demo_xfail_record_is_one_file_the_demo_copies(tmp_path):
     """data/demo-xfail.json is the one home of the demo's expected failures (docs/xfail.md)."""
-    from etproof.demo import DEMO_XFAIL, _write_xfail, demo_pairs
+    from etproof.demo import DEMO_XFAIL, demo_pairs, write_xfail
 
     doc = json.loads(DEMO_XFAIL.read_text(encoding="utf-8"))
     assert doc["schema_version"] == 1
@@ -254,7 +254,7 @@ def test_demo_xfail_record_is_one_file_the_demo_copies(tmp_path):
         assert set(r) <= {"model", "backend", "recipe", "half", "reason", "recorded", "cases"}
         assert r["half"] in ("export", "runtime") and r["reason"]
         assert (r["backend"], r["recipe"]) in demo_pairs()  # a demo column, not left out
-    records = _write_xfail(tmp_path)
+    records = write_xfail(tmp_path)
     assert records == doc["records"]
     assert (tmp_path / "xfail.json").read_bytes() == DEMO_XFAIL.read_bytes()
 

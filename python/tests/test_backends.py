@@ -7,8 +7,9 @@ import time
 
 import pytest
 
-from etproof import backends, export
-from etproof.backends import BackendTableError, probe_all, probe_export, validate_table
+from etproof import backends, export, probe
+from etproof.backends import BackendTableError, validate_table
+from etproof.probe import probe_all, probe_export
 from etproof.cli import main
 
 KEYS = ["portable", "xnnpack", "coreml", "vulkan", "openvino", "qnn", "mlx", "metal", "cuda",
@@ -63,8 +64,9 @@ def test_export_reads_its_pairs_from_the_table():
         assert facts["precision"] == exported[pair]["precision"]
         assert facts["partitioner"] == table[pair[0]]["partitioner"]
     assert set(export.EXECUTORCH_BACKENDS) == set(KEYS) - set(export.supported_backends())
-    # one home per fact: no backend list or delegate id spelled out in export.py or cli.py
-    for mod in ("export.py", "cli.py"):
+    # one home per fact: no backend list or delegate id spelled out in the exporter or cli.py
+    for mod in ("export.py", "recipes.py", "arguments.py", "quantize.py", "lower.py",
+                "delegation.py", "bundle.py", "toolchain.py", "cli.py"):
         src = (backends.REPO / "python" / "etproof" / mod).read_text()
         for fact in ("mediatek", "XnnpackBackend", "executorch.backends.xnnpack.partition"):
             assert fact not in src, (mod, fact)
@@ -113,7 +115,7 @@ def test_one_backend_hanging_or_dying_does_not_stop_the_others(tmp_path):
     assert by["qnn"]["reason"].startswith("probe process died (killed by signal 6)")
     assert by["cuda"]["status"] == "refused" and "cuda" in by  # still answered
     assert by["mps"]["status"] == "removed-upstream"
-    assert not (tmp_path / backends.CACHE_FILE).exists()  # faults never reach the cache
+    assert not (tmp_path / probe.CACHE_FILE).exists()  # faults never reach the cache
 
 
 def test_cli_probe_json_requires_a_delegate_and_caches(tmp_path, capsys):

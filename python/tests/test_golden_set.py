@@ -219,10 +219,10 @@ def test_golden_xfail_records_name_golden_models_and_columns_of_the_set():
 
 
 def test_golden_set_xfail_file_merges_demo_and_golden_records(tmp_path):
-    from etproof.demo import DEMO_XFAIL, _write_xfail
+    from etproof.demo import DEMO_XFAIL, write_xfail
     from etproof.golden import GOLDEN_XFAIL
 
-    records = _write_xfail(tmp_path, (DEMO_XFAIL, GOLDEN_XFAIL))
+    records = write_xfail(tmp_path, (DEMO_XFAIL, GOLDEN_XFAIL))
     want = (json.loads(DEMO_XFAIL.read_text())["records"]
             + json.loads(GOLDEN_XFAIL.read_text())["records"])
     assert records == want

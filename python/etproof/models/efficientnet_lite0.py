@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from etproof.photos import golden_photos
+
 MODEL_NAME = "efficientnet_lite0"
 INPUT = "image"
 OUTPUT = "logits"
@@ -81,8 +83,6 @@ def labels() -> dict:
 def spec(photos=None) -> dict:
     """export_model keyword arguments, goldens = the six real photos (etproof.photos)."""
     import torch
-
-    from etproof.photos import golden_photos
 
     photos = photos if photos is not None else golden_photos()
     cases = [(p.id, "real", p.origin, (torch.from_numpy(preprocess(p.path)),)) for p in photos]

@@ -38,23 +38,19 @@ synthetic image.
 
 from __future__ import annotations
 
+from etproof.models import efficientnet_lite0
+from etproof.photos import golden_photos
+
 MODEL_NAME = "mobilenet_v3_small"
 INPUT = "image"
 OUTPUT = "logits"
 WEIGHTS = {"kind": "seeded", "source": "torch.manual_seed(0), torchvision's init; BatchNorm "
                                        "running statistics re-estimated on the golden inputs"}
-# torchvision's ImageNet transform (resize 256, centre crop 224, mean/std on [0, 1]), on 0..255.
-PREPROCESSING = {
-    "kind": "image",
-    "input": INPUT,
-    "color": "rgb",
-    "resize_shorter": 256,
-    "interpolation": "bilinear",
-    "crop": [224, 224],
-    "mean": [0.485 * 255, 0.456 * 255, 0.406 * 255],
-    "std": [0.229 * 255, 0.224 * 255, 0.225 * 255],
-    "value_range": [0, 255],
-}
+# torchvision's ImageNet transform (resize 256, centre crop 224, mean/std on [0, 1]), on 0..255:
+# EfficientNet-Lite0's resize, crop, input name and value range, with torchvision's mean and std.
+PREPROCESSING = dict(efficientnet_lite0.PREPROCESSING,
+                     mean=[0.485 * 255, 0.456 * 255, 0.406 * 255],
+                     std=[0.229 * 255, 0.224 * 255, 0.225 * 255])
 SYNTHETIC_SEED = 0
 
 # torchvision's mobilenet_v3_small setting: input, kernel, expanded, out, SE, activation, stride
@@ -178,11 +174,9 @@ def recalibrate_batchnorm(model, inputs) -> None:
 def golden_inputs(photos=None) -> list:
     import torch
 
-    from etproof.models.efficientnet_lite0 import preprocess
-    from etproof.photos import golden_photos
-
     photos = photos if photos is not None else golden_photos()
-    cases = [(p.id, "real", p.origin, (torch.from_numpy(preprocess(p.path, PREPROCESSING)),))
+    cases = [(p.id, "real", p.origin,
+              (torch.from_numpy(efficientnet_lite0.preprocess(p.path, PREPROCESSING)),))
              for p in photos]
     g = torch.Generator().manual_seed(SYNTHETIC_SEED)
     cases.append((f"seed{SYNTHETIC_SEED}", "synthetic",

@@ -1,0 +1,260 @@
+"""What export_model accepts: every check it makes before anything is exported or written.
+
+``check_export_arguments`` raises InvalidArgument (stage "export": an export-refused column)
+naming the cause and the remedy, and returns the arguments normalized (ExportArguments) with the
+inputs' tensor specs. ``etproof.userspec`` runs the same checks on a MODULE:FUNCTION dict, so the
+two never disagree. Also the tensor specs of the manifest's ``inputs``/``outputs``.
+
+May import: errors, the manifest's vocabulary (etproof.manifest) and the supported pairs
+(etproof.recipes); torch only inside functions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from etproof.errors import InvalidArgument, ManifestError
+from etproof.manifest import (
+    DTYPES,
+    LAYOUTS,
+    NAME_RE,
+    check_labels,
+    check_preprocessing,
+    check_weights,
+)
+from etproof.recipes import RECIPES, supported_pairs_text
+
+# str(torch dtype) -> the manifest's dtype name (etproof.manifest.DTYPES).
+_TORCH_DTYPE_NAMES = {
+    "torch.float32": "float32", "torch.float16": "float16", "torch.float64": "float64",
+    "torch.int8": "int8", "torch.uint8": "uint8", "torch.int16": "int16",
+    "torch.int32": "int32", "torch.int64": "int64", "torch.bool": "bool",
+}
+
+
+@dataclass
+class GoldenCase:
+    """One golden case: ``id`` (a name), ``data`` ("real"|"synthetic"), ``origin`` (where the
+    inputs came from) and ``inputs`` (tensors in input order, the example inputs' shapes and
+    dtypes)."""
+
+    id: str
+    data: str
+    origin: str
+    inputs: tuple
+
+
+@dataclass
+class ExportArguments:
+    """export_model's arguments as check_export_arguments normalized them."""
+
+    example_inputs: tuple
+    cases: list
+    model_name: str
+    preprocessing: dict | None
+
+
+def _bad(cause: str, remedy: str) -> InvalidArgument:
+    return InvalidArgument(cause, remedy, stage="export")
+
+
+def _check_name(kind: str, value: Any) -> str:
+    if not isinstance(value, str) or not NAME_RE.match(value) or value in (".", ".."):
+        raise _bad(f"invalid {kind} {value!r}",
+                   f"a {kind} is made of letters, digits, '.', '_' and '-' ([A-Za-z0-9._-]+), "
+                   "and is not '.' or '..'")
+    return value
+
+
+def check_export_arguments(model, example_inputs, name, backend, recipe, input_names,
+                           output_names, golden_inputs, preprocessing=None, labels=None,
+                           model_name=None, golden_meta=None, layouts=None, compute_unit=None,
+                           weights=None):
+    """Every check export_model makes before it writes anything; raises InvalidArgument.
+
+    Returns the normalized arguments and the input tensor specs.
+    """
+    args = _check_arguments(model, example_inputs, name, backend, recipe, input_names,
+                            output_names, golden_inputs, preprocessing, labels, model_name,
+                            golden_meta, layouts, compute_unit)
+    if weights is not None:
+        _as_argument(check_weights, "weights", weights)
+    in_specs = tensor_specs(input_names, args.example_inputs, layouts or {}, "input")
+    if args.preprocessing is not None:
+        _as_argument(check_preprocessing, "preprocessing", args.preprocessing, in_specs)
+    return args, in_specs
+
+
+def check_output_labels(labels: dict, out_specs: list) -> None:
+    """The manifest's labels check (etproof.manifest.check_labels) against the outputs' specs,
+    once the eager outputs give their shapes; raises InvalidArgument."""
+    _as_argument(check_labels, "labels", labels, out_specs)
+
+
+def resolve_compute_unit(backend: str, recipe: str, compute_unit: str | None) -> str | None:
+    """The compute unit the manifest records: the recipe's own (data/backends.json) where it has
+    one, which ``compute_unit`` may only repeat (else InvalidArgument); else ``compute_unit``."""
+    fixed = RECIPES[(backend, recipe)]["compute_unit"]
+    if fixed is None:
+        return compute_unit
+    if compute_unit not in (None, fixed):
+        raise _bad(f"{backend}/{recipe} computes on compute unit {fixed!r} (data/backends.json), "
+                   f"not {compute_unit!r}", "omit compute_unit: the recipe sets it")
+    return fixed
+
+
+def _as_argument(check, section: str, *args) -> None:
+    """Runs a manifest check; its ManifestError becomes InvalidArgument naming the field."""
+    try:
+        check(*args)
+    except ManifestError as e:
+        raise _bad(e.cause.replace("manifest field", "field"),
+                   f"see docs/manifest.md, '{section}'") from e
+
+
+GOLDEN_DATA_MEANING = ("'real' for real-domain inputs (photos, sentences, recordings), "
+                       "'synthetic' for generated ones (torch.randn, constants)")
+
+
+def _check_arguments(model, example_inputs, name, backend, recipe, input_names,
+                     output_names, golden_inputs, preprocessing, labels, model_name,
+                     golden_meta, layouts, compute_unit) -> ExportArguments:
+    import torch
+
+    _check_name("bundle name", name)
+    if (backend, recipe) not in RECIPES:
+        known_backend = any(b == backend for b, _ in RECIPES)
+        what = (f"recipe {recipe!r} for backend {backend!r}" if known_backend
+                else f"backend {backend!r}")
+        raise _bad(f"unsupported {what}",
+                   f"supported (backend/recipe) pairs: {supported_pairs_text()}")
+    if not isinstance(model, torch.nn.Module):
+        raise _bad(f"model must be a torch.nn.Module, got {type(model).__name__}",
+                   "pass the PyTorch module to export")
+    if isinstance(example_inputs, torch.Tensor):
+        example_inputs = (example_inputs,)
+    example_inputs = tuple(example_inputs)
+    input_names = list(input_names)
+    output_names = list(output_names)
+    if not example_inputs or not all(isinstance(t, torch.Tensor) for t in example_inputs):
+        raise _bad("example_inputs must be a non-empty tuple of tensors",
+                   "pass the model's positional inputs as tensors")
+    if len(input_names) != len(example_inputs):
+        raise _bad(f"{len(input_names)} input names for {len(example_inputs)} example inputs",
+                   "name every positional input once, in order")
+    for kind, names in (("input name", input_names), ("output name", output_names)):
+        for n in names:
+            _check_name(kind, n)
+    if not output_names:
+        raise _bad("no output names", "name every output of the model, in order")
+    all_names = input_names + output_names
+    if len(set(all_names)) != len(all_names):
+        raise _bad(f"tensor names repeat: {all_names}", "give each input and output its own name")
+    for t, n in zip(example_inputs, input_names):
+        dtype_name(t.dtype, n)
+
+    # golden cases
+    cases = []
+    for g in list(golden_inputs or []):
+        if isinstance(g, GoldenCase):
+            cid, data, origin, tensors = g.id, g.data, g.origin, g.inputs
+        elif len(g) == 4:
+            cid, data, origin, tensors = g
+        elif len(g) == 2:
+            cid, tensors = g
+            meta = (golden_meta or {}).get(cid)
+            if not meta:
+                raise _bad(f"golden case {cid!r} has no data/origin",
+                           "pass (case_id, data, origin, tensors) or golden_meta[case_id]")
+            data, origin = meta.get("data"), meta.get("origin")
+        else:
+            raise _bad("golden inputs must be (case_id, data, origin, tensors)",
+                       "pass one tuple per golden case")
+        _check_name("golden case id", cid)
+        if data not in ("real", "synthetic"):
+            raise _bad(f"golden case {cid!r}: data must be 'real' or 'synthetic', got {data!r}",
+                       f"data says what the inputs are: {GOLDEN_DATA_MEANING}")
+        if not isinstance(origin, str) or not origin:
+            raise _bad(f"golden case {cid!r}: origin must be a non-empty string",
+                       "say where the inputs came from (file, package, seed)")
+        if isinstance(tensors, torch.Tensor):
+            tensors = (tensors,)
+        tensors = tuple(tensors)
+        if len(tensors) != len(example_inputs):
+            raise _bad(f"golden case {cid!r} has {len(tensors)} inputs, the model takes "
+                       f"{len(example_inputs)}", "give every golden case all inputs")
+        for t, e, n in zip(tensors, example_inputs, input_names):
+            if not isinstance(t, torch.Tensor) or t.shape != e.shape or t.dtype != e.dtype:
+                raise _bad(f"golden case {cid!r}: input {n!r} must be a {e.dtype} tensor of shape "
+                           f"{list(e.shape)}", "golden inputs must match the example inputs")
+        cases.append(GoldenCase(cid, data, origin, tensors))
+    if not cases:
+        raise _bad("no golden inputs", "pass at least one golden case (real data where the model "
+                   "has a domain)")
+    ids = [c.id for c in cases]
+    if len(set(ids)) != len(ids):
+        raise _bad(f"golden case ids repeat: {ids}", "give each golden case its own id")
+
+    for n, lay in (layouts or {}).items():
+        if n not in all_names:
+            raise _bad(f"layout given for unknown tensor {n!r}", f"tensors: {all_names}")
+        if lay not in LAYOUTS:
+            raise _bad(f"layout of {n!r} must be one of {LAYOUTS}, got {lay!r}",
+                       "layouts are 'nchw' or 'nhwc'")
+        if n in input_names and example_inputs[input_names.index(n)].dim() != 4:
+            raise _bad(f"layout given for {n!r}, which is not rank 4",
+                       "layouts apply to rank-4 tensors only")
+
+    if model_name is None:
+        model_name = type(model).__name__
+    if not isinstance(model_name, str) or not model_name:
+        raise _bad(f"invalid model name {model_name!r}", "pass the source model's name")
+
+    pre = None
+    if preprocessing is not None:
+        if not isinstance(preprocessing, dict):
+            raise _bad("preprocessing must be a dict", "see docs/manifest.md, 'preprocessing'")
+        pre = dict(preprocessing)
+        for k in ("mean", "std"):
+            if k in pre and isinstance(pre[k], (list, tuple)):
+                pre[k] = [float(x) for x in pre[k]]
+        for k in ("crop", "value_range"):
+            if k in pre and isinstance(pre[k], tuple):
+                pre[k] = list(pre[k])
+    if labels is not None:
+        if not isinstance(labels, dict) or set(labels) != {"output", "source", "names"}:
+            raise _bad("labels must be {'output', 'source', 'names'}",
+                       "see docs/manifest.md, 'labels'")
+        if labels["output"] not in output_names:
+            raise _bad(f"labels name unknown output {labels['output']!r}",
+                       f"outputs: {output_names}")
+    if compute_unit is not None and (not isinstance(compute_unit, str) or not compute_unit):
+        raise _bad("compute_unit must be a non-empty string", "omit it where the backend has none")
+    return ExportArguments(example_inputs, cases, model_name, pre)
+
+
+def dtype_name(dtype, tensor_name: str | None = None) -> str:
+    """The manifest's name of a torch dtype (float32, int64, ...); InvalidArgument naming
+    ``tensor_name`` for a dtype the manifest cannot carry (etproof.manifest.DTYPES)."""
+    name = _TORCH_DTYPE_NAMES.get(str(dtype))
+    if name is None:
+        raise _bad(f"tensor {tensor_name!r} has dtype {dtype}, which the manifest cannot carry",
+                   f"use one of {', '.join(DTYPES)}")
+    return name
+
+
+def tensor_specs(names, tensors, layouts: dict, kind: str) -> list:
+    """The manifest's tensor specs [{"name", "dtype", "shape"[, "layout"]}] of ``tensors`` (in
+    ``names`` order); ``layouts`` {name: "nchw"|"nhwc"} applies to rank-4 tensors only
+    (InvalidArgument naming the ``kind``, "input" or "output", otherwise)."""
+    specs = []
+    for n, t in zip(names, tensors):
+        spec = {"name": n, "dtype": dtype_name(t.dtype, n), "shape": [int(d) for d in t.shape]}
+        if n in layouts:
+            if t.dim() != 4:
+                raise _bad(f"layout given for {kind} {n!r}, which is not rank 4",
+                           "layouts apply to rank-4 tensors only")
+            spec["layout"] = layouts[n]
+        specs.append(spec)
+    return specs

@@ -1,0 +1,161 @@
+"""Bundle writing: the files of one bundle, and putting the bundle in place atomically.
+
+A bundle is written into a staging directory ``OUT/.NAME.tmp-XXXX`` (staging_dir), then renamed
+into place in one step (install); an existing bundle of the same name is kept until the new one
+is complete. The layout is docs/manifest.md's: NAME.pte, NAME.ptd (only where the backend writes
+named data), NAME.etproof.json (written by etproof.manifest), NAME.goldens/CASE.in.INPUT.npy and
+CASE.out.OUTPUT.npy.
+
+May import: errors and the standard library, numpy; nothing of torch or ExecuTorch (the program
+and tensors it writes come in as objects with their own write methods).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from etproof.errors import ExportError
+
+
+@contextlib.contextmanager
+def staging_dir(out: Path, name: str):
+    """Yields a new empty directory ``OUT/.NAME.tmp-XXXX``; removes it (and all in it) when the
+    block raises anything, interrupts included. ``out`` must exist."""
+    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.tmp-", dir=out))
+    try:
+        yield tmp
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def install(tmp: Path, final: Path) -> None:
+    """Syncs the staging directory ``tmp`` to disk and renames it to ``final`` (replace_dir)."""
+    _fsync_dir(tmp)
+    replace_dir(tmp, final)
+
+
+def file_ref(path: Path) -> dict:
+    """The manifest's reference to a file: {"file": its name, "bytes": its size, "sha256": the
+    hex SHA-256 of its bytes}, read in 1 MiB chunks. Raises OSError when it cannot be read."""
+    h = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+            size += len(chunk)
+    return {"file": path.name, "bytes": size, "sha256": h.hexdigest()}
+
+
+def write_program(et, tmp: Path, name: str) -> tuple[Path, list[str]]:
+    """Writes ExecuTorch's program manager ``et`` (to_executorch's result) as ``tmp/NAME.pte``
+    (synced to disk) and its named data, where it has any, as ``tmp/NAME.ptd``.
+
+    Returns (the .pte path, the names of the data files written: [] or ["NAME.ptd"]). More than
+    one named-data file is ExportError (stage "serialize"): a bundle holds one.
+    """
+    pte = tmp / f"{name}.pte"
+    with open(pte, "wb") as f:
+        et.write_to_file(f)
+        f.flush()
+        os.fsync(f.fileno())
+    data = getattr(et, "_tensor_data", None)
+    if not data:
+        return pte, []
+    if len(data) != 1:
+        raise ExportError(f"the backend wrote {len(data)} named-data files; a bundle holds one "
+                          "(NAME.ptd)", "export with a backend configuration that writes at most "
+                          "one .ptd", stage="serialize")
+    (cord,) = data.values()
+    fn = f"{name}.ptd"
+    with open(tmp / fn, "wb") as f:
+        cord.write_to_file(f)
+    return pte, [fn]
+
+
+def write_goldens(gdir: Path, cases, outputs, input_names, output_names) -> list[dict]:
+    """Writes each case's input and output tensors as ``.npy`` (numpy, no pickle) into the new
+    directory ``gdir``; returns the manifest's ``goldens`` entries, in case order.
+
+    cases: objects with ``.id``, ``.data``, ``.origin`` and ``.inputs`` (tensors, in input order);
+    outputs: per case, its output tensors in output order.
+    """
+    gdir.mkdir()
+    goldens = []
+    for c, outs in zip(cases, outputs):
+        entry = {"id": c.id, "data": c.data, "origin": c.origin, "inputs": {}, "outputs": {}}
+        for part, names, tensors, io in (("inputs", input_names, c.inputs, "in"),
+                                         ("outputs", output_names, outs, "out")):
+            for t_name, t in zip(names, tensors):
+                fn = f"{c.id}.{io}.{t_name}.npy"
+                save_npy(gdir / fn, t)
+                entry[part][t_name] = fn
+        goldens.append(entry)
+    return goldens
+
+
+def save_npy(path: Path, t) -> None:
+    """Writes a torch tensor as a C-contiguous ``.npy`` file (its own dtype and shape)."""
+    arr = np.ascontiguousarray(t.detach().cpu().numpy())
+    with open(path, "wb") as f:
+        np.save(f, arr, allow_pickle=False)
+
+
+def _fsync_dir(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def replace_dir(new: Path, final: Path) -> None:
+    """Renames ``new`` to ``final``; an existing ``final`` is removed only after the rename.
+
+    On Linux an existing bundle is swapped in one step (renameat2 RENAME_EXCHANGE), so a reader
+    never finds the name missing; elsewhere the old bundle is moved aside first.
+    """
+    if not final.exists() and not final.is_symlink():
+        os.rename(new, final)
+        return
+    if final.is_dir() and not final.is_symlink() and _exchange(new, final):
+        shutil.rmtree(new, ignore_errors=True)  # ``new`` now holds the old bundle
+        return
+    old = Path(tempfile.mkdtemp(prefix=f".{final.name}.old-", dir=final.parent))
+    os.rmdir(old)
+    os.rename(final, old)
+    try:
+        os.rename(new, final)
+    except BaseException:
+        os.rename(old, final)
+        raise
+    if old.is_dir() and not old.is_symlink():
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        old.unlink()
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swaps two paths (Linux renameat2 RENAME_EXCHANGE); False if unsupported."""
+    import ctypes
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    fn.restype = ctypes.c_int
+    return fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0

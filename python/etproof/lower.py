@@ -1,0 +1,197 @@
+"""Lowering: a torch.export program -> an ExecuTorch edge program for one (backend, recipe).
+
+The backend's partitioner comes from the backend table and is configured here, the one place
+etproof configures one (for an export and, at its smallest, for the probe). Also: the checks that
+refuse a backend before anything is imported, the precision the delegate will compute in, and
+the check that the written program runs once in ExecuTorch's Python runtime.
+
+May import: the table (etproof.backends), the supported pairs (etproof.recipes), etproof.delegation,
+toolchain facts and errors; ExecuTorch and the backends' packages only inside functions (they are
+heavy, and some are absent on a given machine).
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+from typing import Any
+
+from etproof.backends import (
+    COREML_COMPUTE_UNITS,
+    COREML_PRECISIONS,
+    OPENVINO_DEVICE,
+    load_table,
+    missing_prerequisite,
+    needs_text,
+)
+from etproof.delegation import Rejections
+from etproof.errors import STAGE_REMEDY, ExportError, InvalidArgument, first_line
+from etproof.recipes import RECIPES
+from etproof.toolchain import version
+
+# Test hook: "BACKEND/RECIPE[,...]" in this variable makes those pairs fail at stage "lower" (after
+# quantization, before anything is written), so tests can show one failing column never stops
+# the others. Never set it outside tests.
+TEST_FAIL_ENV = "ETPROOF_TEST_FAIL_LOWER"
+
+# OpenVINO's INFERENCE_PRECISION_HINT type names -> the manifest's precision names.
+_OV_TYPES = {"f32": "float32", "bf16": "bfloat16", "f16": "float16"}
+
+
+def check_export_needs(backend: str) -> None:
+    """Refuses (InvalidArgument, stage "export": an export-refused column) a backend whose Python
+    modules are missing, or whose SDK variable is unset where importing without it would reach for
+    the network, before anything is imported: the same checks as the probe, from the table."""
+    entry = load_table()[backend]
+    missing = missing_prerequisite(entry)
+    if missing is not None:
+        raise InvalidArgument(f"{backend}: {missing}", f"needs: {needs_text(entry)}",
+                              stage="export")
+
+
+def partitioner_class(key: str):
+    """The partitioner class the table names for backend ``key`` (None for the portable
+    backend), imported. Importing the Vulkan partitioner sets the root logger to INFO; the level
+    is put back. Raises whatever the import raises (ImportError, or the package's own error)."""
+    p = load_table()[key]["partitioner"]
+    if p is None:
+        return None
+    root_level = logging.getLogger().level
+    try:
+        return getattr(importlib.import_module(p["module"]), p["class"])
+    finally:
+        logging.getLogger().setLevel(root_level)
+
+
+def make_partitioner(key: str, recipe: dict | None = None):
+    """The backend's partitioner, configured for one of its table recipes (or the smallest
+    configuration, minimum_partitioner, where ``recipe`` is None); None for the portable backend.
+
+    Core ML: compile specs from CoreMLBackend.generate_compile_specs with the recipe's
+    compute_unit, precision and minimum_deployment_target.
+    """
+    cls = partitioner_class(key)
+    if cls is None:
+        return None
+    if key == "coreml" and recipe is not None:
+        import coremltools as ct
+        from executorch.backends.apple.coreml.compiler import CoreMLBackend
+
+        kwargs = {"compute_precision": getattr(ct.precision,
+                                               COREML_PRECISIONS[recipe["precision"]])}
+        if recipe.get("compute_unit"):
+            kwargs["compute_unit"] = getattr(ct.ComputeUnit,
+                                             COREML_COMPUTE_UNITS[recipe["compute_unit"]])
+        if recipe.get("minimum_deployment_target"):
+            kwargs["minimum_deployment_target"] = getattr(ct.target,
+                                                          recipe["minimum_deployment_target"])
+        return cls(compile_specs=CoreMLBackend.generate_compile_specs(**kwargs))
+    return minimum_partitioner(key, cls)
+
+
+def minimum_partitioner(key: str, cls):
+    """An instance of backend ``key``'s partitioner class with the smallest configuration it
+    accepts (OpenVINO: device OPENVINO_DEVICE; Arm: TOSA-1.0+FP, ethos-u55-128, VGF defaults)."""
+    if key == "openvino":
+        from executorch.exir.backend.compile_spec_schema import CompileSpec
+
+        return cls([CompileSpec("device", OPENVINO_DEVICE.encode())])
+    if key == "arm-tosa":
+        from executorch.backends.arm.tosa.compile_spec import TosaCompileSpec
+
+        return cls(TosaCompileSpec("TOSA-1.0+FP"))
+    if key == "arm-ethos-u":
+        from executorch.backends.arm.ethosu import EthosUCompileSpec
+
+        return cls(EthosUCompileSpec("ethos-u55-128"))
+    if key == "arm-vgf":
+        from executorch.backends.arm.vgf import VgfCompileSpec
+
+        return cls(VgfCompileSpec())
+    if key in ("metal", "cuda"):
+        return cls([])
+    return cls()
+
+
+def lower(ep, backend: str, recipe: str, facts: dict):
+    """Lowers the exported program ``ep`` with the table's partitioner, configured for the recipe
+    (make_partitioner; ``facts`` is RECIPES[(backend, recipe)]).
+
+    Returns (edge program, ExecutorchBackendConfig or None, Rejections heard while lowering).
+    Raises whatever ExecuTorch raises (the caller stages it as "lower"), and RuntimeError for a
+    pair named in TEST_FAIL_ENV.
+    """
+    from executorch.exir import to_edge_transform_and_lower
+
+    forced = os.environ.get(TEST_FAIL_ENV, "")
+    if f"{backend}/{recipe}" in [p.strip() for p in forced.split(",")]:
+        raise RuntimeError(f"forced failure of {backend}/{recipe} ({TEST_FAIL_ENV}, a test hook)")
+    rejections = Rejections()
+    if facts["partitioner"] is None:
+        return to_edge_transform_and_lower(ep, partitioner=[]), None, rejections
+    part = make_partitioner(backend, facts["entry"])
+    kwargs: dict[str, Any] = {}
+    config = None
+    if backend == "xnnpack":
+        from executorch.backends.xnnpack.utils.configs import (
+            get_xnnpack_edge_compile_config,
+            get_xnnpack_executorch_backend_config,
+        )
+
+        kwargs["compile_config"] = get_xnnpack_edge_compile_config()
+        config = get_xnnpack_executorch_backend_config()
+    with rejections:
+        edge = to_edge_transform_and_lower(ep, partitioner=[part], **kwargs)
+    return edge, config, rejections
+
+
+def effective_precision(backend: str, recipe: str) -> str:
+    """The precision the delegate will compute in for (backend, recipe) when lowered here.
+
+    The table's precision, except OpenVINO: its CPU plugin compiles with the device's default
+    INFERENCE_PRECISION_HINT (bf16 on CPUs with native bf16, e.g. AVX512_BF16 or AMX) and
+    ExecuTorch's OpenVINO compile specs cannot override it (their values reach openvino_compile
+    as strings; its "config" must be a dict). So the manifest records what the plugin reports.
+    """
+    facts = RECIPES[(backend, recipe)]
+    if backend != "openvino":
+        return facts["precision"]
+    import openvino as ov
+
+    hint = ov.Core().get_property(OPENVINO_DEVICE, "INFERENCE_PRECISION_HINT").get_type_name()
+    return _OV_TYPES.get(hint, hint)
+
+
+def verify_runs(program, data_path, inputs, delegates, n_outputs, say, name) -> bool:
+    """Runs the written program once (method "forward" on ``inputs``) in ExecuTorch's Python
+    runtime, where that runtime has every delegate of the program; returns whether it ran.
+
+    program: the .pte bytes, or its path where ``data_path`` (its .ptd) is given. A program that
+    fails to run, or returns other than ``n_outputs`` outputs, is ExportError (stage "lower").
+    """
+    from executorch.runtime import Runtime
+
+    rt = Runtime.get()
+    registry = rt.backend_registry
+    missing = [d for d in delegates if not registry.is_available(d)]
+    if missing:
+        have = ", ".join(sorted(registry.registered_backend_names)) or "none"
+        say(f"{name}: not run in Python: ExecuTorch's Python runtime has no available "
+            f"{', '.join(missing)} (registered: {have})")
+        return False
+    try:
+        if data_path is not None:
+            loaded = rt.load_program(program, data_path=data_path)
+        else:
+            loaded = rt.load_program(program)
+        outs = loaded.load_method("forward").execute(list(inputs))
+    except Exception as e:  # noqa: BLE001
+        raise ExportError(f"the lowered program does not run in ExecuTorch {version('executorch')}"
+                          f" (Python runtime): {first_line(e)}",
+                          STAGE_REMEDY["lower"], stage="lower") from e
+    if len(outs) != n_outputs:
+        raise ExportError(f"the lowered program returned {len(outs)} outputs, the model "
+                          f"{n_outputs}", STAGE_REMEDY["lower"], stage="lower")
+    say(f"{name}: ran once in ExecuTorch's Python runtime")
+    return True

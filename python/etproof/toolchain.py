@@ -1,0 +1,52 @@
+"""Toolchain facts: the versions of what exports, and the delegates a serialized program calls.
+
+Both are read from the installed distributions and from the program's own bytes, never assumed.
+Used by the manifest (``engine``, ``toolchain``, ``delegates``), the export cache's stamps and the
+probe's cache key.
+
+May import: etproof (its version) and numpy; ExecuTorch only inside delegates_in_program.
+Nothing from the export stages, so the cache and the probe can use it without the exporter.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata as _md
+import platform
+
+import numpy as np
+
+from etproof import __version__
+
+
+def version(dist: str) -> str:
+    """The installed version of distribution ``dist`` (importlib.metadata), else the module's
+    ``__version__``, else "unknown". Raises ImportError when neither the distribution nor a
+    module of that name is installed."""
+    try:
+        return _md.version(dist)
+    except _md.PackageNotFoundError:
+        mod = __import__(dist)
+        return str(getattr(mod, "__version__", "unknown"))
+
+
+def toolchain_versions() -> dict:
+    """The manifest's ``toolchain``: {"python", "torch", "executorch", "torchao", "numpy",
+    "etproof"} -> version string, of this interpreter and its installed packages."""
+    return {
+        "python": platform.python_version(),
+        "torch": version("torch"),
+        "executorch": version("executorch"),
+        "torchao": version("torchao"),
+        "numpy": np.__version__,
+        "etproof": __version__,
+    }
+
+
+def delegates_in_program(program_bytes: bytes) -> list[str]:
+    """Sorted distinct delegate ids (the names backends register under) of every execution plan
+    of a serialized .pte, read with ExecuTorch's own deserializer; [] for a portable program."""
+    from executorch.exir._serialize._program import deserialize_pte_binary
+
+    pte = deserialize_pte_binary(program_bytes)
+    program = getattr(pte, "program", pte)
+    return sorted({d.id for plan in program.execution_plan for d in plan.delegates})
