@@ -1,4 +1,4 @@
-// etproof — the command-line front end of the runtime half (DESIGN.md §8).
+// etproof — the command-line front end of the runtime half (docs/design.md §8).
 //
 // Exit codes: 0 success / parity passed / matrix passed; 1 drift (parity) or a failing matrix
 // (see Matrix::exit_code: drift, a broken column, no bound, or nothing measured); 2 an error (printed as "error [kind]: cause" + "remedy: …").
@@ -29,6 +29,7 @@
 #include "etproof/bundle.h"
 #include "etproof/coverage.h"
 #include "etproof/error.h"
+#include "etproof/export_half.h"
 #include "etproof/gate.h"
 #include "etproof/classify.h"
 #include "etproof/image.h"
@@ -114,51 +115,6 @@ bool record_evidence(const LedgerOption& o, const std::string& kind,
 }
 
 // ---- backends ----------------------------------------------------------------------------------
-std::string export_python() {
-  const char* env = std::getenv("ETPROOF_PYTHON");
-  return (env && *env) ? env : ETPROOF_PYTHON;
-}
-
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-// The export half's probe (`python -m etproof probe --json`, cached by the Python side): its
-// "export" list, or nullopt with the reason it could not be had.
-std::optional<nlohmann::json> export_half(std::string& why_not) {
-  const std::string python = export_python();
-  if (python.find('/') != std::string::npos && access(python.c_str(), X_OK) != 0) {
-    why_not = "the export half's Python interpreter " + python +
-              " is missing or not executable (run ./setup.sh, or set ETPROOF_PYTHON)";
-    return std::nullopt;
-  }
-  const std::string cmd = shell_quote(python) + " -m etproof probe --json";
-  std::cout.flush();
-  FILE* f = popen(cmd.c_str(), "r");
-  if (!f) {
-    why_not = "cannot run " + cmd + ": " + std::strerror(errno);
-    return std::nullopt;
-  }
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
-  const int status = pclose(f);
-  const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  try {
-    auto doc = nlohmann::json::parse(out);
-    if (doc.is_object() && doc.contains("export") && doc["export"].is_array()) return doc["export"];
-    why_not = cmd + " printed JSON without an \"export\" list (exit status " + std::to_string(rc) + ")";
-  } catch (const std::exception&) {
-    const std::string first = out.substr(0, out.find('\n'));
-    why_not = cmd + " failed (exit status " + std::to_string(rc) + ")" +
-              (first.empty() ? "; see its stderr above" : ": " + first.substr(0, 300));
-  }
-  return std::nullopt;
-}
-
 // Default probe bundles: <directory of this executable>/test-bundles (test.sh / setup.sh export
 // them there).
 fs::path default_probe_dir() {
@@ -173,7 +129,7 @@ int cmd_backends(bool json, bool runtime_only, const std::string& probe_dir,
       etproof::runtime_half(probe_dir.empty() ? default_probe_dir() : fs::path(probe_dir));
   std::string export_why_not = "skipped (--runtime-only)";
   std::optional<nlohmann::json> exp;
-  if (!runtime_only) exp = export_half(export_why_not);
+  if (!runtime_only) exp = etproof::query_export_half(export_why_not);
   nlohmann::json doc = etproof::to_json(rt);
   doc["export"] = exp ? *exp : nlohmann::json(nullptr);
   doc["export_error"] = exp ? nlohmann::json(nullptr) : nlohmann::json(export_why_not);
@@ -187,7 +143,7 @@ int cmd_backends(bool json, bool runtime_only, const std::string& probe_dir,
     return ok;
   }
   std::cout << etproof::to_text(rt);
-  std::cout << "\nexport half (" << export_python() << " -m etproof probe, cached):\n";
+  std::cout << "\nexport half (" << etproof::export_python() << " -m etproof probe, cached):\n";
   if (!exp) {
     std::cout << "  not answered: " << export_why_not << "\n";
     return ok;
@@ -203,43 +159,7 @@ int cmd_backends(bool json, bool runtime_only, const std::string& probe_dir,
 }
 
 // ---- export: the export half, in Python -------------------------------------------------------
-int cmd_export(int argc, char** argv) {
-  const char* env = std::getenv("ETPROOF_PYTHON");
-  const std::string python = (env && *env) ? env : ETPROOF_PYTHON;
-  if (python.find('/') != std::string::npos && access(python.c_str(), X_OK) != 0)
-    throw Error(ErrorKind::kCapabilityUnavailable,
-                "the export half's Python interpreter " + python + " is missing or not executable",
-                "run ./setup.sh (creates .venv with executorch), or set ETPROOF_PYTHON to a Python "
-                "with the etproof package installed");
-  std::vector<std::string> args{python, "-m", "etproof", "export"};
-  for (int i = 0; i < argc; ++i) args.emplace_back(argv[i]);
-  std::vector<char*> cargs;
-  for (auto& a : args) cargs.push_back(a.data());
-  cargs.push_back(nullptr);
-  std::cout.flush();
-  std::cerr.flush();
-  const pid_t pid = fork();
-  if (pid < 0)
-    throw Error(ErrorKind::kIo, std::string("fork failed: ") + std::strerror(errno),
-                "retry; the system is out of processes or memory");
-  if (pid == 0) {
-    execvp(cargs[0], cargs.data());
-    std::fprintf(stderr, "error [capability-unavailable]: cannot run %s: %s\n"
-                         "remedy: run ./setup.sh, or set ETPROOF_PYTHON\n",
-                 cargs[0], std::strerror(errno));
-    _exit(kExitError);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR)
-      throw Error(ErrorKind::kIo, std::string("waitpid failed: ") + std::strerror(errno), "retry");
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) {
-    std::cerr << "error [io]: the export half was killed by signal " << WTERMSIG(status) << "\n";
-    return kExitError;
-  }
-  return kExitError;
-}
+int cmd_export(int argc, char** argv) { return etproof::run_export_half(argc, argv); }
 
 // ---- inspect -----------------------------------------------------------------------------------
 int cmd_inspect(const std::string& path, bool json) {
@@ -354,89 +274,11 @@ int cmd_matrix(const std::vector<std::string>& dir_args, bool json, bool markdow
 }
 
 // ---- coverage ----------------------------------------------------------------------------------
-struct CoverageArgs {
-  std::vector<std::string> ledgers;
-  std::string out;
-  bool check = false;
-  int max_age_days = 90;
-  std::string as_of;
-};
-
-// Renders the backend-coverage page from the ledger(s) alone; --out writes it atomically,
-// --check compares it with the file instead (exit 1 with a diff and the remedy when they differ).
-int cmd_coverage(const CoverageArgs& a) {
-  std::vector<std::string> ledgers = a.ledgers;
-  if (ledgers.empty() && a.check)  // a committed page is checked against its own ledger only
-    throw Error(ErrorKind::kInvalidArgument,
-                "--check needs the ledger the page was rendered from",
-                "pass it: etproof coverage --ledger evidence/ledger.jsonl --check (the project's "
-                "page); without --ledger, coverage reads your own ledger, not the project's");
-  if (ledgers.empty()) {
-    std::string why;
-    const auto p = etproof::default_ledger_path(&why);
-    if (!p)
-      throw Error(ErrorKind::kInvalidArgument, "no ledger to read: " + why,
-                  "pass --ledger FILE (e.g. evidence/ledger.jsonl in the source tree)");
-    ledgers.push_back(p->string());
-    std::cerr << "coverage: reading " << p->string() << " (" << why << ")\n";
-  }
-  std::vector<std::vector<nlohmann::json>> all;
-  for (const auto& l : ledgers) all.push_back(etproof::read_ledger(l));
-  const auto records = etproof::merge_records(all);
-  const std::string target = !a.out.empty() ? a.out : a.check ? "docs/backend-coverage.md" : "";
-  etproof::CoverageOptions o;
-  o.sources = ledgers;
-  o.max_age_days = a.max_age_days;
-  if (!a.as_of.empty()) o.as_of = a.as_of;
-  o.toolchain = etproof::toolchain_info();
-  o.regenerate = "etproof coverage";
-  for (const auto& l : ledgers) o.regenerate += " --ledger " + l;
-  if (a.max_age_days != 90) o.regenerate += " --max-age-days " + std::to_string(a.max_age_days);
-  if (!a.as_of.empty()) o.regenerate += " --as-of " + a.as_of;
-  if (!target.empty()) o.regenerate += " --out " + target;
-  const std::string page = etproof::render_coverage(records, o);
-
-  if (a.check) {
-    std::ifstream in(target, std::ios::binary);
-    if (!in)
-      throw Error(ErrorKind::kIo, "cannot read " + target + " to check it",
-                  "render it: " + o.regenerate);
-    const std::string committed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (committed == page) {
-      std::cerr << "coverage: " << target << " matches the ledger (" << records.size()
-                << " records)\n";
-      return 0;
-    }
-    std::cerr << "coverage: " << target << " differs from what the ledger renders:\n"
-              << etproof::line_diff(committed, page) << "remedy: " << o.regenerate << "\n";
-    return 1;
-  }
-  if (target.empty()) {
-    std::cout << page;
-    return 0;
-  }
-  const fs::path out(target);
-  if (out.has_parent_path()) fs::create_directories(out.parent_path());
-  const fs::path tmp = out.string() + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << page;
-    f.flush();
-    if (!f) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw Error(ErrorKind::kIo, "cannot write " + tmp.string(), "check the path and free space");
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, out, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw Error(ErrorKind::kIo, "cannot replace " + out.string() + ": " + ec.message(),
-                "check the path and its permissions");
-  }
-  std::cerr << "coverage: wrote " << out.string() << " from " << records.size() << " records\n";
-  return 0;
+int cmd_coverage(const etproof::CoverageRequest& a) {
+  const etproof::CoverageOutcome o = etproof::run_coverage(a);
+  std::cout << o.page;
+  std::cerr << o.message;
+  return o.exit_code;
 }
 
 // ---- measure-tolerances ------------------------------------------------------------------------
@@ -482,11 +324,7 @@ int cmd_classify(const std::string& image, const std::string& backend, const std
 int run_cli(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "export") return cmd_export(argc - 2, argv + 2);
 
-  for (int i = 0; i < argc; ++i) {
-    std::string a = i == 0 ? fs::path(argv[0]).filename().string() : std::string(argv[i]);
-    if (a.find_first_of(" \t'\"$") != std::string::npos) a = shell_quote(a);
-    g_command_line += (i ? " " : "") + a;
-  }
+  g_command_line = etproof::command_line_text(argc, argv);
   CLI::App app{"etproof — export PyTorch models through ExecuTorch and prove the numbers did "
                "not change (runtime half)"};
   app.require_subcommand(1);
@@ -563,7 +401,7 @@ int run_cli(int argc, char** argv) {
   add_bound_options(matrix, ", applied to every column");
   add_ledger_options(matrix);
 
-  CoverageArgs cov;
+  etproof::CoverageRequest cov;
   auto* coverage = app.add_subcommand(
       "coverage", "the backend-coverage page (Markdown), rendered from evidence ledger(s) alone");
   coverage->add_option("--ledger", cov.ledgers,

@@ -66,6 +66,13 @@ nlohmann::json json_number(const std::optional<double>& v);
 // A number json_number wrote (a JSON number or "nan"/"inf"/"-inf"); nullopt for anything else.
 std::optional<double> read_json_number(const nlohmann::json& j);
 
+// `s` quoted for a POSIX shell: '…' with every ' written as '\''.
+inline std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return q + "'";
+}
+
 // One line for an Error: "[kind] cause (executorch error 0xNN); remedy: remedy".
 std::string error_line(const Error& e);
 

@@ -2,6 +2,7 @@
 #include "etproof/coverage.h"
 
 #include <algorithm>
+#include <fstream>
 #include <cmath>
 #include <map>
 #include <set>
@@ -561,6 +562,67 @@ std::string render_coverage(const std::vector<json>& records, const CoverageOpti
     out << "\n";
   }
   return out.str();
+}
+
+CoverageOutcome run_coverage(const CoverageRequest& a) {
+
+  CoverageOutcome out;
+  std::vector<std::string> ledgers = a.ledgers;
+  if (ledgers.empty() && a.check)  // a committed page is checked against its own ledger only
+    throw Error(ErrorKind::kInvalidArgument,
+                "--check needs the ledger the page was rendered from",
+                "pass it: etproof coverage --ledger evidence/ledger.jsonl --check (the project's "
+                "page); without --ledger, coverage reads your own ledger, not the project's");
+  if (ledgers.empty()) {
+    std::string why;
+    const auto p = default_ledger_path(&why);
+    if (!p)
+      throw Error(ErrorKind::kInvalidArgument, "no ledger to read: " + why,
+                  "pass --ledger FILE (e.g. evidence/ledger.jsonl in the source tree)");
+    ledgers.push_back(p->string());
+    out.message += "coverage: reading " + p->string() + " (" + why + ")\n";
+  }
+  std::vector<std::vector<nlohmann::json>> all;
+  for (const auto& l : ledgers) all.push_back(read_ledger(l));
+  const auto records = merge_records(all);
+  const std::string target = !a.out.empty() ? a.out : a.check ? "docs/backend-coverage.md" : "";
+  CoverageOptions o;
+  o.sources = ledgers;
+  o.max_age_days = a.max_age_days;
+  if (!a.as_of.empty()) o.as_of = a.as_of;
+  o.toolchain = toolchain_info();
+  o.regenerate = "etproof coverage";
+  for (const auto& l : ledgers) o.regenerate += " --ledger " + l;
+  if (a.max_age_days != 90) o.regenerate += " --max-age-days " + std::to_string(a.max_age_days);
+  if (!a.as_of.empty()) o.regenerate += " --as-of " + a.as_of;
+  if (!target.empty()) o.regenerate += " --out " + target;
+  const std::string page = render_coverage(records, o);
+
+  if (a.check) {
+    std::ifstream in(target, std::ios::binary);
+    if (!in)
+      throw Error(ErrorKind::kIo, "cannot read " + target + " to check it",
+                  "render it: " + o.regenerate);
+    const std::string committed((std::istreambuf_iterator<char>(in)),
+                                std::istreambuf_iterator<char>());
+    if (committed == page) {
+      out.message += "coverage: " + target + " matches the ledger (" +
+                     std::to_string(records.size()) + " records)\n";
+      return out;
+    }
+    out.message += "coverage: " + target + " differs from what the ledger renders:\n" +
+                   line_diff(committed, page) + "remedy: " + o.regenerate + "\n";
+    out.exit_code = 1;
+    return out;
+  }
+  if (target.empty()) {
+    out.page = page;
+    return out;
+  }
+  detail::write_file_atomic(target, page);
+  out.message += "coverage: wrote " + target + " from " + std::to_string(records.size()) +
+                 " records\n";
+  return out;
 }
 
 }  // namespace etproof

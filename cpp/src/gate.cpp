@@ -1,4 +1,4 @@
-// The gate (DESIGN.md §5): per-element allclose, per-tensor cosine, non-finite rules, the
+// The gate (docs/design.md §5): per-element allclose, per-tensor cosine, non-finite rules, the
 // constant-output rule, and the one table of measured bounds.
 #include "etproof/gate.h"
 

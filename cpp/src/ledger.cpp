@@ -69,11 +69,7 @@ std::optional<std::string> capture(const std::string& cmd) {
   return out;
 }
 
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
+using detail::shell_quote;
 
 std::string now_utc() {
   const std::time_t t = std::time(nullptr);
@@ -323,6 +319,16 @@ std::optional<fs::path> default_ledger_path(std::string* why) {
   }
   if (why) *why = "neither ETPROOF_LEDGER, XDG_STATE_HOME nor HOME is set";
   return std::nullopt;
+}
+
+std::string command_line_text(int argc, char** argv) {
+  std::string out;
+  for (int i = 0; i < argc; ++i) {
+    std::string a = i == 0 ? fs::path(argv[0]).filename().string() : std::string(argv[i]);
+    if (a.find_first_of(" \t'\"$") != std::string::npos) a = shell_quote(a);
+    out += (i ? " " : "") + a;
+  }
+  return out;
 }
 
 }  // namespace etproof

@@ -1,4 +1,4 @@
-// The matrix (DESIGN.md §6): golden cases × (backend, recipe) columns. Every column found is
+// The matrix (docs/design.md §6): golden cases × (backend, recipe) columns. Every column found is
 // reported — measured, or with the reason it was not.
 #include "etproof/matrix.h"
 

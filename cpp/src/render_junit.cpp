@@ -1,4 +1,4 @@
-// etproof/render_junit.cpp — JUnit XML (DESIGN.md §8) for the matrix and for
+// etproof/render_junit.cpp — JUnit XML (docs/design.md §8) for the matrix and for
 // measure-tolerances (etproof/matrix.h, etproof/tolerances.h).
 #include <map>
 #include <sstream>

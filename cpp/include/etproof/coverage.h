@@ -1,4 +1,4 @@
-// etproof/coverage.h — the backend-coverage page (DESIGN.md §7), rendered from ledger records
+// etproof/coverage.h — the backend-coverage page (docs/design.md §7), rendered from ledger records
 // alone (etproof/ledger.h): a pure function of the records, the backend table embedded in this
 // binary and this binary's toolchain versions. No wall clock: "stale by age" is measured from
 // `as_of`, which defaults to the newest record's date.
@@ -55,5 +55,25 @@ std::string machine_label(const nlohmann::json& machine);
 // "-"/"+" and line numbers), at most max_lines lines. Empty when equal.
 std::string line_diff(const std::string& expected, const std::string& actual,
                       size_t max_lines = 40);
+
+// `etproof coverage`: what the command was asked (its flags) and what it gives.
+struct CoverageRequest {
+  std::vector<std::string> ledgers;  // --ledger FILE…; none: the user's default ledger
+  std::string out;                   // --out FILE: write the page there (atomically)
+  bool check = false;                // --check: compare with the page (out, else
+                                     // docs/backend-coverage.md) instead of writing it
+  int max_age_days = 90;
+  std::string as_of;
+};
+struct CoverageOutcome {
+  int exit_code = 0;    // 0: rendered / written / matches; 1: --check found a difference
+  std::string page;     // the page, when neither --out nor --check was given (for stdout)
+  std::string message;  // what it did, for stderr (the diff and remedy when --check failed)
+};
+// Reads and merges the ledgers, renders the page and prints, writes or checks it. Throws
+// Error{kInvalidArgument} for --check without --ledger (a committed page is checked against its
+// own ledger only) or when no ledger can be found, Error{kIo} for unreadable ledgers or pages,
+// Error{kLedgerInvalid} for a corrupt ledger line.
+[[nodiscard]] CoverageOutcome run_coverage(const CoverageRequest& request);
 
 }  // namespace etproof

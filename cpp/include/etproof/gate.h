@@ -1,4 +1,4 @@
-// etproof/gate.h — the gate: measure drift against a derived bound (DESIGN.md §5). Replaying a
+// etproof/gate.h — the gate: measure drift against a derived bound (docs/design.md §5). Replaying a
 // bundle's goldens through it is etproof/replay.h.
 //
 // Per element: |actual − reference| ≤ atol + rtol·|reference| (numpy.allclose's form).

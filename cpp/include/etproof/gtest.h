@@ -1,4 +1,4 @@
-// etproof/gtest.h — the gate as GoogleTest assertions (DESIGN.md §8).
+// etproof/gtest.h — the gate as GoogleTest assertions (docs/design.md §8).
 //
 //   #include <etproof/gtest.h>
 //

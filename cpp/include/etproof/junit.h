@@ -9,7 +9,7 @@
 
 namespace etproof {
 
-// JUnit XML (DESIGN.md §8): one testsuite per column ("MODEL BACKEND/RECIPE"), one testcase per
+// JUnit XML (docs/design.md §8): one testsuite per column ("MODEL BACKEND/RECIPE"), one testcase per
 // cell — failure when its status fails the run (drifted, xpass, bundle-invalid, load-failed,
 // run-failed, no-bound), skipped for xfail and for columns not runnable here (not-linked,
 // unavailable) — plus a "not run" testsuite with one testcase per not-run line.

@@ -1,4 +1,4 @@
-// etproof/ledger.h — the evidence ledger (DESIGN.md §7): every `backends`, `matrix` and `parity`
+// etproof/ledger.h — the evidence ledger (docs/design.md §7): every `backends`, `matrix` and `parity`
 // run appends records to an append-only JSON-lines file, one record per line.
 //
 // A record (schema 1; absent means unknown, never a default):
@@ -143,5 +143,9 @@ std::vector<nlohmann::json> merge_records(const std::vector<std::vector<nlohmann
 // $XDG_STATE_HOME/etproof/ledger.jsonl, else $HOME/.local/state/etproof/ledger.jsonl. nullopt
 // (with `why`) when none of those variables is set.
 std::optional<std::filesystem::path> default_ledger_path(std::string* why = nullptr);
+
+// The command line as a record's `command`: the program's file name, then each argument, quoted
+// for a POSIX shell where it holds a blank, a quote or a `$`.
+[[nodiscard]] std::string command_line_text(int argc, char** argv);
 
 }  // namespace etproof

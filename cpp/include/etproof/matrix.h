@@ -1,5 +1,5 @@
 // etproof/matrix.h — golden cases × (backend, recipe) columns, every cell with a status
-// (DESIGN.md §6). Columns that could not run are listed with the reason, never left out.
+// (docs/design.md §6). Columns that could not run are listed with the reason, never left out.
 #pragma once
 
 #include <filesystem>

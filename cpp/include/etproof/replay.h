@@ -1,4 +1,4 @@
-// etproof/replay.h — the one replay engine (DESIGN.md §5, §6): open a bundle, check that this
+// etproof/replay.h — the one replay engine (docs/design.md §5, §6): open a bundle, check that this
 // binary can run its delegates, load it, run every golden case through it and gate each output
 // against its bound. `parity`, `matrix`, `measure-tolerances`, the `backends` probes and
 // EXPECT_PARITY all call replay(); `classify` uses its first step, prepare().
