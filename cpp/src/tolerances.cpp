@@ -56,21 +56,10 @@ void observe(ToleranceReport& rep, const fs::path& dir, const ParityReport& r) {
       skip("case " + c.case_id + ": " + c.detail);
       continue;
     }
-    for (const TensorReport& t : c.outputs) {
-      OutputObservation o;
-      o.dir = dir.string();
-      o.bundle = r.bundle;
-      o.model = r.model;
-      o.backend = r.backend;
-      o.recipe = r.recipe;
-      o.precision = r.precision;
-      o.case_id = c.case_id;
-      o.bound = r.bound;
-      o.report = t;
-      o.xfail = c.xfail.has_value();
-      if (c.xfail) o.xfail_reason = c.xfail->reason;
-      rep.outputs.push_back(std::move(o));
-    }
+    for (const TensorReport& t : c.outputs)
+      rep.outputs.push_back({dir.string(), r.bundle, r.model, r.backend, r.recipe, r.precision,
+                             c.case_id, r.bound, t, c.xfail.has_value(),
+                             c.xfail ? c.xfail->reason : std::string()});
   }
 }
 
