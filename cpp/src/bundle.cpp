@@ -2,7 +2,6 @@
 #include "etproof/bundle.h"
 
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,12 +22,15 @@
 #include "etproof/backend_table.h"
 #include "etproof/error.h"
 #include "etproof/registry.h"
+#include "common.h"
 
 namespace etproof {
 namespace fs = std::filesystem;
 namespace et = ::executorch::runtime;
 using ::executorch::aten::ScalarType;
 using ::executorch::extension::Module;
+using detail::join;
+using detail::join_or_none;
 
 namespace {
 
@@ -41,48 +43,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string out;
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
-  return out;
-}
-
-std::string list_or_none(const std::vector<std::string>& v) { return v.empty() ? "none" : join(v, ", "); }
-
-std::string hex(const unsigned char* p, size_t n) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string s;
-  for (size_t i = 0; i < n; ++i) {
-    s += kHex[p[i] >> 4];
-    s += kHex[p[i] & 15];
-  }
-  return s;
-}
-
 using Bytes = std::vector<uint8_t>;
-
-// SHA-256 through OpenSSL's EVP interface, fed as the bytes arrive.
-class Sha256 {
- public:
-  Sha256() : ctx_(EVP_MD_CTX_new(), &EVP_MD_CTX_free) {
-    if (!ctx_ || EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr) != 1)
-      throw Error(ErrorKind::kIo, "OpenSSL could not start a SHA-256 digest", "check the OpenSSL installation");
-  }
-  void update(const uint8_t* p, size_t n) {
-    if (n > 0 && EVP_DigestUpdate(ctx_.get(), p, n) != 1)
-      throw Error(ErrorKind::kIo, "OpenSSL SHA-256 update failed", "check the OpenSSL installation");
-  }
-  std::string hex_digest() {  // lower-case hex
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int len = 0;
-    if (EVP_DigestFinal_ex(ctx_.get(), md, &len) != 1)
-      throw Error(ErrorKind::kIo, "OpenSSL SHA-256 final failed", "check the OpenSSL installation");
-    return hex(md, len);
-  }
-
- private:
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx_;
-};
 
 // An open file descriptor, closed on scope exit.
 class File {
@@ -130,7 +91,7 @@ FileRead read_file(const fs::path& path, uint64_t expected, bool keep, bool hash
   constexpr size_t kStep = size_t(1) << 20;
   File f(path);
   FileRead r;
-  std::optional<Sha256> sha;
+  std::optional<detail::Sha256> sha;
   if (hash) sha.emplace();
   if (keep) {
     r.kept = std::make_shared<Bytes>(size_t(expected));
@@ -389,7 +350,7 @@ void check_against_backend_table(const Bundle& b) {
   if (std::find(recipes.begin(), recipes.end(), m.recipe) == recipes.end())
     throw Error(ErrorKind::kManifestInvalid,
                 where + "recipe: '" + m.recipe + "' is not a recipe of backend '" + m.backend + "' (its recipes: " +
-                    list_or_none(recipes) + ")",
+                    join_or_none(recipes) + ")",
                 kManifestEdited);
   // The precision picks the bound's precision term: it must be one the delegate computes this
   // recipe in (data/backends.json), so an edited label cannot choose a looser bound.
@@ -397,7 +358,7 @@ void check_against_backend_table(const Bundle& b) {
     throw Error(ErrorKind::kManifestInvalid,
                 where + "precision: '" + m.precision + "' is not a precision backend '" + m.backend +
                     "' computes recipe '" + m.recipe + "' in (data/backends.json: " +
-                    list_or_none(precisions) + ")",
+                    join_or_none(precisions) + ")",
                 kManifestEdited);
   const bool float_recipe = m.recipe.rfind("fp", 0) == 0;
   if (float_recipe == m.quantization.has_value())
@@ -466,7 +427,7 @@ Bundle open_bundle(const fs::path& path, const OpenOptions& options) {
         throw Error(ErrorKind::kManifestInvalid,
                     b.manifest_path.string() + ": backend: '" + b.manifest.backend +
                         "' cannot own delegate " + id + " (its runtime ids: [" +
-                        list_or_none(*owned) + "]); the manifest was edited or is wrong",
+                        join_or_none(*owned) + "]); the manifest was edited or is wrong",
                     kManifestEdited);
   }
   b.artifact_path = b.dir / b.manifest.artifact.file;
@@ -558,11 +519,11 @@ LoadedModel LoadedModel::load(const Bundle& bundle) {
   for (const auto& df : m.data_files) data_files.push_back((bundle.dir / df.file).string());
   if (!bundle.artifact_verified)
     impl->program = check_artifacts(bundle);  // read once, hashed, kept for the loader
-  else if (data_files.empty())
+  else if (data_files.empty())  // verified; its bytes dropped (bundle.h): read again, unhashed
     impl->program = bundle.program ? bundle.program
                                    : read_file(bundle.artifact_path, m.artifact.bytes, true, false).kept;
   if (data_files.empty()) {
-    if (!impl->program)  // a hand-built Bundle marked verified whose file is not the manifest's size
+    if (!impl->program)  // read again, and no longer the manifest's size
       throw Error(ErrorKind::kArtifactMismatch,
                   "bundle '" + m.name + "': " + pte + " is not the " + std::to_string(m.artifact.bytes) +
                       " bytes the manifest says",
@@ -586,7 +547,7 @@ LoadedModel LoadedModel::load(const Bundle& bundle) {
   if (!meta.ok()) {
     std::string methods;
     if (auto names = module.method_names(); names.ok())
-      methods = " (methods: " + list_or_none(std::vector<std::string>(names->begin(), names->end())) + ")";
+      methods = " (methods: " + join_or_none(std::vector<std::string>(names->begin(), names->end())) + ")";
     throw Error(ErrorKind::kLoadFailed,
                 "program " + pte + " has no usable method 'forward': " + et_error_text(meta.error()) + methods,
                 "export the model's forward method", uint32_t(meta.error()));
@@ -605,8 +566,8 @@ LoadedModel LoadedModel::load(const Bundle& bundle) {
   impl->delegates.assign(ids.begin(), ids.end());
   if (impl->delegates != m.delegates)
     throw Error(ErrorKind::kArtifactMismatch,
-                "bundle '" + m.name + "': the manifest records delegates [" + list_or_none(m.delegates) +
-                    "] but the program contains [" + list_or_none(impl->delegates) + "]",
+                "bundle '" + m.name + "': the manifest records delegates [" + join_or_none(m.delegates) +
+                    "] but the program contains [" + join_or_none(impl->delegates) + "]",
                 "re-export the bundle; its manifest does not describe its program");
 
   // Refuse by name, before ExecuTorch's Method::init would fail with NotFound (0x20).
@@ -625,7 +586,7 @@ LoadedModel LoadedModel::load(const Bundle& bundle) {
     }
     throw Error(avail.not_linked.empty() ? ErrorKind::kBackendUnavailable : ErrorKind::kBackendNotLinked,
                 "bundle '" + m.name + "' needs " + join(missing, ", ") + "; registered here: " +
-                    list_or_none(avail.registered),
+                    join_or_none(avail.registered),
                 !avail.not_linked.empty()
                     ? "run it where its runtime is linked (" + (needs.empty() ? std::string("link the "
                       "ExecuTorch delegate library that registers it") : join(needs, "; ")) +

@@ -391,6 +391,23 @@ TEST(Bundle, ProgramBytesLiveAsLongAsTheModelAndNoLonger) {
   EXPECT_TRUE(bytes.expired()) << "the program outlived its bundle and its model";
 }
 
+// A caller keeping many verified Bundles drops their bytes; load then reads the file again (once,
+// unhashed), and still refuses a file that is no longer the manifest's size.
+TEST(Bundle, VerifiedBundleWithoutItsBytesReadsTheFileAtLoad) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kXnnpack));
+  const fs::path dir = copy_bundle(kXnnpack);
+  Bundle b = open_bundle(dir);
+  b.program.reset();
+  LoadedModel m = LoadedModel::load(b);
+  EXPECT_EQ(m.program_delegates(), std::vector<std::string>{"XnnpackBackend"});
+  EXPECT_EQ(m.run(read_golden_inputs(b, b.manifest.goldens.at(0))).at("y").shape, (std::vector<int64_t>{1, 4}));
+  auto bytes = slurp(pte_of(dir));
+  bytes.resize(bytes.size() - 1);
+  spit(pte_of(dir), bytes);
+  const Error e = expect_error(ErrorKind::kArtifactMismatch, [&] { LoadedModel::load(b); });
+  EXPECT_TRUE(contains(e.cause(), "is not the " + std::to_string(b.manifest.artifact.bytes) + " bytes")) << e.cause();
+}
+
 TEST(Bundle, OpeningWithoutVerifyingReadsOnlyTheManifest) {
   ETPROOF_REQUIRE_BUNDLE(exported(kXnnpack));
   const fs::path dir = copy_bundle(kXnnpack);

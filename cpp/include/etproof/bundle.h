@@ -37,7 +37,9 @@ struct Bundle {
   bool artifact_verified = false;
   // The .pte's bytes exactly as hashed, when verified and the bundle has no data files; null
   // otherwise. Held until the last copy of the Bundle and the last LoadedModel loaded from it go:
-  // a caller that opens many bundles keeps memory flat by letting each go before the next.
+  // a caller that opens many bundles keeps memory flat by letting each go before the next, or,
+  // to keep many verified Bundles at once, by resetting `program`; LoadedModel::load then reads
+  // the file again, once, without hashing it again.
   std::shared_ptr<const std::vector<uint8_t>> program;
 };
 
@@ -78,9 +80,10 @@ class LoadedModel {
   // Loads the program and its "forward" method. A bundle not yet verified is verified first
   // (verify_artifact's errors), so loading never runs unchecked bytes; a verified one loads from
   // bundle.program, without reading the file again. Before loading the method, reads the delegate
-  // ids from the program itself (MethodMeta::num_backends / get_backend_name) and refuses with
-  // Error{kBackendUnavailable} naming the missing id and listing the registered ones when any is
-  // not registered or not available. An ExecuTorch refusal becomes Error{kLoadFailed} with
+  // ids from the program itself (MethodMeta::num_backends / get_backend_name) and refuses, naming
+  // the missing ids and listing the registered ones (registry.h delegate_availability), with
+  // Error{kBackendNotLinked} when any is not registered here, else Error{kBackendUnavailable}
+  // when any reports itself unavailable. An ExecuTorch refusal becomes Error{kLoadFailed} with
   // ExecuTorch's code. A truncated or corrupted .pte never crashes: it is refused before or by
   // ExecuTorch's loader (open_bundle's hash check catches it first).
   static LoadedModel load(const Bundle& bundle);
