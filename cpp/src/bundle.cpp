@@ -1,15 +1,15 @@
 // etproof/bundle.cpp — open a bundle, check it, load it into ExecuTorch, run it (etproof/bundle.h).
 #include "etproof/bundle.h"
 
-#include <openssl/evp.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <cerrno>
 #include <climits>
 #include <cstring>
-#include <fstream>
-#include <iterator>
+#include <optional>
 #include <set>
 #include <system_error>
 
@@ -22,12 +22,15 @@
 #include "etproof/backend_table.h"
 #include "etproof/error.h"
 #include "etproof/registry.h"
+#include "common.h"
 
 namespace etproof {
 namespace fs = std::filesystem;
 namespace et = ::executorch::runtime;
 using ::executorch::aten::ScalarType;
 using ::executorch::extension::Module;
+using detail::join;
+using detail::join_or_none;
 
 namespace {
 
@@ -40,77 +43,121 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string out;
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
-  return out;
-}
+using Bytes = std::vector<uint8_t>;
 
-std::string list_or_none(const std::vector<std::string>& v) { return v.empty() ? "none" : join(v, ", "); }
-
-std::string hex(const unsigned char* p, size_t n) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string s;
-  for (size_t i = 0; i < n; ++i) {
-    s += kHex[p[i] >> 4];
-    s += kHex[p[i] & 15];
+// An open file descriptor, closed on scope exit.
+class File {
+ public:
+  explicit File(const fs::path& path) : path_(path), fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+    if (fd_ < 0)
+      throw Error(ErrorKind::kIo, "cannot read " + path.string() + ": " + std::strerror(errno),
+                  "check the file's permissions");
   }
-  return s;
-}
-
-std::vector<uint8_t> read_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::kIo, "cannot read " + path.string() + ": " + std::strerror(errno),
-                       "check the file's permissions");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw Error(ErrorKind::kIo, "error reading " + path.string(), "check the file system");
-  return bytes;
-}
-
-// SHA-256 of a file, lower-case hex, streamed through OpenSSL's EVP interface.
-std::string sha256_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::kIo, "cannot read " + path.string() + ": " + std::strerror(errno),
-                       "check the file's permissions");
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1)
-    throw Error(ErrorKind::kIo, "OpenSSL could not start a SHA-256 digest", "check the OpenSSL installation");
-  std::vector<char> buf(1 << 20);
-  while (in) {
-    in.read(buf.data(), std::streamsize(buf.size()));
-    const auto got = in.gcount();
-    if (got > 0 && EVP_DigestUpdate(ctx.get(), buf.data(), size_t(got)) != 1)
-      throw Error(ErrorKind::kIo, "OpenSSL SHA-256 update failed", "check the OpenSSL installation");
+  File(const File&) = delete;
+  File& operator=(const File&) = delete;
+  ~File() { ::close(fd_); }
+  // Up to n bytes into p (fewer only at end of file); retries interrupted reads.
+  size_t read(uint8_t* p, size_t n) {
+    size_t got = 0;
+    while (got < n) {
+      const ssize_t r = ::read(fd_, p + got, n - got);
+      if (r == 0) break;
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        throw Error(ErrorKind::kIo, "error reading " + path_.string() + ": " + std::strerror(errno),
+                    "check the file system");
+      }
+      got += size_t(r);
+    }
+    return got;
   }
-  if (in.bad()) throw Error(ErrorKind::kIo, "error reading " + path.string(), "check the file system");
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  if (EVP_DigestFinal_ex(ctx.get(), md, &len) != 1)
-    throw Error(ErrorKind::kIo, "OpenSSL SHA-256 final failed", "check the OpenSSL installation");
-  return hex(md, len);
+
+ private:
+  fs::path path_;
+  int fd_;
+};
+
+// What one pass over a file found.
+struct FileRead {
+  uint64_t bytes = 0;          // read until end of file, or `expected` + 1 when it is longer
+  std::string sha256;          // of those bytes, lower-case hex ("" when not hashed)
+  std::shared_ptr<Bytes> kept; // the bytes, when asked to keep them and there were `expected`
+};
+
+// Reads a file once, in 1 MiB steps, hashing each step while it is in cache. With `keep`, into
+// one buffer of `expected` bytes (the manifest's size, which stat already agreed with) that is
+// returned; otherwise through a reusable 1 MiB buffer. Stops one byte past `expected`.
+FileRead read_file(const fs::path& path, uint64_t expected, bool keep, bool hash) {
+  constexpr size_t kStep = size_t(1) << 20;
+  File f(path);
+  FileRead r;
+  std::optional<detail::Sha256> sha;
+  if (hash) sha.emplace();
+  if (keep) {
+    r.kept = std::make_shared<Bytes>(size_t(expected));
+    uint8_t* const base = r.kept->data();
+    while (r.bytes < expected) {
+      const size_t got = f.read(base + r.bytes, size_t(std::min<uint64_t>(kStep, expected - r.bytes)));
+      if (sha) sha->update(base + r.bytes, got);
+      r.bytes += got;
+      if (got == 0) break;
+    }
+    uint8_t extra;
+    r.bytes += f.read(&extra, 1);  // the file grew since stat: not the bytes the manifest names
+    if (r.bytes != expected) r.kept.reset();
+  } else {
+    Bytes buf(kStep);
+    for (size_t got; (got = f.read(buf.data(), buf.size())) > 0;) {
+      if (sha) sha->update(buf.data(), got);
+      r.bytes += got;
+    }
+  }
+  if (sha) r.sha256 = sha->hex_digest();
+  return r;
 }
 
-// Appends to `problems` what is wrong with one file against its manifest entry.
-void check_file(const fs::path& dir, const FileRef& ref, const char* what, std::vector<std::string>& problems) {
+// Checks one file against its manifest entry: appends what is wrong to `problems`. Reads the file
+// once (when stat agrees on its size); returns its bytes, exactly as hashed, when `keep` and it
+// matched.
+std::shared_ptr<const Bytes> check_file(const fs::path& dir, const FileRef& ref, const char* what,
+                                        std::vector<std::string>& problems, bool keep) {
   const fs::path p = dir / ref.file;
   std::error_code ec;
   if (!fs::is_regular_file(p, ec)) {
     problems.push_back(p.string() + ": missing (the manifest names it as the " + what + ")");
-    return;
+    return nullptr;
   }
   const uint64_t size = fs::file_size(p, ec);
   if (ec) {
     problems.push_back(p.string() + ": cannot stat: " + ec.message());
-    return;
+    return nullptr;
   }
-  if (size != ref.bytes) {
-    problems.push_back(p.string() + ": " + std::to_string(size) + " bytes, the manifest says " +
-                       std::to_string(ref.bytes));
-    return;
+  const auto wrong_size = [&](const std::string& got) {
+    problems.push_back(p.string() + ": " + got + " bytes, the manifest says " + std::to_string(ref.bytes));
+    return nullptr;
+  };
+  if (size != ref.bytes) return wrong_size(std::to_string(size));
+  FileRead r = read_file(p, ref.bytes, keep, /*hash=*/true);
+  if (r.bytes < ref.bytes) return wrong_size(std::to_string(r.bytes));  // changed since stat
+  if (r.bytes > ref.bytes) return wrong_size("more than " + std::to_string(ref.bytes));
+  if (r.sha256 != ref.sha256) {
+    problems.push_back(p.string() + ": SHA-256 " + r.sha256 + ", the manifest says " + ref.sha256);
+    return nullptr;
   }
-  const std::string digest = sha256_file(p);
-  if (digest != ref.sha256)
-    problems.push_back(p.string() + ": SHA-256 " + digest + ", the manifest says " + ref.sha256);
+  return r.kept;
+}
+
+// The artifact and every data file against the manifest (every problem at once,
+// Error{kArtifactMismatch}); the program's bytes when the bundle has no data files.
+std::shared_ptr<const Bytes> check_artifacts(const Bundle& b) {
+  std::vector<std::string> problems;
+  auto program = check_file(b.dir, b.manifest.artifact, "artifact", problems, b.manifest.data_files.empty());
+  for (const auto& df : b.manifest.data_files) check_file(b.dir, df, "data file", problems, false);
+  if (!problems.empty())
+    throw Error(ErrorKind::kArtifactMismatch,
+                "bundle '" + b.manifest.name + "' does not match its manifest: " + join(problems, "; "),
+                kReexport);
+  return program;
 }
 
 fs::path normalized(const fs::path& p) {
@@ -303,7 +350,7 @@ void check_against_backend_table(const Bundle& b) {
   if (std::find(recipes.begin(), recipes.end(), m.recipe) == recipes.end())
     throw Error(ErrorKind::kManifestInvalid,
                 where + "recipe: '" + m.recipe + "' is not a recipe of backend '" + m.backend + "' (its recipes: " +
-                    list_or_none(recipes) + ")",
+                    join_or_none(recipes) + ")",
                 kManifestEdited);
   // The precision picks the bound's precision term: it must be one the delegate computes this
   // recipe in (data/backends.json), so an edited label cannot choose a looser bound.
@@ -311,7 +358,7 @@ void check_against_backend_table(const Bundle& b) {
     throw Error(ErrorKind::kManifestInvalid,
                 where + "precision: '" + m.precision + "' is not a precision backend '" + m.backend +
                     "' computes recipe '" + m.recipe + "' in (data/backends.json: " +
-                    list_or_none(precisions) + ")",
+                    join_or_none(precisions) + ")",
                 kManifestEdited);
   const bool float_recipe = m.recipe.rfind("fp", 0) == 0;
   if (float_recipe == m.quantization.has_value())
@@ -322,7 +369,7 @@ void check_against_backend_table(const Bundle& b) {
                 kManifestEdited);
 }
 
-Bundle open_bundle(const fs::path& path) {
+Bundle open_bundle(const fs::path& path, const OpenOptions& options) {
   std::error_code ec;
   if (!fs::exists(path, ec))
     throw Error(ErrorKind::kIo, "no bundle at " + path.string() + ": no such file or directory",
@@ -380,20 +427,20 @@ Bundle open_bundle(const fs::path& path) {
         throw Error(ErrorKind::kManifestInvalid,
                     b.manifest_path.string() + ": backend: '" + b.manifest.backend +
                         "' cannot own delegate " + id + " (its runtime ids: [" +
-                        list_or_none(*owned) + "]); the manifest was edited or is wrong",
+                        join_or_none(*owned) + "]); the manifest was edited or is wrong",
                     kManifestEdited);
   }
   b.artifact_path = b.dir / b.manifest.artifact.file;
   b.goldens_dir = b.dir / (b.manifest.name + ".goldens");
 
-  std::vector<std::string> problems;
-  check_file(b.dir, b.manifest.artifact, "artifact", problems);
-  for (const auto& df : b.manifest.data_files) check_file(b.dir, df, "data file", problems);
-  if (!problems.empty())
-    throw Error(ErrorKind::kArtifactMismatch,
-                "bundle '" + b.manifest.name + "' does not match its manifest: " + join(problems, "; "),
-                "re-export the bundle; the .pte was changed or truncated after export");
+  if (options.verify_artifact) verify_artifact(b);
   return b;
+}
+
+void verify_artifact(Bundle& b) {
+  if (b.artifact_verified) return;
+  b.program = check_artifacts(b);
+  b.artifact_verified = true;
 }
 
 std::vector<fs::path> find_bundles(const fs::path& dir) {
@@ -436,8 +483,10 @@ struct LoadedModel::Impl {
   // Module's lifetime. Measured: with Module's file or mmap loaders, the OpenVINO delegate
   // (ExecuTorch 1.5.1) segfaults executing EfficientNet-Lite0 after init frees the segment it
   // imported (ExecuTorch's Python runtime crashes the same way loading by path, not from bytes).
-  std::vector<uint8_t> program;
+  // Shared with the Bundle it was loaded from (the bytes open_bundle hashed).
+  std::shared_ptr<const Bytes> program;
   std::unique_ptr<Module> module;
+  std::vector<bool> input_planned;  // per input: ExecuTorch copies it into planned memory
 };
 
 LoadedModel::LoadedModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -468,10 +517,19 @@ LoadedModel LoadedModel::load(const Bundle& bundle) {
   const std::string pte = bundle.artifact_path.string();
   std::vector<std::string> data_files;
   for (const auto& df : m.data_files) data_files.push_back((bundle.dir / df.file).string());
+  if (!bundle.artifact_verified)
+    impl->program = check_artifacts(bundle);  // read once, hashed, kept for the loader
+  else if (data_files.empty())  // verified; its bytes dropped (bundle.h): read again, unhashed
+    impl->program = bundle.program ? bundle.program
+                                   : read_file(bundle.artifact_path, m.artifact.bytes, true, false).kept;
   if (data_files.empty()) {
-    impl->program = read_bytes(bundle.artifact_path);
+    if (!impl->program)  // read again, and no longer the manifest's size
+      throw Error(ErrorKind::kArtifactMismatch,
+                  "bundle '" + m.name + "': " + pte + " is not the " + std::to_string(m.artifact.bytes) +
+                      " bytes the manifest says",
+                  kReexport);
     impl->module = std::make_unique<Module>(
-        std::make_unique<::executorch::extension::BufferDataLoader>(impl->program.data(), impl->program.size()));
+        std::make_unique<::executorch::extension::BufferDataLoader>(impl->program->data(), impl->program->size()));
   } else {
     impl->module = std::make_unique<Module>(pte, data_files, Module::LoadMode::File);
   }
@@ -489,7 +547,7 @@ LoadedModel LoadedModel::load(const Bundle& bundle) {
   if (!meta.ok()) {
     std::string methods;
     if (auto names = module.method_names(); names.ok())
-      methods = " (methods: " + list_or_none(std::vector<std::string>(names->begin(), names->end())) + ")";
+      methods = " (methods: " + join_or_none(std::vector<std::string>(names->begin(), names->end())) + ")";
     throw Error(ErrorKind::kLoadFailed,
                 "program " + pte + " has no usable method 'forward': " + et_error_text(meta.error()) + methods,
                 "export the model's forward method", uint32_t(meta.error()));
@@ -508,31 +566,28 @@ LoadedModel LoadedModel::load(const Bundle& bundle) {
   impl->delegates.assign(ids.begin(), ids.end());
   if (impl->delegates != m.delegates)
     throw Error(ErrorKind::kArtifactMismatch,
-                "bundle '" + m.name + "': the manifest records delegates [" + list_or_none(m.delegates) +
-                    "] but the program contains [" + list_or_none(impl->delegates) + "]",
+                "bundle '" + m.name + "': the manifest records delegates [" + join_or_none(m.delegates) +
+                    "] but the program contains [" + join_or_none(impl->delegates) + "]",
                 "re-export the bundle; its manifest does not describe its program");
 
   // Refuse by name, before ExecuTorch's Method::init would fail with NotFound (0x20).
-  std::vector<std::string> missing, needs;
-  bool any_unregistered = false;
-  for (const auto& id : impl->delegates) {
-    auto b = find_backend(id);
-    if (!b) {
-      missing.push_back(id + " (not registered in this binary: its runtime library is not linked)");
-      if (auto t = runtime_needs_text(id, m.backend); !t.empty()) needs.push_back(t);
-      any_unregistered = true;
-    } else if (!b->available) {
-      missing.push_back(id + " (registered, but reports itself unavailable on this machine)");
+  if (const DelegateAvailability avail = delegate_availability(impl->delegates); !avail.ok()) {
+    const auto has = [](const std::vector<std::string>& v, const std::string& id) {
+      return std::find(v.begin(), v.end(), id) != v.end();
+    };
+    std::vector<std::string> missing, needs;
+    for (const auto& id : impl->delegates) {
+      if (has(avail.not_linked, id)) {
+        missing.push_back(id + " (not registered in this binary: its runtime library is not linked)");
+        if (auto t = runtime_needs_text(id, m.backend); !t.empty()) needs.push_back(t);
+      } else if (has(avail.unavailable, id)) {
+        missing.push_back(id + " (registered, but reports itself unavailable on this machine)");
+      }
     }
-  }
-  if (!missing.empty()) {
-    std::vector<std::string> registered;
-    for (const auto& r : registered_backends())
-      registered.push_back(r.id + (r.available ? "" : " (unavailable)"));
-    throw Error(any_unregistered ? ErrorKind::kBackendNotLinked : ErrorKind::kBackendUnavailable,
+    throw Error(avail.not_linked.empty() ? ErrorKind::kBackendUnavailable : ErrorKind::kBackendNotLinked,
                 "bundle '" + m.name + "' needs " + join(missing, ", ") + "; registered here: " +
-                    list_or_none(registered),
-                any_unregistered
+                    join_or_none(avail.registered),
+                !avail.not_linked.empty()
                     ? "run it where its runtime is linked (" + (needs.empty() ? std::string("link the "
                       "ExecuTorch delegate library that registers it") : join(needs, "; ")) +
                       "), or use a bundle exported for a backend registered here"
@@ -571,6 +626,10 @@ LoadedModel LoadedModel::load(const Bundle& bundle) {
     }
   };
   check_sig(true, meta->num_inputs(), m.inputs);
+  for (size_t i = 0; i < meta->num_inputs(); ++i) {
+    auto info = meta->input_tensor_meta(i);
+    impl->input_planned.push_back(info.ok() && info->is_memory_planned());
+  }
   check_sig(false, meta->num_outputs(), m.outputs);
   if (!disagree.empty())
     throw Error(ErrorKind::kArtifactMismatch,
@@ -627,11 +686,18 @@ std::map<std::string, HostTensor> LoadedModel::run(const std::map<std::string, H
 
   std::vector<::executorch::extension::TensorPtr> tensors;
   std::vector<et::EValue> values;
-  for (const auto& spec : s.inputs) {
-    const HostTensor& t = inputs.at(spec.name);
+  tensors.reserve(s.inputs.size());
+  values.reserve(s.inputs.size());
+  for (size_t i = 0; i < s.inputs.size(); ++i) {
+    const HostTensor& t = inputs.at(s.inputs[i].name);
     std::vector<::executorch::aten::SizesType> sizes(t.shape.begin(), t.shape.end());
-    tensors.push_back(::executorch::extension::make_tensor_ptr(std::move(sizes), std::vector<uint8_t>(t.data), {}, {},
-                                                               to_scalar_type(t.dtype)));
+    // Planned: Method::set_input copies from these bytes and never writes them (bundle.h), so a
+    // view suffices. Not planned: ExecuTorch would compute on the bytes given, so give it a copy.
+    tensors.push_back(s.input_planned[i]
+                          ? ::executorch::extension::make_tensor_ptr(std::move(sizes), const_cast<uint8_t*>(t.data.data()),
+                                                                     {}, {}, to_scalar_type(t.dtype))
+                          : ::executorch::extension::make_tensor_ptr(std::move(sizes), Bytes(t.data), {}, {},
+                                                                     to_scalar_type(t.dtype)));
     values.emplace_back(*tensors.back());
   }
 

@@ -43,6 +43,7 @@ Bundle choose_classifier(const fs::path& dir, const std::string& backend,
     Candidate c;
     try {
       c.bundle = open_bundle(p);
+      c.bundle.program.reset();  // verified; kept without its bytes (memory flat, bundle.h)
     } catch (const Error& e) {
       skipped.push_back(p.filename().string() + ": [" + std::string(to_string(e.kind())) +
                         "] " + e.cause());

@@ -58,13 +58,28 @@ std::string error_line(const Error& e) {
   return s;
 }
 
-std::string sha256_hex(const void* data, size_t size) {
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
+struct Sha256::Ctx {
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> md{EVP_MD_CTX_new(), &EVP_MD_CTX_free};
+};
+
+Sha256::Sha256() : ctx_(std::make_unique<Ctx>()) {
+  if (!ctx_->md || EVP_DigestInit_ex(ctx_->md.get(), EVP_sha256(), nullptr) != 1)
+    throw Error(ErrorKind::kIo, "OpenSSL could not start a SHA-256 digest", "check the OpenSSL installation");
+}
+Sha256::~Sha256() = default;
+Sha256::Sha256(Sha256&&) noexcept = default;
+Sha256& Sha256::operator=(Sha256&&) noexcept = default;
+
+void Sha256::update(const void* data, size_t size) {
+  if (size > 0 && EVP_DigestUpdate(ctx_->md.get(), data, size) != 1)
+    throw Error(ErrorKind::kIo, "OpenSSL SHA-256 update failed", "check the OpenSSL installation");
+}
+
+std::string Sha256::hex_digest() {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1 ||
-      EVP_DigestUpdate(ctx.get(), data, size) != 1 || EVP_DigestFinal_ex(ctx.get(), md, &len) != 1)
-    throw Error(ErrorKind::kIo, "OpenSSL SHA-256 failed", "check the OpenSSL installation");
+  if (EVP_DigestFinal_ex(ctx_->md.get(), md, &len) != 1)
+    throw Error(ErrorKind::kIo, "OpenSSL SHA-256 final failed", "check the OpenSSL installation");
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   out.reserve(2 * len);
@@ -73,6 +88,12 @@ std::string sha256_hex(const void* data, size_t size) {
     out += kHex[md[i] & 15];
   }
   return out;
+}
+
+std::string sha256_hex(const void* data, size_t size) {
+  Sha256 sha;
+  sha.update(data, size);
+  return sha.hex_digest();
 }
 
 void write_file_atomic(const fs::path& path, std::string_view content) {

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <iomanip>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -75,6 +76,23 @@ inline std::string shell_quote(const std::string& s) {
 
 // One line for an Error: "[kind] cause (executorch error 0xNN); remedy: remedy".
 std::string error_line(const Error& e);
+
+// SHA-256 fed piece by piece (OpenSSL EVP), for bytes that arrive in steps (a file being read).
+// Each call throws Error{kIo} if OpenSSL fails. Move-only.
+class Sha256 {
+ public:
+  Sha256();
+  ~Sha256();
+  Sha256(Sha256&&) noexcept;
+  Sha256& operator=(Sha256&&) noexcept;
+  void update(const void* data, size_t size);
+  // 64 lower-case hex digits; the digest is finished: call once.
+  std::string hex_digest();
+
+ private:
+  struct Ctx;
+  std::unique_ptr<Ctx> ctx_;
+};
 
 // SHA-256 of bytes, 64 lower-case hex digits (OpenSSL EVP). Throws Error{kIo} if OpenSSL fails.
 std::string sha256_hex(const void* data, size_t size);

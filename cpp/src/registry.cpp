@@ -3,6 +3,7 @@
 
 #include <link.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -101,6 +102,23 @@ std::optional<RuntimeBackend> find_backend(const std::string& id) {
   if (cls == nullptr) return std::nullopt;
   const Availability a = availability(id, cls);
   return RuntimeBackend{id, true, a.available, a.detail};
+}
+
+DelegateAvailability delegate_availability(const std::vector<std::string>& ids) {
+  DelegateAvailability out;
+  for (const std::string& id : ids) {
+    if (std::find(out.not_linked.begin(), out.not_linked.end(), id) != out.not_linked.end() ||
+        std::find(out.unavailable.begin(), out.unavailable.end(), id) != out.unavailable.end())
+      continue;
+    const auto b = find_backend(id);
+    if (!b || !b->registered)
+      out.not_linked.push_back(id);
+    else if (!b->available)
+      out.unavailable.push_back(id);
+  }
+  for (const RuntimeBackend& b : registered_backends())
+    out.registered.push_back(b.id + (b.available ? "" : " (unavailable)"));
+  return out;
 }
 
 std::optional<std::vector<std::string>> runtime_ids_for_backend(const std::string& backend_key) {

@@ -8,12 +8,14 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <optional>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "etproof/bundle.h"
 #include "etproof/error.h"
+#include "etproof/registry.h"
 #include "test_support.h"
 
 namespace etproof {
@@ -305,6 +307,9 @@ TEST(Bundle, TruncatedProgramWithMatchingHashIsRefusedWithoutCrashing) {
       const Error e = expect_error(ErrorKind::kLoadFailed, [&] { LoadedModel::load(b); });
       EXPECT_TRUE(e.et_error().has_value()) << "ExecuTorch's code is kept: " << e.what();
       EXPECT_TRUE(contains(e.cause(), "Error::")) << e.cause();
+      // The same bytes verified at load instead of at open: refused the same way.
+      const Bundle unverified = open_bundle(dir, OpenOptions{.verify_artifact = false});
+      EXPECT_EQ(expect_error(ErrorKind::kLoadFailed, [&] { LoadedModel::load(unverified); }).cause(), e.cause());
     }
   }
 }
@@ -339,6 +344,171 @@ TEST(Bundle, CorruptedProgramWithMatchingHashNeverCrashes) {
   }
   EXPECT_GT(refused, 0u);
   EXPECT_EQ(refused + loaded, (original.size() + 96) / 97);
+}
+
+// ---- reading the program once ------------------------------------------------------------------
+
+TEST(Bundle, VerifiedBundleHoldsTheBytesItHashed) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kXnnpack));
+  const Bundle b = open_bundle(exported(kXnnpack));
+  EXPECT_TRUE(b.artifact_verified);
+  ASSERT_NE(b.program, nullptr);
+  EXPECT_EQ(b.program->size(), b.manifest.artifact.bytes);
+  EXPECT_EQ(sha256_hex(*b.program), b.manifest.artifact.sha256);
+  EXPECT_TRUE(*b.program == slurp(pte_of(exported(kXnnpack))));
+  const Bundle copy = b;
+  EXPECT_EQ(copy.program.get(), b.program.get()) << "copies of a Bundle share its bytes";
+}
+
+// The loader runs the bytes that were hashed: the .pte is not read again, so replacing or removing
+// it after open_bundle changes nothing.
+TEST(Bundle, LoadRunsTheVerifiedBytesWithoutReadingTheFileAgain) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kXnnpack));
+  ETPROOF_REQUIRE_BUNDLE(exported(kPortable));
+  const fs::path dir = copy_bundle(kXnnpack);
+  const Bundle b = open_bundle(dir);
+  spit(pte_of(dir), slurp(pte_of(exported(kPortable))));  // another valid program, unhashed
+  LoadedModel m = LoadedModel::load(b);
+  EXPECT_EQ(m.program_delegates(), std::vector<std::string>{"XnnpackBackend"}) << "the verified program ran";
+  fs::remove(pte_of(dir));
+  LoadedModel again = LoadedModel::load(b);
+  const GoldenCase& c = b.manifest.goldens.at(0);
+  EXPECT_EQ(again.run(read_golden_inputs(b, c)).at("y").data, m.run(read_golden_inputs(b, c)).at("y").data);
+}
+
+// A model keeps its program alive after its Bundle is gone, and nothing else keeps it after the
+// model is gone: a caller that opens bundles one at a time holds one program at a time.
+TEST(Bundle, ProgramBytesLiveAsLongAsTheModelAndNoLonger) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kXnnpack));
+  std::optional<Bundle> b(open_bundle(exported(kXnnpack)));
+  const std::weak_ptr<const std::vector<uint8_t>> bytes = b->program;
+  const auto inputs = read_golden_inputs(*b, b->manifest.goldens.at(0));
+  std::optional<LoadedModel> m(LoadedModel::load(*b));
+  b.reset();
+  EXPECT_FALSE(bytes.expired()) << "the model holds its program";
+  EXPECT_EQ(m->run(inputs).at("y").shape, (std::vector<int64_t>{1, 4}));
+  m.reset();
+  EXPECT_TRUE(bytes.expired()) << "the program outlived its bundle and its model";
+}
+
+// A caller keeping many verified Bundles drops their bytes; load then reads the file again (once,
+// unhashed), and still refuses a file that is no longer the manifest's size.
+TEST(Bundle, VerifiedBundleWithoutItsBytesReadsTheFileAtLoad) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kXnnpack));
+  const fs::path dir = copy_bundle(kXnnpack);
+  Bundle b = open_bundle(dir);
+  b.program.reset();
+  LoadedModel m = LoadedModel::load(b);
+  EXPECT_EQ(m.program_delegates(), std::vector<std::string>{"XnnpackBackend"});
+  EXPECT_EQ(m.run(read_golden_inputs(b, b.manifest.goldens.at(0))).at("y").shape, (std::vector<int64_t>{1, 4}));
+  auto bytes = slurp(pte_of(dir));
+  bytes.resize(bytes.size() - 1);
+  spit(pte_of(dir), bytes);
+  const Error e = expect_error(ErrorKind::kArtifactMismatch, [&] { LoadedModel::load(b); });
+  EXPECT_TRUE(contains(e.cause(), "is not the " + std::to_string(b.manifest.artifact.bytes) + " bytes")) << e.cause();
+}
+
+TEST(Bundle, OpeningWithoutVerifyingReadsOnlyTheManifest) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kXnnpack));
+  const fs::path dir = copy_bundle(kXnnpack);
+  fs::remove(pte_of(dir));
+  Bundle b = open_bundle(dir, OpenOptions{.verify_artifact = false});
+  EXPECT_FALSE(b.artifact_verified);
+  EXPECT_EQ(b.program, nullptr);
+  EXPECT_EQ(b.manifest.delegates, std::vector<std::string>{"XnnpackBackend"});
+  EXPECT_EQ(b.artifact_path.filename(), pte_of(dir).filename());
+  Error e = expect_error(ErrorKind::kArtifactMismatch, [&] { verify_artifact(b); });
+  EXPECT_TRUE(contains(e.cause(), "missing (the manifest names it as the artifact)")) << e.cause();
+  EXPECT_FALSE(b.artifact_verified);
+  e = expect_error(ErrorKind::kArtifactMismatch, [&] { LoadedModel::load(b); });
+  EXPECT_TRUE(contains(e.cause(), "missing")) << e.cause();
+  // The manifest itself is still checked.
+  json doc = load_json(manifest_of(dir));
+  doc["recipe"] = "no-such-recipe";
+  save_json(manifest_of(dir), doc);
+  expect_error(ErrorKind::kManifestInvalid, [&] { open_bundle(dir, OpenOptions{.verify_artifact = false}); });
+}
+
+// Verified later (verify_artifact, or by LoadedModel::load), a bundle is refused exactly as
+// open_bundle would have refused it, and otherwise loads and runs.
+TEST(Bundle, UnverifiedBundleIsVerifiedBeforeItLoads) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kXnnpack));
+  const fs::path dir = copy_bundle(kXnnpack);
+  auto bytes = slurp(pte_of(dir));
+  bytes[bytes.size() / 2] ^= 0x01;
+  spit(pte_of(dir), bytes);
+  const Error at_open = expect_error(ErrorKind::kArtifactMismatch, [&] { open_bundle(dir); });
+  Bundle b = open_bundle(dir, OpenOptions{.verify_artifact = false});
+  EXPECT_EQ(expect_error(ErrorKind::kArtifactMismatch, [&] { LoadedModel::load(b); }).cause(), at_open.cause());
+  EXPECT_EQ(expect_error(ErrorKind::kArtifactMismatch, [&] { verify_artifact(b); }).cause(), at_open.cause());
+
+  Bundle good = open_bundle(exported(kXnnpack), OpenOptions{.verify_artifact = false});
+  LoadedModel direct = LoadedModel::load(good);
+  EXPECT_EQ(good.program, nullptr) << "load verified a copy; the caller's Bundle is unchanged";
+  verify_artifact(good);
+  EXPECT_TRUE(good.artifact_verified);
+  ASSERT_NE(good.program, nullptr);
+  EXPECT_EQ(sha256_hex(*good.program), good.manifest.artifact.sha256);
+  LoadedModel verified = LoadedModel::load(good);
+  const auto inputs = read_golden_inputs(good, good.manifest.goldens.at(0));
+  EXPECT_EQ(direct.run(inputs).at("y").data, verified.run(inputs).at("y").data);
+}
+
+// A bundle whose delegate this binary cannot run is refused from its manifest alone: the artifact
+// is never read (here it does not even exist).
+TEST(Bundle, UnrunnableDelegateIsRefusedBeforeTheArtifactIsRead) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kXnnpack));
+  const fs::path dir = copy_bundle(kXnnpack);
+  json doc = load_json(manifest_of(dir));
+  doc["backend"] = "coreml";  // a Core ML program, as far as the manifest says
+  doc["delegates"] = json::array({"CoreMLBackend"});
+  save_json(manifest_of(dir), doc);
+  fs::remove(pte_of(dir));
+  const Bundle b = open_bundle(dir, OpenOptions{.verify_artifact = false});
+  const DelegateAvailability avail = delegate_availability(b.manifest.delegates);
+  EXPECT_FALSE(avail.ok());
+  EXPECT_EQ(avail.not_linked, std::vector<std::string>{"CoreMLBackend"});
+  EXPECT_TRUE(avail.unavailable.empty());
+  EXPECT_NE(std::find(avail.registered.begin(), avail.registered.end(), "XnnpackBackend"), avail.registered.end());
+}
+
+// A bundle with a data file: every file hashed at open, no bytes kept (ExecuTorch loads by path),
+// a changed data file refused by name.
+TEST(Bundle, DataFilesAreHashedAndKeepNoBytes) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kXnnpack));
+  const fs::path dir = copy_bundle(kXnnpack);
+  const std::vector<uint8_t> data(3000, 0x2a);
+  spit(dir / "weights.ptd", data);
+  json doc = load_json(manifest_of(dir));
+  doc["data_files"] = json::array({{{"file", "weights.ptd"}, {"bytes", data.size()}, {"sha256", sha256_hex(data)}}});
+  save_json(manifest_of(dir), doc);
+  const Bundle b = open_bundle(dir);
+  EXPECT_TRUE(b.artifact_verified);
+  EXPECT_EQ(b.program, nullptr);
+  auto changed = data;
+  changed[1234] ^= 1;
+  spit(dir / "weights.ptd", changed);
+  const Error e = expect_error(ErrorKind::kArtifactMismatch, [&] { open_bundle(dir); });
+  EXPECT_TRUE(contains(e.cause(), "weights.ptd: SHA-256")) << e.cause();
+  EXPECT_FALSE(contains(e.cause(), ".pte")) << "the program itself matched: " << e.cause();
+}
+
+// Inputs reach ExecuTorch as views of the caller's bytes; it only reads them.
+TEST(Bundle, RunLeavesItsInputsUnchanged) {
+  for (const char* name : {kPortable, kXnnpack, kXnnpackInt8}) {
+    ETPROOF_REQUIRE_BUNDLE(exported(name));
+    SCOPED_TRACE(name);
+    const Bundle b = open_bundle(exported(name));
+    LoadedModel m = LoadedModel::load(b);
+    const auto first = read_golden_inputs(b, b.manifest.goldens.at(0));
+    const auto first_copy = first;
+    const auto y1 = m.run(first).at("y");
+    EXPECT_EQ(first.at("x").data, first_copy.at("x").data);
+    // Another input, then the first again: the output follows the input given, not a stale view.
+    const auto other = m.run({{"x", float_tensor({1, 3, 16, 16}, 0.75f)}}).at("y");
+    EXPECT_NE(other.data, y1.data);
+    EXPECT_EQ(m.run(first).at("y").data, y1.data);
+  }
 }
 
 // ---- running ----------------------------------------------------------------------------------

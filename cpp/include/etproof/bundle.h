@@ -1,11 +1,19 @@
 // etproof/bundle.h — the runtime binding: open a bundle, check it, load it into ExecuTorch, run it.
 //
-// Ownership and lifetime: a Bundle owns its Manifest and paths (plain values, freely copyable).
-// A LoadedModel owns an executorch::extension::Module and therefore the program bytes and the
-// planned memory; tensors it returns are copies (HostTensor) and outlive it. LoadedModel is
-// move-only and not thread-safe (ExecuTorch's Module is not).
+// Ownership and lifetime: a Bundle owns its Manifest and paths (plain values) and, once its
+// artifact is verified, the program bytes that were hashed, shared between copies (a Bundle stays
+// cheap to copy). A LoadedModel owns an executorch::extension::Module and shares those bytes, so
+// they outlive the Module whatever happens to the Bundle; it also owns the planned memory. Tensors
+// it returns are copies (HostTensor) and outlive it. LoadedModel is move-only and not thread-safe
+// (ExecuTorch's Module is not).
+//
+// The program is read once: verifying reads the .pte with one sized read into memory, hashes that
+// buffer (SHA-256, OpenSSL EVP) and keeps it; LoadedModel::load hands the same buffer to
+// ExecuTorch's BufferDataLoader. A bundle with data files (.ptd) is hashed once, file by file,
+// and keeps no bytes: ExecuTorch loads it by path.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -23,13 +31,40 @@ struct Bundle {
   std::filesystem::path artifact_path;  // dir / manifest.artifact.file
   std::filesystem::path goldens_dir;    // dir / NAME.goldens
   Manifest manifest;
+  // True once the artifact (and every data file) was found to have the manifest's size and
+  // SHA-256 (open_bundle by default, or verify_artifact). LoadedModel::load verifies a bundle
+  // that is not.
+  bool artifact_verified = false;
+  // The .pte's bytes exactly as hashed, when verified and the bundle has no data files; null
+  // otherwise. Held until the last copy of the Bundle and the last LoadedModel loaded from it go:
+  // a caller that opens many bundles keeps memory flat by letting each go before the next, or,
+  // to keep many verified Bundles at once, by resetting `program`; LoadedModel::load then reads
+  // the file again, once, without hashing it again.
+  std::shared_ptr<const std::vector<uint8_t>> program;
 };
 
-// Opens a bundle given its directory or its manifest path. Reads and validates the manifest
-// (Error{kManifestInvalid}); checks the artifact exists, that its size and SHA-256 equal the
-// manifest's (Error{kArtifactMismatch}: "re-export the bundle; the .pte was changed or
-// truncated after export"), and the same for each data file. Reads nothing else.
-Bundle open_bundle(const std::filesystem::path& path);
+struct OpenOptions {
+  // true: check the artifact against the manifest now (verify_artifact). false: read and check
+  // the manifest only, touching neither the .pte nor its data files, so a caller can refuse the
+  // bundle (its delegates not linked here: registry.h delegate_availability) before paying for
+  // the hash; verify_artifact or LoadedModel::load checks the artifact later.
+  bool verify_artifact = true;
+};
+
+// Opens a bundle given its directory, its manifest path, or a file inside it (the .pte). Reads and
+// validates the manifest (Error{kManifestInvalid}: unreadable schema, a name that is not the file
+// name, a backend/recipe/precision the backend table does not list, a backend that cannot own the
+// recorded delegates). With options.verify_artifact (the default) then calls verify_artifact.
+// Reads nothing else (not the goldens).
+Bundle open_bundle(const std::filesystem::path& path, const OpenOptions& options = {});
+
+// Checks that the artifact exists and that its size and SHA-256 equal the manifest's, and the same
+// for each data file; every problem is listed at once in one Error{kArtifactMismatch} ("re-export
+// the bundle; the .pte was changed or truncated after export"). Error{kIo} when a file exists but
+// cannot be read. Reads each file once: the .pte of a bundle without data files into
+// bundle.program (one sized read; the SHA-256 is taken of those bytes), data files streamed.
+// Sets bundle.artifact_verified. Does nothing when the bundle is already verified.
+void verify_artifact(Bundle& bundle);
 
 // Every bundle directory directly under `dir` (those containing a *.etproof.json), sorted by name.
 // Does not open them.
@@ -42,10 +77,13 @@ std::map<std::string, HostTensor> read_golden_outputs(const Bundle& b, const Gol
 
 class LoadedModel {
  public:
-  // Loads the program and its "forward" method. Before loading the method, reads the delegate
-  // ids from the program itself (MethodMeta::num_backends / get_backend_name) and refuses with
-  // Error{kBackendUnavailable} naming the missing id and listing the registered ones when any is
-  // not registered or not available. An ExecuTorch refusal becomes Error{kLoadFailed} with
+  // Loads the program and its "forward" method. A bundle not yet verified is verified first
+  // (verify_artifact's errors), so loading never runs unchecked bytes; a verified one loads from
+  // bundle.program, without reading the file again. Before loading the method, reads the delegate
+  // ids from the program itself (MethodMeta::num_backends / get_backend_name) and refuses, naming
+  // the missing ids and listing the registered ones (registry.h delegate_availability), with
+  // Error{kBackendNotLinked} when any is not registered here, else Error{kBackendUnavailable}
+  // when any reports itself unavailable. An ExecuTorch refusal becomes Error{kLoadFailed} with
   // ExecuTorch's code. A truncated or corrupted .pte never crashes: it is refused before or by
   // ExecuTorch's loader (open_bundle's hash check catches it first).
   static LoadedModel load(const Bundle& bundle);
@@ -61,6 +99,12 @@ class LoadedModel {
   // checked against the manifest (Error{kDtypeMismatch}, Error{kShapeMismatch} naming the input,
   // expected and given) BEFORE anything runs. Execution failure: Error{kRunFailed} with
   // ExecuTorch's code. Returns outputs by manifest name, copied to host.
+  // Inputs the program plans memory for (ExecuTorch's default memory planning, which etproof's
+  // exporter uses) are not copied here: ExecuTorch gets tensors over the HostTensors' bytes (their
+  // dtype is the manifest's, their layout dense C-order by construction) and Method::set_input
+  // copies them into the program's own buffer, reading them only. An input the program does not
+  // plan is copied first, as ExecuTorch would compute on the given bytes in place. Either way
+  // `inputs` are unchanged after the call (bundle_test checks it).
   std::map<std::string, HostTensor> run(const std::map<std::string, HostTensor>& inputs);
 
  private:

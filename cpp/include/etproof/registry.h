@@ -35,6 +35,20 @@ std::vector<RuntimeBackend> registered_backends();
 // The entry for `id`, or nullopt when the id is not registered in this binary.
 std::optional<RuntimeBackend> find_backend(const std::string& id);
 
+// Whether the delegates a program records can run in this binary, asked of the registry
+// (find_backend) without loading the program: a caller refuses a bundle here before hashing or
+// loading its artifact (a matrix skips Core ML and Vulkan programs this way).
+struct DelegateAvailability {
+  std::vector<std::string> not_linked;   // not registered here: the runtime library is not linked
+  std::vector<std::string> unavailable;  // registered, but is_available() is false on this machine
+  std::vector<std::string> registered;   // every registered id, "Id" or "Id (unavailable)", in
+                                         // registry order: what a refusal lists as "registered here"
+  bool ok() const { return not_linked.empty() && unavailable.empty(); }
+};
+// Answers for `ids` (a manifest's `delegates`, or LoadedModel::program_delegates()), each id once,
+// in the given order. An empty `ids` (a portable program) is always ok(). Throws nothing.
+DelegateAvailability delegate_availability(const std::vector<std::string>& ids);
+
 // The ExecuTorch backend id(s) an export key maps to, from the backend table ("xnnpack" ->
 // {"XnnpackBackend"}; "portable" -> {}). Unknown keys give nullopt.
 std::optional<std::vector<std::string>> runtime_ids_for_backend(const std::string& backend_key);
