@@ -1,0 +1,397 @@
+// etproof/loaded_model.cpp — load a bundle's program into ExecuTorch and run it
+// (etproof/bundle.h, LoadedModel).
+#include <algorithm>
+#include <climits>
+#include <set>
+
+#include <executorch/extension/data_loader/buffer_data_loader.h>
+#include <executorch/extension/module/module.h>
+#include <executorch/extension/tensor/tensor.h>
+#include <executorch/runtime/backend/interface.h>
+#include <executorch/runtime/platform/runtime.h>
+
+#include "etproof/backend_table.h"
+#include "etproof/bundle.h"
+#include "etproof/error.h"
+#include "etproof/registry.h"
+#include "bundle_files.h"
+#include "common.h"
+
+namespace etproof {
+namespace et = ::executorch::runtime;
+using ::executorch::aten::ScalarType;
+using ::executorch::extension::Module;
+using detail::join;
+using detail::join_or_none;
+using namespace bundle_detail;  // NOLINT: shared with bundle.cpp (bundle_files.h)
+
+namespace {
+
+// ---- ExecuTorch <-> etproof -------------------------------------------------------------------
+
+std::string et_error_text(et::Error e) {
+  char code[16];
+  std::snprintf(code, sizeof code, "0x%02x", unsigned(e));
+  return std::string(et::to_string(e)) + " (" + code + ")";
+}
+
+ScalarType to_scalar_type(DType d) {
+  switch (d) {
+    case DType::kFloat32: return ScalarType::Float;
+    case DType::kFloat16: return ScalarType::Half;
+    case DType::kFloat64: return ScalarType::Double;
+    case DType::kInt8: return ScalarType::Char;
+    case DType::kUInt8: return ScalarType::Byte;
+    case DType::kInt16: return ScalarType::Short;
+    case DType::kInt32: return ScalarType::Int;
+    case DType::kInt64: return ScalarType::Long;
+    case DType::kBool: return ScalarType::Bool;
+  }
+  return ScalarType::Undefined;
+}
+
+std::optional<DType> from_scalar_type(ScalarType t) {
+  switch (t) {
+    case ScalarType::Float: return DType::kFloat32;
+    case ScalarType::Half: return DType::kFloat16;
+    case ScalarType::Double: return DType::kFloat64;
+    case ScalarType::Char: return DType::kInt8;
+    case ScalarType::Byte: return DType::kUInt8;
+    case ScalarType::Short: return DType::kInt16;
+    case ScalarType::Int: return DType::kInt32;
+    case ScalarType::Long: return DType::kInt64;
+    case ScalarType::Bool: return DType::kBool;
+    default: return std::nullopt;
+  }
+}
+
+std::string scalar_type_name(ScalarType t) {
+  if (auto d = from_scalar_type(t)) return std::string(to_string(*d));
+  return "ExecuTorch ScalarType " + std::to_string(int(t));
+}
+
+// Copies an ExecuTorch tensor into a dense C-ordered HostTensor (honouring its strides).
+HostTensor to_host(const ::executorch::aten::Tensor& t, const std::string& what) {
+  const auto dtype = from_scalar_type(t.scalar_type());
+  if (!dtype)
+    throw Error(ErrorKind::kDtypeUnsupported,
+                what + ": " + scalar_type_name(t.scalar_type()) + " is not a dtype etproof carries",
+                "export the model with outputs in float32, float16, float64, int8, uint8, int16, int32, "
+                "int64 or bool");
+  HostTensor h;
+  h.dtype = *dtype;
+  const auto sizes = t.sizes();
+  const auto strides = t.strides();
+  for (auto s : sizes) h.shape.push_back(s);
+  const size_t elem = dtype_size(*dtype);
+  const size_t n = h.numel();
+  h.data.resize(n * elem);
+  if (n == 0) return h;
+  const auto* src = static_cast<const uint8_t*>(t.const_data_ptr());
+  // Contiguous (C order) unless a stride says otherwise.
+  bool contiguous = true;
+  int64_t expect = 1;
+  for (ssize_t d = ssize_t(sizes.size()) - 1; d >= 0; --d) {
+    if (sizes[d] != 1 && strides[d] != expect) contiguous = false;
+    expect *= sizes[d];
+  }
+  if (contiguous) {
+    std::memcpy(h.data.data(), src, n * elem);
+    return h;
+  }
+  std::vector<int64_t> idx(sizes.size(), 0);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t off = 0;
+    for (size_t d = 0; d < idx.size(); ++d) off += idx[d] * strides[d];
+    std::memcpy(h.data.data() + i * elem, src + off * int64_t(elem), elem);
+    for (ssize_t d = ssize_t(idx.size()) - 1; d >= 0; --d) {
+      if (++idx[d] < sizes[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return h;
+}
+
+// One problem of a refusal, with the kind it would be reported as on its own.
+struct Problem {
+  ErrorKind kind;
+  std::string text;
+};
+
+const char* remedy_for(ErrorKind k) {
+  switch (k) {
+    case ErrorKind::kDtypeMismatch:
+      return "convert the input to the dtype the manifest lists (etproof never casts silently)";
+    case ErrorKind::kShapeMismatch:
+      return "give the input in the shape the manifest lists (-1 = any size in that dimension)";
+    default:
+      return "give every input the manifest lists, once, by name";
+  }
+}
+
+}  // namespace
+
+// ---- the loaded model -------------------------------------------------------------------------
+
+struct LoadedModel::Impl {
+  std::string bundle;  // bundle name, for messages
+  std::vector<TensorSpec> inputs;
+  std::vector<TensorSpec> outputs;
+  std::vector<std::string> delegates;
+  // The whole program, owned here and declared before `module` so it outlives it. ExecuTorch
+  // loads from this buffer, so every segment a delegate keeps a pointer into stays valid for the
+  // Module's lifetime. Measured: with Module's file or mmap loaders, the OpenVINO delegate
+  // (ExecuTorch 1.5.1) segfaults executing EfficientNet-Lite0 after init frees the segment it
+  // imported (ExecuTorch's Python runtime crashes the same way loading by path, not from bytes).
+  // Shared with the Bundle it was loaded from (the bytes open_bundle hashed).
+  std::shared_ptr<const Bytes> program;
+  std::unique_ptr<Module> module;
+  std::vector<bool> input_planned;  // per input: ExecuTorch copies it into planned memory
+};
+
+LoadedModel::LoadedModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+LoadedModel::LoadedModel(LoadedModel&&) noexcept = default;
+LoadedModel& LoadedModel::operator=(LoadedModel&&) noexcept = default;
+LoadedModel::~LoadedModel() = default;
+
+namespace {
+void require_loaded(const void* impl) {
+  if (!impl)
+    throw Error(ErrorKind::kInvalidArgument, "this LoadedModel was moved from", "use the LoadedModel it was moved to");
+}
+}  // namespace
+
+const std::vector<std::string>& LoadedModel::program_delegates() const {
+  require_loaded(impl_.get());
+  return impl_->delegates;
+}
+
+LoadedModel LoadedModel::load(const Bundle& bundle) {
+  et::runtime_init();
+  const Manifest& m = bundle.manifest;
+  auto impl = std::make_unique<Impl>();
+  impl->bundle = m.name;
+  impl->inputs = m.inputs;
+  impl->outputs = m.outputs;
+
+  const std::string pte = bundle.artifact_path.string();
+  std::vector<std::string> data_files;
+  for (const auto& df : m.data_files) data_files.push_back((bundle.dir / df.file).string());
+  if (!bundle.artifact_verified)
+    impl->program = check_artifacts(bundle);  // read once, hashed, kept for the loader
+  else if (data_files.empty())  // verified; its bytes dropped (bundle.h): read again, unhashed
+    impl->program = bundle.program ? bundle.program
+                                   : read_file(bundle.artifact_path, m.artifact.bytes, true, false).kept;
+  if (data_files.empty()) {
+    if (!impl->program)  // read again, and no longer the manifest's size
+      throw Error(ErrorKind::kArtifactMismatch,
+                  "bundle '" + m.name + "': " + pte + " is not the " + std::to_string(m.artifact.bytes) +
+                      " bytes the manifest says",
+                  kReexport);
+    impl->module = std::make_unique<Module>(
+        std::make_unique<::executorch::extension::BufferDataLoader>(impl->program->data(), impl->program->size()));
+  } else {
+    impl->module = std::make_unique<Module>(pte, data_files, Module::LoadMode::File);
+  }
+  Module& module = *impl->module;
+
+  // Full flatbuffer verification: a truncated or corrupted program is refused here, not crashed on.
+  if (const et::Error e = module.load(et::Program::Verification::InternalConsistency); e != et::Error::Ok)
+    throw Error(ErrorKind::kLoadFailed,
+                "ExecuTorch refused the program " + pte + ": " + et_error_text(e),
+                std::string(kReexport) + "; if the hash matches, export it with the ExecuTorch version this "
+                "binary links (see ExecuTorch's log above for the detail)",
+                uint32_t(e));
+
+  auto meta = module.method_meta("forward");
+  if (!meta.ok()) {
+    std::string methods;
+    if (auto names = module.method_names(); names.ok())
+      methods = " (methods: " + join_or_none(std::vector<std::string>(names->begin(), names->end())) + ")";
+    throw Error(ErrorKind::kLoadFailed,
+                "program " + pte + " has no usable method 'forward': " + et_error_text(meta.error()) + methods,
+                "export the model's forward method", uint32_t(meta.error()));
+  }
+
+  // The delegates the program itself contains (one entry per delegate instance, names repeat).
+  std::set<std::string> ids;
+  for (size_t i = 0; i < meta->num_backends(); ++i) {
+    auto name = meta->get_backend_name(i);
+    if (!name.ok())
+      throw Error(ErrorKind::kLoadFailed,
+                  "program " + pte + ": cannot read delegate " + std::to_string(i) + ": " + et_error_text(name.error()),
+                  kReexport, uint32_t(name.error()));
+    ids.insert(*name);
+  }
+  impl->delegates.assign(ids.begin(), ids.end());
+  if (impl->delegates != m.delegates)
+    throw Error(ErrorKind::kArtifactMismatch,
+                "bundle '" + m.name + "': the manifest records delegates [" + join_or_none(m.delegates) +
+                    "] but the program contains [" + join_or_none(impl->delegates) + "]",
+                "re-export the bundle; its manifest does not describe its program");
+
+  // Refuse by name, before ExecuTorch's Method::init would fail with NotFound (0x20).
+  if (const DelegateAvailability avail = delegate_availability(impl->delegates); !avail.ok()) {
+    const auto has = [](const std::vector<std::string>& v, const std::string& id) {
+      return std::find(v.begin(), v.end(), id) != v.end();
+    };
+    std::vector<std::string> missing, needs;
+    for (const auto& id : impl->delegates) {
+      if (has(avail.not_linked, id)) {
+        missing.push_back(id + " (not registered in this binary: its runtime library is not linked)");
+        if (auto t = runtime_needs_text(id, m.backend); !t.empty()) needs.push_back(t);
+      } else if (has(avail.unavailable, id)) {
+        missing.push_back(id + " (registered, but reports itself unavailable on this machine)");
+      }
+    }
+    throw Error(avail.not_linked.empty() ? ErrorKind::kBackendUnavailable : ErrorKind::kBackendNotLinked,
+                "bundle '" + m.name + "' needs " + join(missing, ", ") + "; registered here: " +
+                    join_or_none(avail.registered),
+                !avail.not_linked.empty()
+                    ? "run it where its runtime is linked (" + (needs.empty() ? std::string("link the "
+                      "ExecuTorch delegate library that registers it") : join(needs, "; ")) +
+                      "), or use a bundle exported for a backend registered here"
+                    : "run on a machine where the backend is available, or use a bundle exported for "
+                      "an available backend");
+  }
+
+  // The program's signature must be the manifest's.
+  std::vector<std::string> disagree;
+  auto check_sig = [&](bool is_input, size_t count, const std::vector<TensorSpec>& specs) {
+    const char* role = is_input ? "inputs" : "outputs";
+    if (count != specs.size()) {
+      disagree.push_back(std::string(role) + ": the program has " + std::to_string(count) +
+                         ", the manifest lists " + std::to_string(specs.size()));
+      return;
+    }
+    for (size_t i = 0; i < count; ++i) {
+      const std::string where = std::string(role) + "[" + std::to_string(i) + "] '" + specs[i].name + "'";
+      auto tag = is_input ? meta->input_tag(i) : meta->output_tag(i);
+      if (!tag.ok() || *tag != et::Tag::Tensor) {
+        disagree.push_back(where + ": not a tensor in the program");
+        continue;
+      }
+      auto info = is_input ? meta->input_tensor_meta(i) : meta->output_tensor_meta(i);
+      if (!info.ok()) {
+        disagree.push_back(where + ": unreadable tensor metadata (" + et_error_text(info.error()) + ")");
+        continue;
+      }
+      if (info->scalar_type() != to_scalar_type(specs[i].dtype))
+        disagree.push_back(where + ": dtype " + scalar_type_name(info->scalar_type()) + " in the program, " +
+                           std::string(to_string(specs[i].dtype)) + " in the manifest");
+      std::vector<int64_t> sizes(info->sizes().begin(), info->sizes().end());
+      if (!shape_matches(sizes, specs[i].shape))
+        disagree.push_back(where + ": shape " + shape_to_string(sizes) + " in the program, " +
+                           shape_to_string(specs[i].shape) + " in the manifest");
+    }
+  };
+  check_sig(true, meta->num_inputs(), m.inputs);
+  for (size_t i = 0; i < meta->num_inputs(); ++i) {
+    auto info = meta->input_tensor_meta(i);
+    impl->input_planned.push_back(info.ok() && info->is_memory_planned());
+  }
+  check_sig(false, meta->num_outputs(), m.outputs);
+  if (!disagree.empty())
+    throw Error(ErrorKind::kArtifactMismatch,
+                "bundle '" + m.name + "': program and manifest disagree: " + join(disagree, "; "),
+                "re-export the bundle; its manifest does not describe its program");
+
+  if (const et::Error e = module.load_method("forward"); e != et::Error::Ok)
+    throw Error(ErrorKind::kLoadFailed,
+                "ExecuTorch could not load method 'forward' of bundle '" + m.name + "': " + et_error_text(e),
+                e == et::Error::OperatorMissing
+                    ? "this binary lacks a kernel the program uses; link the kernel library the export "
+                      "needs (see ExecuTorch's log above for the operator)"
+                    : "see ExecuTorch's log above for the detail; re-export the bundle with the ExecuTorch "
+                      "version this binary links",
+                uint32_t(e));
+  return LoadedModel(std::move(impl));
+}
+
+std::map<std::string, HostTensor> LoadedModel::run(const std::map<std::string, HostTensor>& inputs) {
+  require_loaded(impl_.get());
+  Impl& s = *impl_;
+  std::vector<Problem> problems;
+  for (const auto& [name, _] : inputs)
+    if (!find_spec(s.inputs, name))
+      problems.push_back({ErrorKind::kInvalidArgument,
+                          "unknown input '" + name + "' (the program's inputs: " + join(spec_names(s.inputs), ", ") + ")"});
+  for (const auto& spec : s.inputs) {
+    auto it = inputs.find(spec.name);
+    if (it == inputs.end()) {
+      problems.push_back({ErrorKind::kInvalidArgument, "input '" + spec.name + "' not given"});
+      continue;
+    }
+    const HostTensor& t = it->second;
+    if (t.dtype != spec.dtype)
+      problems.push_back({ErrorKind::kDtypeMismatch, "input '" + spec.name + "': dtype " +
+                                                         std::string(to_string(t.dtype)) + " given, the manifest says " +
+                                                         std::string(to_string(spec.dtype))});
+    if (!shape_matches(t.shape, spec.shape))
+      problems.push_back({ErrorKind::kShapeMismatch, "input '" + spec.name + "': shape " + shape_to_string(t.shape) +
+                                                         " given, the manifest says " + shape_to_string(spec.shape)});
+    else if (std::any_of(t.shape.begin(), t.shape.end(), [](int64_t d) { return d < 0 || d > INT32_MAX; }))
+      problems.push_back({ErrorKind::kShapeMismatch,
+                          "input '" + spec.name + "': shape " + shape_to_string(t.shape) + " is outside what ExecuTorch carries"});
+    else if (t.data.size() != t.numel() * dtype_size(t.dtype))
+      problems.push_back({ErrorKind::kInvalidArgument,
+                          "input '" + spec.name + "': holds " + std::to_string(t.data.size()) + " bytes, its shape and dtype need " +
+                              std::to_string(t.numel() * dtype_size(t.dtype))});
+  }
+  if (!problems.empty()) {
+    std::vector<std::string> texts;
+    for (const auto& p : problems) texts.push_back(p.text);
+    throw Error(problems.front().kind, "bundle '" + s.bundle + "': " + join(texts, "; "), remedy_for(problems.front().kind));
+  }
+
+  std::vector<::executorch::extension::TensorPtr> tensors;
+  std::vector<et::EValue> values;
+  tensors.reserve(s.inputs.size());
+  values.reserve(s.inputs.size());
+  for (size_t i = 0; i < s.inputs.size(); ++i) {
+    const HostTensor& t = inputs.at(s.inputs[i].name);
+    std::vector<::executorch::aten::SizesType> sizes(t.shape.begin(), t.shape.end());
+    // Planned: Method::set_input copies from these bytes and never writes them (bundle.h), so a
+    // view suffices. Not planned: ExecuTorch would compute on the bytes given, so give it a copy.
+    tensors.push_back(s.input_planned[i]
+                          ? ::executorch::extension::make_tensor_ptr(std::move(sizes), const_cast<uint8_t*>(t.data.data()),
+                                                                     {}, {}, to_scalar_type(t.dtype))
+                          : ::executorch::extension::make_tensor_ptr(std::move(sizes), Bytes(t.data), {}, {},
+                                                                     to_scalar_type(t.dtype)));
+    values.emplace_back(*tensors.back());
+  }
+
+  auto result = s.module->forward(values);
+  if (!result.ok())
+    throw Error(ErrorKind::kRunFailed,
+                "ExecuTorch failed running 'forward' of bundle '" + s.bundle + "': " + et_error_text(result.error()),
+                "see ExecuTorch's log above for the failing operator or delegate", uint32_t(result.error()));
+  if (result->size() != s.outputs.size())
+    throw Error(ErrorKind::kRunFailed,
+                "bundle '" + s.bundle + "': 'forward' returned " + std::to_string(result->size()) +
+                    " values, the manifest lists " + std::to_string(s.outputs.size()) + " outputs",
+                "re-export the bundle; its manifest does not describe its program");
+
+  std::map<std::string, HostTensor> out;
+  for (size_t i = 0; i < s.outputs.size(); ++i) {
+    const TensorSpec& spec = s.outputs[i];
+    const et::EValue& v = (*result)[i];
+    const std::string where = "bundle '" + s.bundle + "' output '" + spec.name + "'";
+    if (!v.isTensor())
+      throw Error(ErrorKind::kRunFailed, where + ": not a tensor", "re-export the bundle; its manifest does not describe its program");
+    HostTensor h = to_host(v.toTensor(), where);
+    if (h.dtype != spec.dtype)
+      throw Error(ErrorKind::kDtypeMismatch,
+                  where + ": dtype " + std::string(to_string(h.dtype)) + " produced, the manifest says " +
+                      std::string(to_string(spec.dtype)),
+                  "re-export the bundle; its manifest does not describe its program");
+    if (!shape_matches(h.shape, spec.shape))
+      throw Error(ErrorKind::kShapeMismatch,
+                  where + ": shape " + shape_to_string(h.shape) + " produced, the manifest says " + shape_to_string(spec.shape),
+                  "re-export the bundle; its manifest does not describe its program");
+    out.emplace(spec.name, std::move(h));
+  }
+  return out;
+}
+
+}  // namespace etproof
