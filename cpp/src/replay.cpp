@@ -184,27 +184,17 @@ const Error* ParityReport::first_error() const {
 
 std::optional<Refusal> check_delegates(const std::vector<std::string>& ids,
                                        const std::string& backend_key) {
-  std::vector<std::string> not_linked, unavailable;
-  for (const std::string& id : ids) {
-    auto b = find_backend(id);
-    if (!b || !b->registered)
-      not_linked.push_back(id);
-    else if (!b->available)
-      unavailable.push_back(id);
-  }
-  if (not_linked.empty() && unavailable.empty()) return std::nullopt;
-  std::vector<std::string> registered;
-  for (const RuntimeBackend& b : registered_backends())
-    registered.push_back(b.id + (b.available ? "" : " (unavailable)"));
-  if (!not_linked.empty()) {
-    const std::string needs = runtime_needs_text(not_linked.front(), backend_key);
-    return Refusal{Status::kNotLinked, "delegate " + join(not_linked) +
+  const DelegateAvailability a = delegate_availability(ids);
+  if (a.ok()) return std::nullopt;
+  if (!a.not_linked.empty()) {
+    const std::string needs = runtime_needs_text(a.not_linked.front(), backend_key);
+    return Refusal{Status::kNotLinked, "delegate " + join(a.not_linked) +
                                            " is not linked into this binary (registered here: " +
-                                           join_or_none(registered) + ")" +
+                                           join_or_none(a.registered) + ")" +
                                            (needs.empty() ? "" : "; " + needs)};
   }
   return Refusal{Status::kUnavailable,
-                 "delegate " + join(unavailable) +
+                 "delegate " + join(a.unavailable) +
                      " is registered but reports itself unavailable on this machine"};
 }
 
