@@ -22,13 +22,7 @@ namespace {
 // are still known and shown. nullopt when the manifest itself is unreadable.
 std::optional<Manifest> manifest_only(const fs::path& path) {
   try {
-    fs::path mp = path;
-    if (fs::is_directory(path))
-      for (const auto& entry : fs::directory_iterator(path)) {
-        const std::string fn = entry.path().filename().string();
-        if (fn.size() > 13 && fn.ends_with(".etproof.json")) mp = entry.path();
-      }
-    return read_manifest(mp);
+    return open_bundle(path, OpenOptions{.verify_artifact = false}).manifest;
   } catch (const Error&) {
     return std::nullopt;
   }
