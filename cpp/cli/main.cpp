@@ -41,6 +41,7 @@
 #include "etproof/npy.h"
 #include "etproof/registry.h"
 #include "etproof/replay.h"
+#include "etproof/run.h"
 #include "etproof/runtime_log.h"
 #include "etproof/tolerances.h"
 
@@ -60,12 +61,6 @@ void print_error(const Error& e) {
     os << "executorch error 0x" << std::hex << std::setw(2) << std::setfill('0') << *e.et_error();
     std::cerr << os.str() << " (runtime/core/error.h)\n";
   }
-}
-
-std::string join(const std::vector<std::string>& v, const std::string& sep = ", ") {
-  std::string out;
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
-  return out;
 }
 
 // <directory of this executable>/demo/bundles, found through /proc/self/exe.
@@ -171,53 +166,17 @@ int cmd_inspect(const std::string& path, bool json) {
 // ---- run ---------------------------------------------------------------------------------------
 int cmd_run(const std::string& path, const std::vector<std::string>& input_args,
             const std::string& out_dir) {
-  const etproof::Bundle b = etproof::open_bundle(path);
-  std::map<std::string, etproof::HostTensor> inputs;
+  std::map<std::string, fs::path> inputs;
   for (const std::string& arg : input_args) {
     const auto eq = arg.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size())
       throw Error(ErrorKind::kInvalidArgument, "--input \"" + arg + "\" is not NAME=FILE.npy",
                   "pass each input as --input NAME=FILE.npy");
-    const std::string name = arg.substr(0, eq);
-    if (inputs.count(name))
-      throw Error(ErrorKind::kInvalidArgument, "input \"" + name + "\" given twice",
+    if (!inputs.emplace(arg.substr(0, eq), arg.substr(eq + 1)).second)
+      throw Error(ErrorKind::kInvalidArgument, "input \"" + arg.substr(0, eq) + "\" given twice",
                   "pass each input once");
-    inputs[name] = etproof::read_npy(arg.substr(eq + 1));
   }
-  etproof::LoadedModel model = etproof::LoadedModel::load(b);
-  const auto outputs = model.run(inputs);
-  std::cout << "ran " << b.manifest.name << " (backend " << b.manifest.backend << ", delegates "
-            << (model.program_delegates().empty() ? "none" : join(model.program_delegates()))
-            << ")\n";
-  if (!out_dir.empty()) fs::create_directories(out_dir);
-  for (const auto& [name, t] : outputs) {
-    const auto v = t.to_double();
-    double mn = 0, mx = 0, sum = 0;
-    size_t argmax = 0;
-    for (size_t i = 0; i < v.size(); ++i) {
-      if (i == 0 || v[i] < mn) mn = v[i];
-      if (i == 0 || v[i] > mx) mx = v[i], argmax = i;
-      sum += v[i];
-    }
-    std::cout << "output " << name << " " << etproof::to_string(t.dtype) << " "
-              << etproof::shape_to_string(t.shape) << ": min " << mn << ", max " << mx
-              << " (flat index " << argmax << "), mean " << (v.empty() ? 0 : sum / v.size())
-              << "\n  first values:";
-    for (size_t i = 0; i < std::min<size_t>(v.size(), 8); ++i) std::cout << " " << v[i];
-    std::cout << (v.size() > 8 ? " …" : "") << "\n";
-    const auto& labels = b.manifest.labels;
-    if (labels && labels->output == name) {
-      for (const auto& r : etproof::top_k(t, labels->names, 5))
-        std::cout << "  " << std::fixed << std::setprecision(4) << r.probability << "  "
-                  << r.label << " (" << r.index << ")\n"
-                  << std::defaultfloat;
-    }
-    if (!out_dir.empty()) {
-      const fs::path p = fs::path(out_dir) / (name + ".npy");
-      etproof::write_npy(p, t);
-      std::cout << "  wrote " << p.string() << "\n";
-    }
-  }
+  std::cout << etproof::to_text(etproof::run_bundle(path, inputs, out_dir));
   return 0;
 }
 

@@ -2,7 +2,8 @@
 //
 //   core      (etproof::core)      error.h status.h npy.h manifest.h bundle.h registry.h
 //                                  backend_table.h runtime_log.h gate.h xfail.h replay.h
-//                                  matrix.h tolerances.h backends_report.h inspect.h
+//                                  matrix.h tolerances.h backends_report.h inspect.h labels.h
+//                                  run.h
 //   evidence  (etproof::evidence)  ledger.h coverage.h junit.h
 //   demo      (etproof::demo)      image.h classify.h
 //
@@ -25,6 +26,8 @@
 #include "etproof/tolerances.h"
 #include "etproof/backends_report.h"
 #include "etproof/inspect.h"
+#include "etproof/labels.h"
+#include "etproof/run.h"
 
 #include "etproof/ledger.h"
 #include "etproof/coverage.h"

@@ -1,11 +1,12 @@
 // etproof/image.h — the classification demo's C++ side: decode a photo, apply the manifest's
-// preprocessing, and rank labels.
+// preprocessing. Ranking labels (top_k) is core: etproof/labels.h.
 #pragma once
 
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "etproof/labels.h"  // Ranked, top_k (core)
 #include "etproof/manifest.h"
 #include "etproof/npy.h"
 
@@ -18,15 +19,5 @@ namespace etproof {
 // Throws Error{kIo} (unreadable / undecodable, with stb's reason), Error{kShapeMismatch}.
 HostTensor load_image(const std::filesystem::path& image, const ImagePreprocessing& pp,
                       const TensorSpec& spec);
-
-struct Ranked {
-  size_t index = 0;
-  std::string label;
-  double probability = 0;  // softmax over the logits, 0..1
-};
-
-// Softmax over a 1-D (or [1, N]) logits tensor, top k by probability.
-std::vector<Ranked> top_k(const HostTensor& logits, const std::vector<std::string>& names,
-                          size_t k);
 
 }  // namespace etproof
