@@ -26,6 +26,15 @@ std::string join(const std::vector<std::string>& v, std::string_view sep = ", ")
 // join(v), or "none" when v is empty.
 std::string join_or_none(const std::vector<std::string>& v, std::string_view sep = ", ");
 
+// Keeps in `slot` the worse of itself and `v`: the larger when `larger_is_worse`, else the smaller.
+// A NaN is the worst of all and, once kept, stays; an empty `v` changes nothing. The one rule by
+// which a matrix cell, a ledger record and the coverage page summarize many measurements.
+inline void keep_worst(std::optional<double>& slot, const std::optional<double>& v,
+                       bool larger_is_worse) {
+  if (!v || (slot && std::isnan(*slot))) return;
+  if (!slot || std::isnan(*v) || (larger_is_worse ? *v > *slot : *v < *slot)) slot = v;
+}
+
 // `precision` significant digits; nan/inf spelled out.
 inline std::string format_number(double v, int precision) {
   if (std::isnan(v)) return "nan";

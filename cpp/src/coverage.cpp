@@ -155,8 +155,7 @@ bool run_failure(const Reading& r) {
 
 // The lowest of the values seen (a NaN, once seen, stays: it is the worst).
 void lowest(std::optional<double>& slot, const std::optional<double>& v) {
-  if (!v || (slot && std::isnan(*slot))) return;
-  if (!slot || std::isnan(*v) || *v < *slot) slot = v;
+  detail::keep_worst(slot, v, /*larger_is_worse=*/false);
 }
 
 // Cells of the summary for one backend on one machine.

@@ -116,8 +116,7 @@ struct Worst {
 
  private:
   static void keep(std::optional<double>& slot, const std::optional<double>& v, bool larger) {
-    if (!v || (slot && std::isnan(*slot))) return;
-    if (!slot || std::isnan(*v) || (larger ? *v > *slot : *v < *slot)) slot = v;
+    detail::keep_worst(slot, v, larger);
   }
 };
 

@@ -79,9 +79,7 @@ Cell cell_of(const CaseReport& c, size_t col, bool bounded) {
   cell.column = col;
   cell.status = c.status;
   cell.detail = c.detail;
-  auto worst = [](std::optional<double>& slot, double v, bool larger) {
-    if (!slot || (larger ? v > *slot : v < *slot) || std::isnan(v)) slot = v;
-  };
+  const auto worst = detail::keep_worst;
   for (const TensorReport& t : c.outputs) {
     worst(cell.max_abs_error, t.max_abs_error, true);
     worst(cell.cosine, t.cosine, false);
