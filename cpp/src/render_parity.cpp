@@ -34,6 +34,8 @@ std::string to_text(const ParityReport& r) {
                                     : "  (derived)")
      << "\n";
   os << "  source: " << r.bound.source << "\n";
+  if (!r.judgement.empty()) os << "judged: " << r.judgement << "\n";
+  if (!r.precision_reason.empty()) os << "precision here: " << r.precision_reason << "\n";
   size_t passed = 0;
   for (const CaseReport& c : r.cases) {
     if (c.passed) ++passed;
@@ -64,7 +66,22 @@ std::string to_text(const ParityReport& r) {
       else if (r.bound.min_sqnr_db != -std::numeric_limits<double>::infinity())
         os << " (floor " << fmt(r.bound.min_sqnr_db, 4) << " dB)";
       os << "\n";
+      if (t.against != "golden" || !t.widened_by.empty()) {
+        os << "    against " << (t.against == "float64" ? "float64 truth" : t.against);
+        if (!t.widened_by.empty() && t.widening_error)
+          os << "; bound widened by " << fmt(kReferenceMargin, 3) << "x the " << t.widened_by
+             << "'s own error against truth, " << fmt(*t.widening_error, 3);
+        os << "\n";
+      }
       if (!t.passed) os << "    failed: " << t.failure << "\n";
+    }
+    for (const RecipeCost& k : c.costs) {
+      os << "  recipe cost (" << k.reference << " emulation against the float32 golden): max abs "
+         << "error " << fmt(k.max_abs_error, 4) << ", cosine " << cosine_text(k.cosine)
+         << ", SQNR " << sqnr_text(k.sqnr_db) << " dB";
+      if (k.top1_agrees) os << ", top-1 " << (*k.top1_agrees ? "kept" : "CHANGED");
+      if (!k.over_budget.empty()) os << " — OVER BUDGET: " << k.over_budget;
+      os << "\n";
     }
   }
   os << "result: " << (r.passed ? "PASS" : "DRIFT") << " (" << passed << " of " << r.cases.size()
@@ -107,12 +124,28 @@ nlohmann::json to_json(const ParityReport& r) {
                       {"quant_scale", json_number(t.quant_scale)},
                       {"range_error", json_number(t.range_error)},
                       {"qstep_error", json_number(t.qstep_error)}});
+      outs.back()["against"] = t.against;
+      if (!t.widened_by.empty()) {
+        outs.back()["widened_by"] = t.widened_by;
+        outs.back()["widening_error"] = json_number(t.widening_error);
+      }
+    }
+    nlohmann::json costs = nlohmann::json::array();
+    for (const RecipeCost& k : c.costs) {
+      nlohmann::json jk = {{"reference", k.reference},
+                           {"max_abs_error", json_number(k.max_abs_error)},
+                           {"cosine", json_number(k.cosine)},
+                           {"sqnr_db", json_number(k.sqnr_db)}};
+      if (k.top1_agrees) jk["top1_agrees"] = *k.top1_agrees;
+      if (!k.over_budget.empty()) jk["over_budget"] = k.over_budget;
+      costs.push_back(std::move(jk));
     }
     nlohmann::json jc = {{"case", c.case_id},
                          {"data", c.data},
                          {"passed", c.passed},
                          {"status", to_string(c.status)},
                          {"outputs", outs}};
+    if (!costs.empty()) jc["recipe_cost"] = costs;
     if (!c.detail.empty()) jc["detail"] = c.detail;
     if (c.error) jc["error"] = to_string(c.error->kind());
     cases.push_back(std::move(jc));
@@ -121,6 +154,9 @@ nlohmann::json to_json(const ParityReport& r) {
                         {"precision", r.precision}, {"delegates", r.delegates},
                         {"bound", to_json(r.bound)}, {"cases", cases},     {"passed", r.passed}};
   if (!r.model.empty()) doc["model"] = r.model;
+  doc["against"] = r.against;
+  if (!r.judgement.empty()) doc["judgement"] = r.judgement;
+  if (!r.precision_reason.empty()) doc["precision_reason"] = r.precision_reason;
   if (!r.no_bound.empty()) doc["no_bound"] = r.no_bound;
   if (r.refused) {
     doc["refused"] = to_string(*r.refused);

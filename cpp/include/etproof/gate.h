@@ -20,6 +20,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -89,8 +90,21 @@ Bound resolve_bound(const Bound& rule, double reference_range,
 // atol_range. The result is a rule (scale_relative()), resolved per output by the gate.
 // Throws Error{kCapabilityUnavailable} when the table has no entry, naming the pair and the
 // remedy (pass a bound explicitly).
+//
+// `basis` says what the bound is measured against (docs/design.md §5, "two questions"):
+//   kGolden     the float32 golden outputs: the bound of a bundle that carries no references
+//               (exported before the export half captured them);
+//   kReference  the reference computation of the column's own recipe and precision — the
+//               float32 golden for fp32/float32, the recipe's eager emulation for the int8
+//               recipes, the precision's eager emulation for float16/bfloat16. The replay judges
+//               float precisions against float64 truth with this bound widened by that
+//               reference's own error (references.h), and int8 recipes against their emulation.
+// Rows that hold for both carry both bases (recipe fp32, precision float32).
+enum class BoundBasis { kGolden, kReference };
+std::string_view to_string(BoundBasis b);  // "golden" | "reference"
 Bound derive_bound(const std::string& recipe, const std::string& precision,
-                   const std::optional<std::string>& compute_unit = std::nullopt);
+                   const std::optional<std::string>& compute_unit = std::nullopt,
+                   BoundBasis basis = BoundBasis::kGolden);
 
 // Combines SQNR floors (dB) as derive_bound does: noise powers add. +inf terms contribute 0;
 // all +inf (or none) gives +inf.
@@ -111,7 +125,8 @@ struct BoundOverride {
 // fields.
 Bound override_bound(const BoundOverride& o, const std::string& recipe,
                      const std::string& precision,
-                     const std::optional<std::string>& compute_unit = std::nullopt);
+                     const std::optional<std::string>& compute_unit = std::nullopt,
+                     BoundBasis basis = BoundBasis::kGolden);
 
 // One row of that table, read-only: a term along one axis ("recipe", "precision",
 // "compute_unit") with the measurement it came from. derive_bound sums these.
@@ -126,6 +141,11 @@ struct BoundTerm {
   double atol_range = 0;   // fraction of max|reference|
   double atol_qsteps = 0;  // quantization steps of the output, where recorded; 0: no such form
   bool target = false;     // a target, not a measurement (checked without margin)
+  // The bases the row holds for (derive_bound's `basis`): "golden", "reference", or both.
+  std::vector<std::string> bases;
+  bool derived = false;    // from a numerical argument (unit roundoff), not a measurement:
+                           // measure-tolerances shows observations beside it but does not
+                           // propose a replacement
 };
 std::vector<BoundTerm> bound_table();
 
@@ -153,6 +173,12 @@ struct TensorReport {
   std::optional<double> quant_scale;   // the output's recorded quantization scale, if any
   double range_error = 0;              // max_abs_error / R (inf when R = 0 and error > 0)
   std::optional<double> qstep_error;   // max_abs_error / scale, where a scale is recorded
+  // Set by the replay (etproof/references.h), not by compare_tensor:
+  std::string against = "golden";      // what the output was compared with: "golden" (the
+                                       // float32 golden), "float64" (truth) or an emulation
+  std::string widened_by;              // the reference whose own error against truth widened
+                                       // the bound ("golden", "bfloat16", …); empty: none
+  std::optional<double> widening_error;  // that reference's max |ref − truth|
 };
 
 // Compares one output. Shapes and dtypes must match (Error{kShapeMismatch}/{kDtypeMismatch}).
