@@ -91,6 +91,11 @@ constexpr TableRow kBoundTable[] = {
     {Axis::kRecipe, "fp32", 0.0, 0.0, 0.0, 1.0, kNoFloor,
      "no quantization, so no term of its own (no SQNR floor: adds no noise): fp32 drift is "
      "measured under precision float32"},
+    // Recipe "fp16" (Core ML, QNN): the program is lowered to compute in float16; the recipe
+    // quantizes nothing, and its float16 arithmetic is the precision term's (float16 below).
+    {Axis::kRecipe, "fp16", 0.0, 0.0, 0.0, 1.0, kNoFloor,
+     "no quantization, so no term of its own: the float16 arithmetic is charged to precision "
+     "float16"},
     // Recipe "int8-dynamic-per-channel": per-channel int8 weights, int8 activations quantized at
     // run time (XNNPACKQuantizer, dynamic), on XNNPACK. Outputs are float: no step form.
     {Axis::kRecipe, "int8-dynamic-per-channel", 0.28, 0.0, 0.0, 0.947, 9.6,

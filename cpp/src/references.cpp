@@ -180,7 +180,8 @@ JudgePlan plan_judgement(const Manifest& m, const PrecisionHere& here, bool use_
   JudgePlan p;
   p.precision = here.precision;
   p.precision_reason = here.reason;
-  const bool float_recipe = m.recipe == "fp32";
+  // Float recipes carry no quantization: "fp32", and "fp16" (Core ML, QNN: precision float16).
+  const bool float_recipe = m.recipe == "fp32" || m.recipe == "fp16";
   const bool reduced = p.precision == "float16" || p.precision == "bfloat16";
   // The reference computation of the column's own recipe and precision: the float32 golden, or
   // the emulation of the recipe (int8) or of the reduced precision.

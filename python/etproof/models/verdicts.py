@@ -17,7 +17,7 @@ from __future__ import annotations
 CASES = ("gelu_wide", "offset_linear", "topk", "relu_mlp", "batch4")
 # (model, backend, recipe) exported by ``python -m etproof test-bundles`` into OUT/verdicts.
 PAIRS = {
-    "gelu_wide": [("portable", "fp32"), ("xnnpack", "fp32")],
+    "gelu_wide": [("portable", "fp32"), ("xnnpack", "fp32"), ("coreml", "fp16")],
     "offset_linear": [("portable", "fp32"), ("xnnpack", "fp32"), ("openvino", "fp32")],
     "topk": [("portable", "fp32")],
     "relu_mlp": [("xnnpack", "int8-dynamic-per-channel"), ("xnnpack", "int8-static-per-channel")],
