@@ -107,6 +107,9 @@ void lay_out_column(Matrix& m, const std::filesystem::path& path, const ParityRe
   column.sha256 = r.bundle_sha256;
   column.created_utc = r.bundle_created_utc;
   column.toolchain = r.bundle_toolchain;
+  column.against = r.against;
+  column.judgement = r.judgement;
+  column.precision_reason = r.precision_reason;
   m.columns.push_back(std::move(column));
   const size_t col = m.columns.size() - 1;
   for (const CaseReport& c : r.cases) {
