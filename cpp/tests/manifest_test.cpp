@@ -60,7 +60,7 @@ TEST(Manifest, FixtureParses) {
   EXPECT_EQ(m.precision, "float32");
   EXPECT_FALSE(m.compute_unit.has_value());  // absent means unknown
   ASSERT_TRUE(m.quantization.has_value());
-  EXPECT_EQ((*m.quantization)["quantizer"], "XNNPACKQuantizer");
+  EXPECT_EQ(m.quantization->quantizer, "XNNPACKQuantizer");
   ASSERT_EQ(m.inputs.size(), 1u);
   EXPECT_EQ(m.inputs[0].name, "image");
   EXPECT_EQ(m.inputs[0].dtype, DType::kFloat32);
