@@ -40,20 +40,6 @@ std::string why_missing(const Manifest& m, const std::string& name) {
 
 }  // namespace
 
-bool is_integer_dtype(DType d) {
-  switch (d) {
-    case DType::kInt8:
-    case DType::kUInt8:
-    case DType::kInt16:
-    case DType::kInt32:
-    case DType::kInt64:
-    case DType::kBool:
-      return true;
-    default:
-      return false;
-  }
-}
-
 HostTensor as_float64(const HostTensor& t) {
   HostTensor out;
   out.dtype = DType::kFloat64;

@@ -60,6 +60,31 @@ std::string to_text(const ParityReport& r) {
       os << "; error " << fmt(t.range_error, 3) << "·max|ref|";
       if (t.qstep_error) os << ", " << fmt(*t.qstep_error, 3) << " quant steps";
       os << "\n";
+      if (t.exact) {
+        os << "    exact (integer output";
+        if (t.integer_atol) os << ", integer_atol " << fmt(*t.integer_atol);
+        os << "): " << t.mismatches << " of " << t.numel << " elements differ";
+        if (!t.first_mismatch.empty())
+          os << ", first at " << index_to_string(t.first_mismatch) << ": actual "
+             << t.first_mismatch_actual << ", reference " << t.first_mismatch_reference;
+        os << "; cosine " << cosine_text(t.cosine) << " (measured, not judged)\n";
+        if (!t.passed) os << "    failed: " << t.failure << "\n";
+        continue;
+      }
+      if (t.sign_flips)
+        os << "    sign flips: " << t.sign_flips << " above the noise level atol/"
+           << fmt(kBoundMargin) << " = " << fmt(t.noise_level, 4) << ", largest at "
+           << index_to_string(t.worst_sign_flip) << ": actual " << fmt(t.sign_flip_actual, 8)
+           << ", reference " << fmt(t.sign_flip_reference, 8) << "\n";
+      if (t.slice_axis && t.worst_slice) {
+        const SliceReport& w = t.slices[*t.worst_slice];
+        size_t failing = 0;
+        for (const SliceReport& s : t.slices) failing += s.passed ? 0 : 1;
+        os << "    slices along axis " << *t.slice_axis << ": " << t.slices.size() << ", "
+           << failing << " failing; worst slice " << w.index << ": cosine "
+           << cosine_text(w.cosine) << ", SQNR " << sqnr_text(w.sqnr_db) << " dB, max abs error "
+           << fmt(w.max_abs_error, 4) << (w.passed ? "" : " — FAIL: " + w.failure) << "\n";
+      }
       os << "    cosine " << cosine_text(t.cosine) << ", SQNR " << sqnr_text(t.sqnr_db) << " dB";
       if (t.sqnr_skipped)
         os << " (SQNR rule skipped: the reference is all zeros; so is the cosine rule)";
@@ -102,34 +127,7 @@ nlohmann::json to_json(const ParityReport& r) {
   nlohmann::json cases = nlohmann::json::array();
   for (const CaseReport& c : r.cases) {
     nlohmann::json outs = nlohmann::json::array();
-    for (const TensorReport& t : c.outputs) {
-      outs.push_back({{"output", t.output},
-                      {"passed", t.passed},
-                      {"failure", t.failure},
-                      {"numel", t.numel},
-                      {"worst_index", t.worst_index},
-                      {"worst_actual", json_number(t.worst_actual)},
-                      {"worst_reference", json_number(t.worst_reference)},
-                      {"max_abs_error", json_number(t.max_abs_error)},
-                      {"worst_ratio", json_number(t.worst_ratio)},
-                      {"fraction_over", t.fraction_over},
-                      {"cosine", json_number(t.cosine)},
-                      {"sqnr_db", json_number(t.sqnr_db)},
-                      {"sqnr_skipped", t.sqnr_skipped},
-                      {"cosine_skipped", t.cosine_skipped},
-                      {"headroom", json_number(t.headroom)},
-                      {"atol", json_number(t.atol)},
-                      {"rtol", json_number(t.rtol)},
-                      {"reference_range", json_number(t.reference_range)},
-                      {"quant_scale", json_number(t.quant_scale)},
-                      {"range_error", json_number(t.range_error)},
-                      {"qstep_error", json_number(t.qstep_error)}});
-      outs.back()["against"] = t.against;
-      if (!t.widened_by.empty()) {
-        outs.back()["widened_by"] = t.widened_by;
-        outs.back()["widening_error"] = json_number(t.widening_error);
-      }
-    }
+    for (const TensorReport& t : c.outputs) outs.push_back(to_json(t));
     nlohmann::json costs = nlohmann::json::array();
     for (const RecipeCost& k : c.costs) {
       nlohmann::json jk = {{"reference", k.reference},

@@ -114,7 +114,5 @@ struct RecipeCost {
 
 // A copy converted to float64 (element order kept).
 [[nodiscard]] HostTensor as_float64(const HostTensor& t);
-// Integer or bool dtype (compared exactly by the gate).
-[[nodiscard]] bool is_integer_dtype(DType d);
 
 }  // namespace etproof
