@@ -206,3 +206,34 @@ def test_spec_options_flow_into_the_manifest(tmp_path):
                 export_model(name="bad", out_dir=tmp_path, backend="portable", recipe="fp32",
                              verify=False, **s)
             assert not (tmp_path / "bad").exists()
+
+
+def test_the_cache_reexports_when_the_reference_code_changes(tmp_path, monkeypatch):
+    """Bundles are reused by stamp (etproof.cache): the stamp covers every .py of the package,
+    so a change to the export code (references included) re-exports the test bundles, the demo
+    and the golden set, and they pick the references up."""
+    import shutil
+
+    from etproof import cache
+
+    pkg = tmp_path / "etproof"
+    shutil.copytree(cache._PKG_DIR, pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(cache, "_PKG_DIR", pkg)
+    before = cache.make_stamp("tiny-portable-fp32")
+    (pkg / "references.py").write_text((pkg / "references.py").read_text() + "\n# changed\n")
+    assert cache.make_stamp("tiny-portable-fp32") != before
+
+
+def test_a_bundle_whose_reference_changed_is_not_reused(test_bundles, tmp_path):
+    import shutil
+
+    from etproof.cache import bundle_intact
+
+    b = tmp_path / "tiny-portable-fp32"
+    shutil.copytree(test_bundles / "tiny-portable-fp32", b)
+    assert bundle_intact(b)
+    ref = b / "tiny-portable-fp32.goldens" / "case0.ref.float64.y.npy"
+    data = bytearray(ref.read_bytes())
+    data[-1] ^= 1
+    ref.write_bytes(bytes(data))
+    assert not bundle_intact(b)
