@@ -335,7 +335,7 @@ TEST(Manifest, RefusesWrongTypesAndValues) {
       {[](json& d) { d["outputs"][0]["slice_axis"] = -1; }, "outputs[0].slice_axis: -1 is below the minimum 0"},
       {[](json& d) { d["outputs"][0]["slice_axis"] = 0.5; }, "outputs[0].slice_axis: expected an integer"},
       {[](json& d) { d["inputs"][0]["slice_axis"] = 0; }, "inputs[0].slice_axis: is only defined for outputs"},
-      {[](json& d) { d["budget"]["top1_agreement"] = 1.5; }, "budget.top1_agreement: must be a number in [0, 1]"},
+      {[](json& d) { d["budget"]["top1_agreement"] = 1.5; }, "budget.top1_agreement: must be a finite number in [0, 1]"},
       {[](json& d) { d["budget"]["min_cosine"] = "high"; }, "budget.min_cosine: expected a number"},
       {[](json& d) { d["budget"]["min_snr"] = 30; }, "budget.min_snr: is not defined by schema_version 1"},
       {[](json& d) { d["budget"] = json::object(); }, "budget: sets no bound"},
