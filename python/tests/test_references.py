@@ -237,3 +237,45 @@ def test_a_bundle_whose_reference_changed_is_not_reused(test_bundles, tmp_path):
     data[-1] ^= 1
     ref.write_bytes(bytes(data))
     assert not bundle_intact(b)
+
+
+def test_a_reference_that_cannot_be_computed_never_fails_the_export(tmp_path):
+    """A model that fixes float32 inside forward exports; its manifest says why it has no
+    float64 truth, and no file claims to be one."""
+    from etproof.export import export_model
+
+    class Fixed(torch.nn.Module):
+        def forward(self, x):
+            return torch.tanh(x.float() * 2)
+
+    x = torch.randn(1, 4, generator=torch.Generator().manual_seed(3))
+    path = export_model(Fixed().eval(), (x,), "fixed", tmp_path, "portable", "fp32", ["x"], ["y"],
+                        [("c0", "synthetic", "torch.randn seed 3", (x,))], verify=False)
+    doc = read_manifest(path)
+    assert doc["references"]["float64"]["captured"] is False
+    assert "came back torch.float32" in doc["references"]["float64"]["reason"]
+    assert "references" not in doc["goldens"][0]
+    assert not list((path / "fixed.goldens").glob("*.ref.*"))
+
+
+def test_integer_outputs_keep_their_dtype_in_every_reference():
+    """topk: values follow the reference's precision, indices stay int64 (compared exactly)."""
+    from etproof.arguments import GoldenCase
+
+    class TopK(torch.nn.Module):
+        def forward(self, x):
+            v, i = torch.topk(x, 3)
+            return v, i
+
+    x = torch.randn(2, 8, generator=torch.Generator().manual_seed(4))
+    specs = [{"name": "v", "dtype": "float32", "shape": [2, 3]},
+             {"name": "i", "dtype": "int64", "shape": [2, 3]}]
+    refs = capture_references(TopK(), [GoldenCase("c0", "synthetic", "randn", (x,))], ["v", "i"],
+                              specs, ["float64", "bfloat16"])
+    assert all(r["captured"] for r in refs.records.values()), refs.records
+    got = refs.per_case["c0"]
+    assert got["float64"]["v"].dtype == torch.float64
+    assert got["bfloat16"]["v"].dtype == torch.float32
+    for name in ("float64", "bfloat16"):
+        assert got[name]["i"].dtype == torch.int64
+    assert torch.equal(got["float64"]["i"], torch.topk(x, 3).indices)
