@@ -309,21 +309,19 @@ class Reader {
     for (const auto& [k, v] : b->items())
       if (k != "min_sqnr_db" && k != "min_cosine" && k != "top1_agreement")
         problem(at("budget", k), "is not defined by schema_version 1 (known: min_sqnr_db, min_cosine, top1_agreement)");
-    auto bounded = [&](const char* key, double lo, double hi) -> std::optional<double> {
+    auto bounded = [&](const char* key, double lo, double hi, const char* range) -> std::optional<double> {
       const json* j = member(*b, "budget", key, false);
       if (!j) return std::nullopt;
       auto v = number_value(*j, at("budget", key));
       if (v && !(std::isfinite(*v) && *v >= lo && *v <= hi)) {
-        problem(at("budget", key), std::isfinite(lo) ? "must be a number in [" + json(lo).dump() + ", " +
-                                                           json(hi).dump() + "]"
-                                                     : std::string("must be a finite number"));
+        problem(at("budget", key), std::string("must be a finite number") + (*range ? std::string(" in ") + range : ""));
         return std::nullopt;
       }
       return v;
     };
-    out.min_sqnr_db = bounded("min_sqnr_db", -INFINITY, INFINITY);
-    out.min_cosine = bounded("min_cosine", -1, 1);
-    out.top1_agreement = bounded("top1_agreement", 0, 1);
+    out.min_sqnr_db = bounded("min_sqnr_db", -INFINITY, INFINITY, "");
+    out.min_cosine = bounded("min_cosine", -1, 1, "[-1, 1]");
+    out.top1_agreement = bounded("top1_agreement", 0, 1, "[0, 1]");
     if (b->empty()) problem("budget", "sets no bound; give at least one of min_sqnr_db, min_cosine, top1_agreement");
     return out;
   }

@@ -185,8 +185,9 @@ def export_model(
 
         # 4. references: the float64 truth and the emulations of the recipe and precision, on
         # the golden inputs (etproof.references); one that cannot be computed is recorded.
-        with in_stage("goldens"):
+        with in_stage("lower"):
             precision = effective_precision(backend, recipe)
+        with in_stage("goldens"):
             ref_names = reference_names(backend, recipe, precision, bool(facts["quant"]))
             say(f"{name}: references ({', '.join(ref_names)})")
             refs = capture_references(
