@@ -166,6 +166,16 @@ constexpr TableRow kBoundTable[] = {
      "min_cosine = 1 - 16 x 0.00129 rounded down, min_sqnr = 25.67 - 12.04 rounded down. "
      "Reproduce: build/etproof measure-tolerances build/golden-set/bundles build/test-bundles",
      /*target=*/false, kOnGolden},
+    // Core ML's compute units (the table's recipes[].compute_unit): where the program runs, not
+    // the arithmetic it is held to — the recipe's compute precision (float32 or float16) fixes
+    // that, and the precision term carries it. No term of their own; none is measured (no Apple
+    // hardware has run these columns yet: docs/backend-coverage.md).
+    {Axis::kComputeUnit, "all", 0.0, 0.0, 0.0, 1.0, kNoFloor,
+     "no term: the compute unit chooses the device, the precision term (the recipe's compute "
+     "precision) carries the arithmetic", /*target=*/false, kBothBases, /*derived=*/true},
+    {Axis::kComputeUnit, "cpu_and_gpu", 0.0, 0.0, 0.0, 1.0, kNoFloor,
+     "no term: the compute unit chooses the device, the precision term (the recipe's compute "
+     "precision) carries the arithmetic", /*target=*/false, kBothBases, /*derived=*/true},
     // Precisions "bfloat16" and "float16" against their reference computation: DERIVED, so that a
     // column computing in them (OpenVINO's CPU plugin in bfloat16, Core ML in float16) is judged
     // with no measurement from that device. The replay judges such a column against float64 truth

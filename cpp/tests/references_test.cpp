@@ -83,7 +83,11 @@ TEST(Widen, NeverTurnsAPassAgainstTheGoldenIntoADriftAgainstTruth) {
     }
     const Bound b = absolute(3 * scale * 1e-3, 1 - 1e-6, 60);
     const TensorReport vs_golden = compare_tensor("y", f64(a), f64(g), b);
-    const Bound w = widen_by_reference(b, reference_error(f64(g), f64(t)), 1);  // even M = 1
+    // The replay's margin M = 4, the same M the sign-flip rule divides the bound by (gate.h
+    // kBoundMargin): its noise level atol_B/M + max|g − t| then admits every flip the golden's
+    // own error allows.
+    static_assert(kReferenceMargin == kBoundMargin);
+    const Bound w = widen_by_reference(b, reference_error(f64(g), f64(t)));
     const TensorReport vs_truth = compare_tensor("y", f64(a), f64(t), w);
     if (vs_golden.passed) {
       ++passes;

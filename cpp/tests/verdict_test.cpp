@@ -41,7 +41,7 @@ fs::path copy_bundle(const fs::path& src) {
 
 std::string all_failures(const ParityReport& r) {
   std::string s;
-  for (const CaseReport& c : r.cases) s += c.case_id + ": " + to_string(c.status) + " " + c.detail + "\n";
+  for (const CaseReport& c : r.cases) s += c.case_id + ": " + std::string(to_string(c.status)) + " " + c.detail + "\n";
   return s;
 }
 

@@ -28,6 +28,7 @@
 #include <set>
 #include <string>
 
+#include "etproof/error.h"
 #include "etproof/gate.h"
 #include "etproof/manifest.h"
 #include "etproof/npy.h"
