@@ -71,7 +71,7 @@ std::string to_text(const ParityReport& r) {
       }
       if (t.sign_flips)
         os << "    sign flips: " << t.sign_flips << " above the noise level atol/"
-           << fmt(kBoundMargin) << " = " << fmt(t.noise_level, 4) << ", largest at "
+           << fmt(t.noise_margin) << " = " << fmt(t.noise_level, 4) << ", largest at "
            << index_to_string(t.worst_sign_flip) << ": actual " << fmt(t.sign_flip_actual, 8)
            << ", reference " << fmt(t.sign_flip_reference, 8) << "\n";
       if (t.slice_axis && t.worst_slice) {

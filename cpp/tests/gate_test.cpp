@@ -434,6 +434,32 @@ TEST(SignFlips, HonestNoiseUnderTheSameBoundPasses) {
   EXPECT_EQ(r.sign_flips, 0u);
 }
 
+TEST(SignFlips, UnderATargetOrACallersAtolTheNoiseLevelIsTheAtolItself) {
+  // int8-static is a target (26 output steps), not M× a measurement: honest static int8 was
+  // measured erring by up to 22.2 steps, so a logit of +0.69 returned as −0.12 (13 steps, seen on
+  // efficientnet_lite0's golden set) is not drift.
+  const std::vector<double> ref{6.5, 0.69, -2.0, 3.1, -0.5, 1.2};
+  std::vector<double> act = ref;
+  act[1] = -0.12;
+  const auto target = compare_tensor("logits", f64(act, {1, 6}), f64(ref, {1, 6}),
+                                     derive_bound("int8-static-per-channel", "float32"), 0.0611);
+  EXPECT_TRUE(target.passed) << target.failure;
+  EXPECT_EQ(target.noise_margin, 1);
+  EXPECT_NEAR(target.noise_level, target.atol, 1e-12);
+  EXPECT_EQ(target.sign_flips, 0u);
+  // A caller's absolute atol: its margin is unknown, the noise level is the atol.
+  const auto caller = compare_tensor("logits", f64(act, {1, 6}), f64(ref, {1, 6}),
+                                     bound(1, 0, 0.9));
+  EXPECT_EQ(caller.noise_margin, 1);
+  EXPECT_EQ(caller.sign_flips, 0u);
+  // The measured int8-dynamic rule (0.28·max|ref| = 1.82, η = 0.455) sees the same flip.
+  const auto measured = compare_tensor("logits", f64(act, {1, 6}), f64(ref, {1, 6}),
+                                       derive_bound("int8-dynamic-per-channel", "float32"));
+  EXPECT_EQ(measured.noise_margin, kBoundMargin);
+  EXPECT_FALSE(measured.passed);
+  EXPECT_EQ(measured.sign_flips, 1u);
+}
+
 TEST(SignFlips, TheMarginIsTheTablesMargin) { EXPECT_EQ(kBoundMargin, kDefaultMargin); }
 
 TEST(GateReportJson, CarriesTheNewRulesFields) {
