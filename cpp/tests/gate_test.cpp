@@ -481,6 +481,48 @@ TEST(GateReportJson, CarriesTheNewRulesFields) {
   EXPECT_FALSE(f.at("exact").get<bool>());
 }
 
+TEST(GateReportText, ParityTextShowsTheExactTheSliceAndTheSignFlipLines) {
+  // The three rules as the parity report prints them (the outputs from compare_tensor above).
+  const std::vector<float> ref = batch_of_four();
+  std::vector<float> zeroed = ref;
+  for (size_t j = 0; j < 16; ++j) zeroed[2 * 16 + j] = 0;
+  const Bound int8 = derive_bound("int8-dynamic-per-channel", "float32");
+  std::vector<double> flip_ref{67, -20, 3, 15, -41, 8, 30, -12}, flip_act = flip_ref;
+  flip_act[5] = -8;  // int8-dynamic: atol 0.28·67 = 18.8, η = 4.7 < 8: a flip inside allclose
+  ParityReport p;
+  p.bundle = "constructed";
+  p.backend = "xnnpack";
+  p.recipe = "int8-dynamic-per-channel";
+  p.precision = "float32";
+  p.bound = int8;
+  CaseReport c;
+  c.case_id = "c0";
+  c.data = "synthetic";
+  c.status = Status::kDrifted;
+  c.outputs.push_back(compare_tensor("batch", f32(zeroed, {4, 16}), f32(ref, {4, 16}), int8));
+  c.outputs.push_back(compare_tensor("flip", f64(flip_act), f64(flip_ref), int8));
+  c.outputs.push_back(compare_tensor("idx", ints(DType::kInt64, std::vector<int64_t>{4, 8}),
+                                     ints(DType::kInt64, std::vector<int64_t>{4, 7}), int8));
+  p.cases.push_back(c);
+  const std::string text = to_text(p);
+  EXPECT_NE(text.find("slices along axis 0: 4, 1 failing; worst slice 2: cosine 0"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("sign flips: 1 above the noise level atol/4"), std::string::npos) << text;
+  EXPECT_NE(text.find("bound: exact (integer output"), std::string::npos) << text;
+  EXPECT_NE(text.find("first at [1]: actual 8, reference 7"), std::string::npos) << text;
+  const auto j = to_json(p);
+  const auto& outs = j.at("cases")[0].at("outputs");
+  EXPECT_EQ(outs[0].at("worst_slice").get<int64_t>(), 2);
+  EXPECT_EQ(outs[1].at("sign_flips").get<size_t>(), 1u);
+  EXPECT_TRUE(outs[2].at("exact").get<bool>());
+  // The keys every output had before these rules are still there.
+  for (const auto& o : outs)
+    for (const char* key : {"output", "passed", "failure", "numel", "worst_index", "max_abs_error",
+                            "worst_ratio", "fraction_over", "cosine", "sqnr_db", "headroom", "atol",
+                            "rtol", "reference_range", "range_error"})
+      EXPECT_TRUE(o.contains(key)) << key;
+}
+
 TEST(BoundTable, EveryEntryCitesItsMeasurement) {
   const auto table = bound_table();
   ASSERT_FALSE(table.empty());

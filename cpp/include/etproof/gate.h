@@ -195,9 +195,11 @@ struct TensorReport {
   double fraction_over = 0;            // fraction of elements outside the bound, 0..1
   double cosine = 0;
   double sqnr_db = 0;                  // 10·log10(Σr² / Σ(a−r)²); +inf when identical
-  bool sqnr_skipped = false;           // reference all zeros: the SQNR rule did not apply
+  bool sqnr_skipped = false;           // reference all zeros (or an exact output): the SQNR
+                                       // rule did not apply
   bool cosine_skipped = false;         // reference all zeros: no direction, the cosine rule did
-                                       // not apply (the elementwise rule and its floor judge)
+                                       // not apply (the elementwise rule and its floor judge);
+                                       // true for an exact output too
   double headroom = 0;                 // 1 − worst_ratio (negative when over)
   // The bound as resolved for this output, and the scale-free terms of the error:
   double atol = 0;                     // resolved absolute atol used on this output
