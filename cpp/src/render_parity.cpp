@@ -51,17 +51,8 @@ std::string to_text(const ParityReport& r) {
       os << "    max abs error " << fmt(t.max_abs_error, 4) << ", worst ratio "
          << fmt(t.worst_ratio, 4) << " of the bound, headroom " << fmt(t.headroom, 4)
          << ", over the bound " << fixed(100 * t.fraction_over, 2) << "%\n";
-      os << "    bound resolved: atol " << fmt(t.atol, 4) << " + rtol " << fmt(t.rtol) << "·|ref|";
-      if (r.bound.scale_relative()) {
-        os << " (max|ref| " << fmt(t.reference_range, 4);
-        if (t.quant_scale) os << ", output scale " << fmt(*t.quant_scale, 4);
-        os << ")";
-      }
-      os << "; error " << fmt(t.range_error, 3) << "·max|ref|";
-      if (t.qstep_error) os << ", " << fmt(*t.qstep_error, 3) << " quant steps";
-      os << "\n";
       if (t.exact) {
-        os << "    exact (integer output";
+        os << "    bound: exact (integer output, the float bound does not apply";
         if (t.integer_atol) os << ", integer_atol " << fmt(*t.integer_atol);
         os << "): " << t.mismatches << " of " << t.numel << " elements differ";
         if (!t.first_mismatch.empty())
@@ -71,9 +62,18 @@ std::string to_text(const ParityReport& r) {
         if (!t.passed) os << "    failed: " << t.failure << "\n";
         continue;
       }
+      os << "    bound resolved: atol " << fmt(t.atol, 4) << " + rtol " << fmt(t.rtol) << "·|ref|";
+      if (r.bound.scale_relative()) {
+        os << " (max|ref| " << fmt(t.reference_range, 4);
+        if (t.quant_scale) os << ", output scale " << fmt(*t.quant_scale, 4);
+        os << ")";
+      }
+      os << "; error " << fmt(t.range_error, 3) << "·max|ref|";
+      if (t.qstep_error) os << ", " << fmt(*t.qstep_error, 3) << " quant steps";
+      os << "\n";
       if (t.sign_flips)
         os << "    sign flips: " << t.sign_flips << " above the noise level atol/"
-           << fmt(kBoundMargin) << " = " << fmt(t.noise_level, 4) << ", largest at "
+           << fmt(t.noise_margin) << " = " << fmt(t.noise_level, 4) << ", largest at "
            << index_to_string(t.worst_sign_flip) << ": actual " << fmt(t.sign_flip_actual, 8)
            << ", reference " << fmt(t.sign_flip_reference, 8) << "\n";
       if (t.slice_axis && t.worst_slice) {

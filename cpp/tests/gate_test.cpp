@@ -434,6 +434,32 @@ TEST(SignFlips, HonestNoiseUnderTheSameBoundPasses) {
   EXPECT_EQ(r.sign_flips, 0u);
 }
 
+TEST(SignFlips, UnderATargetOrACallersAtolTheNoiseLevelIsTheAtolItself) {
+  // int8-static is a target (26 output steps), not M× a measurement: honest static int8 was
+  // measured erring by up to 22.2 steps, so a logit of +0.69 returned as −0.12 (13 steps, seen on
+  // efficientnet_lite0's golden set) is not drift.
+  const std::vector<double> ref{6.5, 0.69, -2.0, 3.1, -0.5, 1.2};
+  std::vector<double> act = ref;
+  act[1] = -0.12;
+  const auto target = compare_tensor("logits", f64(act, {1, 6}), f64(ref, {1, 6}),
+                                     derive_bound("int8-static-per-channel", "float32"), 0.0611);
+  EXPECT_TRUE(target.passed) << target.failure;
+  EXPECT_EQ(target.noise_margin, 1);
+  EXPECT_NEAR(target.noise_level, target.atol, 1e-12);
+  EXPECT_EQ(target.sign_flips, 0u);
+  // A caller's absolute atol: its margin is unknown, the noise level is the atol.
+  const auto caller = compare_tensor("logits", f64(act, {1, 6}), f64(ref, {1, 6}),
+                                     bound(1, 0, 0.9));
+  EXPECT_EQ(caller.noise_margin, 1);
+  EXPECT_EQ(caller.sign_flips, 0u);
+  // The measured int8-dynamic rule (0.28·max|ref| = 1.82, η = 0.455) sees the same flip.
+  const auto measured = compare_tensor("logits", f64(act, {1, 6}), f64(ref, {1, 6}),
+                                       derive_bound("int8-dynamic-per-channel", "float32"));
+  EXPECT_EQ(measured.noise_margin, kBoundMargin);
+  EXPECT_FALSE(measured.passed);
+  EXPECT_EQ(measured.sign_flips, 1u);
+}
+
 TEST(SignFlips, TheMarginIsTheTablesMargin) { EXPECT_EQ(kBoundMargin, kDefaultMargin); }
 
 TEST(GateReportJson, CarriesTheNewRulesFields) {
@@ -453,6 +479,48 @@ TEST(GateReportJson, CarriesTheNewRulesFields) {
   EXPECT_TRUE(f.at("worst_slice").is_number());
   EXPECT_EQ(f.at("sign_flips").get<size_t>(), 0u);
   EXPECT_FALSE(f.at("exact").get<bool>());
+}
+
+TEST(GateReportText, ParityTextShowsTheExactTheSliceAndTheSignFlipLines) {
+  // The three rules as the parity report prints them (the outputs from compare_tensor above).
+  const std::vector<float> ref = batch_of_four();
+  std::vector<float> zeroed = ref;
+  for (size_t j = 0; j < 16; ++j) zeroed[2 * 16 + j] = 0;
+  const Bound int8 = derive_bound("int8-dynamic-per-channel", "float32");
+  std::vector<double> flip_ref{67, -20, 3, 15, -41, 8, 30, -12}, flip_act = flip_ref;
+  flip_act[5] = -8;  // int8-dynamic: atol 0.28·67 = 18.8, η = 4.7 < 8: a flip inside allclose
+  ParityReport p;
+  p.bundle = "constructed";
+  p.backend = "xnnpack";
+  p.recipe = "int8-dynamic-per-channel";
+  p.precision = "float32";
+  p.bound = int8;
+  CaseReport c;
+  c.case_id = "c0";
+  c.data = "synthetic";
+  c.status = Status::kDrifted;
+  c.outputs.push_back(compare_tensor("batch", f32(zeroed, {4, 16}), f32(ref, {4, 16}), int8));
+  c.outputs.push_back(compare_tensor("flip", f64(flip_act), f64(flip_ref), int8));
+  c.outputs.push_back(compare_tensor("idx", ints(DType::kInt64, std::vector<int64_t>{4, 8}),
+                                     ints(DType::kInt64, std::vector<int64_t>{4, 7}), int8));
+  p.cases.push_back(c);
+  const std::string text = to_text(p);
+  EXPECT_NE(text.find("slices along axis 0: 4, 1 failing; worst slice 2: cosine 0"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("sign flips: 1 above the noise level atol/4"), std::string::npos) << text;
+  EXPECT_NE(text.find("bound: exact (integer output"), std::string::npos) << text;
+  EXPECT_NE(text.find("first at [1]: actual 8, reference 7"), std::string::npos) << text;
+  const auto j = to_json(p);
+  const auto& outs = j.at("cases")[0].at("outputs");
+  EXPECT_EQ(outs[0].at("worst_slice").get<int64_t>(), 2);
+  EXPECT_EQ(outs[1].at("sign_flips").get<size_t>(), 1u);
+  EXPECT_TRUE(outs[2].at("exact").get<bool>());
+  // The keys every output had before these rules are still there.
+  for (const auto& o : outs)
+    for (const char* key : {"output", "passed", "failure", "numel", "worst_index", "max_abs_error",
+                            "worst_ratio", "fraction_over", "cosine", "sqnr_db", "headroom", "atol",
+                            "rtol", "reference_range", "range_error"})
+      EXPECT_TRUE(o.contains(key)) << key;
 }
 
 TEST(BoundTable, EveryEntryCitesItsMeasurement) {

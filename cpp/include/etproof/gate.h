@@ -19,7 +19,7 @@
 //    Cosine, SQNR, the error/bound ratio and the constant-output rule are also judged per slice,
 //    and a failing slice fails the tensor; the worst slice is named.
 //  - Sign flips: an element whose sign differs from its reference's while |reference| is above
-//    the bound's noise level (kBoundMargin below) is drift, whatever the bound.
+//    the bound's noise level (kBoundMargin below) is drift, whatever the recipe.
 // Drift is a measurement, returned in a report, never thrown.
 #pragma once
 
@@ -84,8 +84,12 @@ inline constexpr double kAtolFloor = 1e-9;
 // the bound's NOISE LEVEL η, below which the gate does not read meaning into an element's sign or
 // a slice's shape (docs/design.md §5):
 //   η_i = (atol + rtol·|r_i|) / M       (the resolved bound of element i, over M)
+// Only a derived rule whose terms are all measurements carries that margin. For a target term
+// (int8-static: honest errors measured up to 22.2 of its 26 steps) or a caller's absolute atol
+// (whose margin nobody measured) the noise level is the bound itself (M taken as 1): the rules
+// below then judge nothing allclose would not already see.
 // Used by the sign-flip rule, the per-slice constant-output rule and the per-slice cosine/SQNR
-// floors (TensorReport::noise_level).
+// floors (TensorReport::noise_level, noise_margin).
 inline constexpr double kBoundMargin = 4.0;
 
 // The reference range R of a tensor: max |x| over its finite elements (0 when none).
@@ -211,9 +215,11 @@ struct TensorReport {
   double fraction_over = 0;            // fraction of elements outside the bound, 0..1
   double cosine = 0;
   double sqnr_db = 0;                  // 10·log10(Σr² / Σ(a−r)²); +inf when identical
-  bool sqnr_skipped = false;           // reference all zeros: the SQNR rule did not apply
+  bool sqnr_skipped = false;           // reference all zeros (or an exact output): the SQNR
+                                       // rule did not apply
   bool cosine_skipped = false;         // reference all zeros: no direction, the cosine rule did
-                                       // not apply (the elementwise rule and its floor judge)
+                                       // not apply (the elementwise rule and its floor judge);
+                                       // true for an exact output too
   double headroom = 0;                 // 1 − worst_ratio (negative when over)
   // The bound as resolved for this output, and the scale-free terms of the error:
   double atol = 0;                     // resolved absolute atol used on this output
@@ -230,9 +236,12 @@ struct TensorReport {
   std::vector<int64_t> first_mismatch; // multi-index of the first (C order); empty when none
   int64_t first_mismatch_actual = 0;
   int64_t first_mismatch_reference = 0;
-  // The noise level η = atol / kBoundMargin (resolved atol of this output; each element adds its
-  // rtol·|r|/M): the sign-flip threshold and the per-slice noise floor. 0 for exact outputs.
+  // The noise level η = atol / noise_margin (resolved atol of this output; each element adds its
+  // rtol·|r|/noise_margin): the sign-flip threshold and the per-slice noise floor. noise_margin
+  // is kBoundMargin for a measured derived rule, 1 for a target or a caller's absolute atol.
+  // Both 0 for exact outputs.
   double noise_level = 0;
+  double noise_margin = 0;
   // Sign flips: elements with a·r < 0 and |r| > η_i. The one with the largest |reference| named.
   size_t sign_flips = 0;
   std::vector<int64_t> worst_sign_flip;  // empty when none
