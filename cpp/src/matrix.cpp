@@ -82,9 +82,12 @@ Cell cell_of(const CaseReport& c, size_t col, bool bounded) {
   const auto worst = detail::keep_worst;
   for (const TensorReport& t : c.outputs) {
     worst(cell.max_abs_error, t.max_abs_error, true);
-    worst(cell.cosine, t.cosine, false);
-    worst(cell.sqnr_db, t.sqnr_db, false);
-    worst(cell.range_error, t.range_error, true);
+    // An exact (integer or bool) output's cosine and SQNR are not judged and mean nothing here.
+    if (!t.exact) {
+      worst(cell.cosine, t.cosine, false);
+      worst(cell.sqnr_db, t.sqnr_db, false);
+      worst(cell.range_error, t.range_error, true);
+    }
     if (bounded) {
       if (!cell.headroom || t.headroom < *cell.headroom) cell.atol = t.atol;
       worst(cell.headroom, t.headroom, false);
