@@ -137,9 +137,9 @@ constexpr TableRow kBoundTable[] = {
     // No int8 row against the reference (the recipe's eager emulation), by measurement: XNNPACK's
     // int8 programs are not within a few quantization steps of the converted PT2E model run
     // eagerly, so a bound against the emulation would be looser than the one against the golden,
-    // not tighter. Measured 2026-11-30 by `etproof measure-tolerances` (which measures int8
-    // columns against their emulation) on the golden set re-exported with references (x86-64,
-    // ExecuTorch 1.5.1): int8-static-per-channel: relu_mlp (tests) 0 steps, bit-exact;
+    // not tighter. Measured 2026-11-30 on the golden set re-exported with references (x86-64,
+    // ExecuTorch 1.5.1; `etproof parity BUNDLE --json` reports it per output as
+    // recipe_cost[].program_vs_emulation): int8-static-per-channel: relu_mlp (tests) 0 steps, bit-exact;
     // EfficientNet-Lite0 6-12 output steps, cosine >= 0.9908, SQNR >= 17.2 dB; MobileNetV3-Small
     // 2-12 steps, cosine 0.9655, SQNR 11.5 dB; MiniLM cosine 0.80-0.92, SQNR 4.1-7.9 dB (its lowered
     // program departs from its own emulation, not only from the golden). int8-dynamic-per-channel:

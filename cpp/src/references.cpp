@@ -190,14 +190,16 @@ JudgePlan plan_judgement(const Manifest& m, const PrecisionHere& here, bool use_
     fallback = why_missing(m, own);
   } else if (!use_truth) {
     // measure-tolerances: each column against its own reference computation, which is what the
-    // reference-basis rows measure; the numbers are measured even where the table has no row.
-    p.against = own;
-    p.basis = BoundBasis::kReference;
-    try_rule(BoundBasis::kReference);
-    p.why = "against " + (own == "golden" ? std::string("the float32 golden") : "the " + own +
-                                                                                  " emulation") +
-            " (measuring the reference-basis row)";
-    return p;
+    // reference-basis rows measure; a pair with no such row (int8) on the golden basis, as judged.
+    if (try_rule(BoundBasis::kReference)) {
+      p.against = own;
+      p.why = "against " +
+              (own == "golden" ? std::string("the float32 golden") : "the " + own + " emulation") +
+              " (measuring the reference-basis row)";
+      return p;
+    }
+    fallback = "the bound table has no " + m.recipe + "/" + p.precision +
+               " row against the reference";
   } else if (float_recipe && !has_reference(m, "float64")) {
     fallback = why_missing(m, "float64");
   } else if (try_rule(BoundBasis::kReference)) {

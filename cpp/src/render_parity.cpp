@@ -107,6 +107,11 @@ std::string to_text(const ParityReport& r) {
       if (k.top1_agrees) os << ", top-1 " << (*k.top1_agrees ? "kept" : "CHANGED");
       if (!k.over_budget.empty()) os << " — OVER BUDGET: " << k.over_budget;
       os << "\n";
+      if (k.program_vs_emulation)
+        os << "    the program against that emulation: max abs error "
+           << fmt(k.program_vs_emulation->max_abs_error, 4) << ", cosine "
+           << cosine_text(k.program_vs_emulation->cosine) << ", SQNR "
+           << sqnr_text(k.program_vs_emulation->sqnr_db) << " dB\n";
     }
   }
   os << "result: " << (r.passed ? "PASS" : "DRIFT") << " (" << passed << " of " << r.cases.size()
@@ -136,6 +141,11 @@ nlohmann::json to_json(const ParityReport& r) {
                            {"sqnr_db", json_number(k.sqnr_db)}};
       if (k.top1_agrees) jk["top1_agrees"] = *k.top1_agrees;
       if (!k.over_budget.empty()) jk["over_budget"] = k.over_budget;
+      if (k.program_vs_emulation)
+        jk["program_vs_emulation"] = {
+            {"max_abs_error", json_number(k.program_vs_emulation->max_abs_error)},
+            {"cosine", json_number(k.program_vs_emulation->cosine)},
+            {"sqnr_db", json_number(k.program_vs_emulation->sqnr_db)}};
       costs.push_back(std::move(jk));
     }
     nlohmann::json jc = {{"case", c.case_id},

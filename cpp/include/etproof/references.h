@@ -108,6 +108,10 @@ struct RecipeCost {
   double sqnr_db = std::numeric_limits<double>::infinity();
   std::optional<bool> top1_agrees;  // classifier outputs (labels name it): argmax equal per row
   std::string over_budget;   // the budget rules it breaks (manifest's budget); empty: within or none
+  // The program's output against the same emulation (set by the replay): how far the delegate is
+  // from its recipe's eager emulation — reported, not judged (gate.cpp says why int8 is judged
+  // against the golden).
+  std::optional<ReferenceError> program_vs_emulation;
 };
 [[nodiscard]] RecipeCost recipe_cost(const std::string& reference_name, const HostTensor& emulation,
                                      const HostTensor& golden, bool classifier,
