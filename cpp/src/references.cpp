@@ -38,6 +38,14 @@ std::string why_missing(const Manifest& m, const std::string& name) {
   return "the " + name + " reference was not captured at export (" + it->second.reason + ")";
 }
 
+// Why a plan falls back to the golden basis when the table has no reference-basis row.
+std::string no_reference_row(bool float_recipe, const std::string& precision) {
+  return float_recipe ? "the bound table has no " + precision + " row against the reference"
+                      : "int8 kernels are not within a few steps of the recipe's eager "
+                        "emulation (measured: cpp/src/gate.cpp), so int8 is judged against the "
+                        "golden; the emulation gives the recipe's cost";
+}
+
 }  // namespace
 
 HostTensor as_float64(const HostTensor& t) {
@@ -198,8 +206,7 @@ JudgePlan plan_judgement(const Manifest& m, const PrecisionHere& here, bool use_
               " (measuring the reference-basis row)";
       return p;
     }
-    fallback = "the bound table has no " + m.recipe + "/" + p.precision +
-               " row against the reference";
+    fallback = no_reference_row(float_recipe, p.precision);
   } else if (float_recipe && !has_reference(m, "float64")) {
     fallback = why_missing(m, "float64");
   } else if (try_rule(BoundBasis::kReference)) {
@@ -216,10 +223,7 @@ JudgePlan plan_judgement(const Manifest& m, const PrecisionHere& here, bool use_
     }
     return p;
   } else {
-    fallback = float_recipe ? "the bound table has no " + p.precision + " row against the reference"
-                            : "int8 kernels are not within a few steps of the recipe's eager "
-                              "emulation (measured: cpp/src/gate.cpp), so int8 is judged against "
-                              "the golden; the emulation gives the recipe's cost";
+    fallback = no_reference_row(float_recipe, p.precision);
   }
   p.against = "golden";
   p.widen_by.clear();
