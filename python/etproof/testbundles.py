@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 from etproof.models import tiny
-from etproof.models.verdicts import export_verdict_bundles
 from etproof.runner import export_pairs
 
 TEST_PAIRS = [("portable", "fp32"), ("xnnpack", "fp32"), ("xnnpack", "int8-dynamic-per-channel"),
@@ -25,8 +24,5 @@ def export_test_bundles(out: Path, force: bool = False, log=print) -> list[dict]
     ``force``); returns the export-report results."""
     t0 = time.monotonic()
     results = export_pairs(tiny.spec, "tiny", TEST_PAIRS, Path(out), force=force, log=log)
-    # The gate's verdict cases (etproof.models.verdicts), one level down so that a matrix over
-    # ``out`` sees only the tiny columns.
-    results += export_verdict_bundles(Path(out) / "verdicts", force=force, log=log)
     log(f"test bundles in {out} ({time.monotonic() - t0:.1f} s)")
     return results

@@ -14,6 +14,10 @@ verdict on the real exported programs — the honest programs must agree, the ed
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from etproof.runner import export_pairs
+
 CASES = ("gelu_wide", "offset_linear", "topk", "relu_mlp", "batch4")
 # (model, backend, recipe) exported by ``python -m etproof test-bundles`` into OUT/verdicts.
 PAIRS = {
@@ -106,10 +110,6 @@ def batch4() -> dict:
 
 def export_verdict_bundles(out, force: bool = False, log=print) -> list[dict]:
     """Exports every PAIRS entry into ``out`` (reusing up-to-date bundles unless ``force``)."""
-    from pathlib import Path
-
-    from etproof.runner import export_pairs
-
     results = []
     for key in CASES:
         results += export_pairs(globals()[key], key, PAIRS[key], Path(out), force=force, log=log)
