@@ -365,4 +365,45 @@ std::map<std::string, HostTensor> read_golden_outputs(const Bundle& b, const Gol
   return read_goldens(b, c, false);
 }
 
+std::map<std::string, HostTensor> read_golden_reference(const Bundle& b, const GoldenCase& c,
+                                                        const std::string& name) {
+  std::map<std::string, HostTensor> out;
+  const auto it = c.references.find(name);
+  if (it == c.references.end()) return out;
+  constexpr const char* kRemedy =
+      "re-export the bundle; its references were changed or truncated after export";
+  for (const auto& [output, ref] : it->second) {
+    const TensorSpec* spec = find_spec(b.manifest.outputs, output);
+    if (!spec)  // the reader checks this; a Manifest built by hand may not be
+      throw Error(ErrorKind::kManifestInvalid,
+                  b.manifest_path.string() + ": golden case '" + c.id + "' reference '" + name + "' names output '" +
+                      output + "', which the manifest does not list",
+                  kRemedy);
+    const std::string what = "reference '" + name + "' of output '" + output + "' in golden case '" + c.id + "'";
+    std::vector<std::string> problems;
+    check_file(b.goldens_dir, ref, what.c_str(), problems, /*keep=*/false);
+    if (!problems.empty())
+      throw Error(ErrorKind::kArtifactMismatch,
+                  "bundle '" + b.manifest.name + "': " + what + " does not match its manifest: " + join(problems, "; "),
+                  kRemedy);
+    const fs::path path = b.goldens_dir / ref.file;
+    HostTensor t = read_npy(path);
+    const std::string where = what + " (" + path.string() + ")";
+    const auto is_float = [](DType d) { return d == DType::kFloat32 || d == DType::kFloat16 || d == DType::kFloat64; };
+    if (is_float(spec->dtype) ? !is_float(t.dtype) : t.dtype != spec->dtype)
+      throw Error(ErrorKind::kDtypeMismatch,
+                  where + ": dtype " + std::string(to_string(t.dtype)) + ", the output is " +
+                      std::string(to_string(spec->dtype)) +
+                      (is_float(spec->dtype) ? " (a floating reference may be float16, float32 or float64)" : ""),
+                  kRemedy);
+    if (!shape_matches(t.shape, spec->shape))
+      throw Error(ErrorKind::kShapeMismatch,
+                  where + ": shape " + shape_to_string(t.shape) + ", the manifest says " +
+                      shape_to_string(spec->shape) + " (-1 = any)",
+                  kRemedy);
+    out.emplace(output, std::move(t));
+  }
+  return out;
+}
+
 }  // namespace etproof

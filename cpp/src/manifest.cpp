@@ -225,6 +225,142 @@ class Reader {
     return out;
   }
 
+  // outputs[i].slice_axis (int >= 0 below the rank, or null: -1) and outputs[i].integer_atol
+  // (number >= 0, integer and bool outputs only).
+  void output_options(const json& e, const std::string& path, TensorSpec& t) {
+    if (auto it = e.find("slice_axis"); it != e.end()) {
+      const std::string sp = at(path, "slice_axis");
+      if (it->is_null()) {
+        t.slice_axis = -1;
+      } else if (auto v = int_value(*it, sp, 0)) {
+        if (*v >= int64_t(t.shape.size()))
+          problem(sp, std::to_string(*v) + " is not an axis of this output (rank " + std::to_string(t.shape.size()) +
+                          "); give an axis below the rank, or null for none");
+        else
+          t.slice_axis = *v;
+      }
+    }
+    if (auto it = e.find("integer_atol"); it != e.end()) {
+      const std::string ap = at(path, "integer_atol");
+      auto v = number_value(*it, ap);
+      const bool integer = t.dtype != DType::kFloat32 && t.dtype != DType::kFloat16 && t.dtype != DType::kFloat64;
+      if (v && !(*v >= 0 && std::isfinite(*v)))
+        problem(ap, "must be a finite number >= 0");
+      else if (v && !integer)
+        problem(ap, "is only defined for integer and bool outputs; '" + t.name + "' is " +
+                        std::string(to_string(t.dtype)));
+      else if (v)
+        t.integer_atol = *v;
+    }
+  }
+
+  // quantization: {"scheme": str, "quantizer": str, "skipped": [{"module": str, "reason": str}]}.
+  std::optional<RecipeQuantization> recipe_quantization(const json& doc) {
+    const json* q = object_at(doc, "", "quantization", /*required=*/false);
+    if (!q) return std::nullopt;
+    RecipeQuantization out;
+    out.scheme = string_at(*q, "quantization", "scheme").value_or("");
+    out.quantizer = string_at(*q, "quantization", "quantizer").value_or("");
+    if (const json* sk = array_at(*q, "quantization", "skipped", /*required=*/false)) {
+      for (size_t i = 0; i < sk->size(); ++i) {
+        const std::string path = at("quantization.skipped", i);
+        if (!expect_type((*sk)[i], path, (*sk)[i].is_object(), "an object")) continue;
+        SkippedModule m;
+        m.module = string_at((*sk)[i], path, "module").value_or("");
+        m.reason = string_at((*sk)[i], path, "reason").value_or("");
+        out.skipped.push_back(std::move(m));
+      }
+    }
+    return out;
+  }
+
+  // references: {NAME: {"captured": true, "description": str} | {"captured": false, "reason": str}}.
+  std::map<std::string, ReferenceInfo> references(const json& doc) {
+    std::map<std::string, ReferenceInfo> out;
+    const json* r = object_at(doc, "", "references", /*required=*/false);
+    if (!r) return out;
+    for (const auto& [name, e] : r->items()) {
+      const std::string path = at("references", name);
+      if (!is_safe_name(name)) {
+        problem(path, squote(name) + " is not a reference name ([A-Za-z0-9._-]+)");
+        continue;
+      }
+      if (!expect_type(e, path, e.is_object(), "an object")) continue;
+      const json* c = member(e, path, "captured", true);
+      if (!c || !expect_type(*c, at(path, "captured"), c->is_boolean(), "true or false")) continue;
+      ReferenceInfo info;
+      info.captured = c->get<bool>();
+      const char* needed = info.captured ? "description" : "reason";
+      const char* other = info.captured ? "reason" : "description";
+      if (e.contains(other))
+        problem(at(path, other), std::string("is only defined for a reference ") +
+                                     (info.captured ? "not captured" : "captured"));
+      (info.captured ? info.description : info.reason) = string_at(e, path, needed).value_or("");
+      out.emplace(name, std::move(info));
+    }
+    return out;
+  }
+
+  // budget: {"min_sqnr_db"?: number, "min_cosine"?: number in [-1, 1], "top1_agreement"?: [0, 1]}.
+  std::optional<Budget> budget(const json& doc) {
+    const json* b = object_at(doc, "", "budget", /*required=*/false);
+    if (!b) return std::nullopt;
+    Budget out;
+    for (const auto& [k, v] : b->items())
+      if (k != "min_sqnr_db" && k != "min_cosine" && k != "top1_agreement")
+        problem(at("budget", k), "is not defined by schema_version 1 (known: min_sqnr_db, min_cosine, top1_agreement)");
+    auto bounded = [&](const char* key, double lo, double hi, const char* range) -> std::optional<double> {
+      const json* j = member(*b, "budget", key, false);
+      if (!j) return std::nullopt;
+      auto v = number_value(*j, at("budget", key));
+      if (v && !(std::isfinite(*v) && *v >= lo && *v <= hi)) {
+        problem(at("budget", key), std::string("must be a finite number") + (*range ? std::string(" in ") + range : ""));
+        return std::nullopt;
+      }
+      return v;
+    };
+    out.min_sqnr_db = bounded("min_sqnr_db", -INFINITY, INFINITY, "");
+    out.min_cosine = bounded("min_cosine", -1, 1, "[-1, 1]");
+    out.top1_agreement = bounded("top1_agreement", 0, 1, "[0, 1]");
+    if (b->empty()) problem("budget", "sets no bound; give at least one of min_sqnr_db, min_cosine, top1_agreement");
+    return out;
+  }
+
+  // goldens[i].references: {NAME: {OUTPUT: file_ref}}, for exactly the captured references.
+  std::map<std::string, std::map<std::string, FileRef>> golden_references(
+      const json& g, const std::string& path, const std::map<std::string, ReferenceInfo>& refs,
+      const std::vector<TensorSpec>& outputs) {
+    std::map<std::string, std::map<std::string, FileRef>> out;
+    const std::string rpath = at(path, "references");
+    const json* r = object_at(g, path, "references", /*required=*/false);
+    if (r) {
+      for (const auto& [name, files] : r->items()) {
+        const std::string npath = at(rpath, name);
+        auto it = refs.find(name);
+        if (it == refs.end() || !it->second.captured) {
+          problem(npath, "names no reference the manifest's references record as captured");
+          continue;
+        }
+        if (!expect_type(files, npath, files.is_object(), "an object")) continue;
+        auto& per_output = out[name];
+        for (const auto& [output, ref] : files.items()) {
+          const std::string opath = at(npath, output);
+          if (std::none_of(outputs.begin(), outputs.end(), [&](const TensorSpec& t) { return t.name == output; })) {
+            problem(opath, squote(output) + " is not one of the outputs");
+            continue;
+          }
+          per_output[output] = file_ref(ref, opath);
+        }
+        for (const auto& t : outputs)
+          if (!t.name.empty() && !files.contains(t.name)) problem(npath, "no file for output " + squote(t.name));
+      }
+    }
+    for (const auto& [name, info] : refs)
+      if (info.captured && !(r && r->contains(name)))
+        problem(at(rpath, name), "missing (references records it as captured)");
+    return out;
+  }
+
   std::vector<TensorSpec> tensor_specs(const json& doc, const char* key) {
     std::vector<TensorSpec> specs;
     const json* arr = array_at(doc, "", key);
@@ -263,10 +399,13 @@ class Reader {
         else
           t.layout = *l;
       }
-      if (std::string(key) == "outputs")
+      if (std::string(key) == "outputs") {
         t.quantization = output_quantization(e, path);
-      else if (e.contains("quantization"))
-        problem(at(path, "quantization"), "is only defined for outputs");
+        output_options(e, path, t);
+      } else {
+        for (const char* k : {"quantization", "slice_axis", "integer_atol"})
+          if (e.contains(k)) problem(at(path, k), "is only defined for outputs");
+      }
       specs.push_back(std::move(t));
     }
     return specs;
@@ -435,7 +574,8 @@ class Reader {
   }
 
   std::vector<GoldenCase> goldens(const json& doc, const std::vector<TensorSpec>& inputs,
-                                  const std::vector<TensorSpec>& outputs) {
+                                  const std::vector<TensorSpec>& outputs,
+                                  const std::map<std::string, ReferenceInfo>& refs) {
     std::vector<GoldenCase> out;
     const json* arr = array_at(doc, "", "goldens");
     if (!arr) return out;
@@ -457,6 +597,7 @@ class Reader {
       c.origin = string_at(g, path, "origin").value_or("");
       c.inputs = golden_files(g, path, "inputs", inputs);
       c.outputs = golden_files(g, path, "outputs", outputs);
+      c.references = golden_references(g, path, refs, outputs);
       out.push_back(std::move(c));
     }
     return out;
@@ -525,19 +666,7 @@ Manifest parse_manifest(const json& doc, const std::string& origin) {
   m.recipe = r.string_at(doc, "", "recipe").value_or("");
   m.precision = r.string_at(doc, "", "precision").value_or("");
   m.compute_unit = r.string_at(doc, "", "compute_unit", /*required=*/false);
-  if (const json* q = r.object_at(doc, "", "quantization", /*required=*/false)) {
-    r.string_at(*q, "quantization", "scheme");
-    r.string_at(*q, "quantization", "quantizer");
-    if (const json* sk = r.array_at(*q, "quantization", "skipped", /*required=*/false)) {
-      for (size_t i = 0; i < sk->size(); ++i) {
-        const std::string path = Reader::at("quantization.skipped", i);
-        if (!r.expect_type((*sk)[i], path, (*sk)[i].is_object(), "an object")) continue;
-        r.string_at((*sk)[i], path, "module");
-        r.string_at((*sk)[i], path, "reason");
-      }
-    }
-    m.quantization = *q;
-  }
+  m.quantization = r.recipe_quantization(doc);
   m.inputs = r.tensor_specs(doc, "inputs");
   m.outputs = r.tensor_specs(doc, "outputs");
   if (doc.contains("outputs") && doc["outputs"].is_array() && doc["outputs"].empty())
@@ -545,7 +674,9 @@ Manifest parse_manifest(const json& doc, const std::string& origin) {
   m.preprocessing = r.preprocessing(doc, m.inputs);
   m.labels = r.labels(doc, m.outputs);
   m.weights = r.weights(doc);
-  m.goldens = r.goldens(doc, m.inputs, m.outputs);
+  m.references = r.references(doc);
+  m.budget = r.budget(doc);
+  m.goldens = r.goldens(doc, m.inputs, m.outputs, m.references);
   if (const json* t = r.object_at(doc, "", "toolchain")) {
     for (const auto& [k, v] : t->items()) {
       if (r.expect_type(v, Reader::at("toolchain", k), v.is_string(), "a string"))

@@ -82,9 +82,12 @@ Cell cell_of(const CaseReport& c, size_t col, bool bounded) {
   const auto worst = detail::keep_worst;
   for (const TensorReport& t : c.outputs) {
     worst(cell.max_abs_error, t.max_abs_error, true);
-    worst(cell.cosine, t.cosine, false);
-    worst(cell.sqnr_db, t.sqnr_db, false);
-    worst(cell.range_error, t.range_error, true);
+    // An exact (integer or bool) output's cosine and SQNR are not judged and mean nothing here.
+    if (!t.exact) {
+      worst(cell.cosine, t.cosine, false);
+      worst(cell.sqnr_db, t.sqnr_db, false);
+      worst(cell.range_error, t.range_error, true);
+    }
     if (bounded) {
       if (!cell.headroom || t.headroom < *cell.headroom) cell.atol = t.atol;
       worst(cell.headroom, t.headroom, false);
@@ -107,6 +110,9 @@ void lay_out_column(Matrix& m, const std::filesystem::path& path, const ParityRe
   column.sha256 = r.bundle_sha256;
   column.created_utc = r.bundle_created_utc;
   column.toolchain = r.bundle_toolchain;
+  column.against = r.against;
+  column.judgement = r.judgement;
+  column.precision_reason = r.precision_reason;
   m.columns.push_back(std::move(column));
   const size_t col = m.columns.size() - 1;
   for (const CaseReport& c : r.cases) {

@@ -88,13 +88,20 @@ std::string to_text_grouped(const Matrix& m) {
   // Each distinct bound once, with the (recipe, precision) it belongs to.
   std::vector<std::pair<std::string, std::string>> bounds;
   for (const Column& c : m.columns) {
-    std::pair<std::string, std::string> b{c.recipe + " / " + c.precision, bound_text(c.bound)};
+    const std::string against = c.against == "golden"  ? "the float32 golden"
+                                : c.against == "float64" ? "float64 truth, widened"
+                                                         : "its " + c.against + " emulation";
+    std::pair<std::string, std::string> b{
+        c.recipe + " / " + c.precision + ", against " + against, bound_text(c.bound)};
     if (std::find(bounds.begin(), bounds.end(), b) == bounds.end()) bounds.push_back(b);
   }
   if (!bounds.empty()) {
     os << "\nbounds (per recipe / precision; a derived rule is resolved per output):\n";
     for (const auto& [pair, text] : bounds) os << "  " << pair << ": " << text << "\n";
   }
+  for (const Column& c : m.columns)
+    if (!c.precision_reason.empty())
+      os << "precision here: " << c.bundle << ": " << c.precision_reason << "\n";
   bool any = false;
   for (const Cell& c : m.cells)
     if (c.status == CellStatus::kDrifted || c.status == CellStatus::kXpass) {
@@ -308,6 +315,12 @@ nlohmann::json to_json(const Matrix& m) {
                     {"model", c.model},
                     {"dir", c.dir},
                     {"bound", c.bound ? to_json(*c.bound) : nlohmann::json(nullptr)}});
+  for (size_t i = 0; i < m.columns.size(); ++i) {
+    cols[i]["against"] = m.columns[i].against;
+    if (!m.columns[i].judgement.empty()) cols[i]["judgement"] = m.columns[i].judgement;
+    if (!m.columns[i].precision_reason.empty())
+      cols[i]["precision_reason"] = m.columns[i].precision_reason;
+  }
   nlohmann::json cells = nlohmann::json::array();
   for (const Cell& c : m.cells) {
     const Column& col = m.columns[c.column];

@@ -34,6 +34,8 @@ std::string to_text(const ParityReport& r) {
                                     : "  (derived)")
      << "\n";
   os << "  source: " << r.bound.source << "\n";
+  if (!r.judgement.empty()) os << "judged: " << r.judgement << "\n";
+  if (!r.precision_reason.empty()) os << "precision here: " << r.precision_reason << "\n";
   size_t passed = 0;
   for (const CaseReport& c : r.cases) {
     if (c.passed) ++passed;
@@ -49,6 +51,17 @@ std::string to_text(const ParityReport& r) {
       os << "    max abs error " << fmt(t.max_abs_error, 4) << ", worst ratio "
          << fmt(t.worst_ratio, 4) << " of the bound, headroom " << fmt(t.headroom, 4)
          << ", over the bound " << fixed(100 * t.fraction_over, 2) << "%\n";
+      if (t.exact) {
+        os << "    bound: exact (integer output, the float bound does not apply";
+        if (t.integer_atol) os << ", integer_atol " << fmt(*t.integer_atol);
+        os << "): " << t.mismatches << " of " << t.numel << " elements differ";
+        if (!t.first_mismatch.empty())
+          os << ", first at " << index_to_string(t.first_mismatch) << ": actual "
+             << t.first_mismatch_actual << ", reference " << t.first_mismatch_reference;
+        os << "; cosine " << cosine_text(t.cosine) << " (measured, not judged)\n";
+        if (!t.passed) os << "    failed: " << t.failure << "\n";
+        continue;
+      }
       os << "    bound resolved: atol " << fmt(t.atol, 4) << " + rtol " << fmt(t.rtol) << "·|ref|";
       if (r.bound.scale_relative()) {
         os << " (max|ref| " << fmt(t.reference_range, 4);
@@ -58,13 +71,47 @@ std::string to_text(const ParityReport& r) {
       os << "; error " << fmt(t.range_error, 3) << "·max|ref|";
       if (t.qstep_error) os << ", " << fmt(*t.qstep_error, 3) << " quant steps";
       os << "\n";
+      if (t.sign_flips)
+        os << "    sign flips: " << t.sign_flips << " above the noise level atol/"
+           << fmt(t.noise_margin) << " = " << fmt(t.noise_level, 4) << ", largest at "
+           << index_to_string(t.worst_sign_flip) << ": actual " << fmt(t.sign_flip_actual, 8)
+           << ", reference " << fmt(t.sign_flip_reference, 8) << "\n";
+      if (t.slice_axis && t.worst_slice) {
+        const SliceReport& w = t.slices[*t.worst_slice];
+        size_t failing = 0;
+        for (const SliceReport& s : t.slices) failing += s.passed ? 0 : 1;
+        os << "    slices along axis " << *t.slice_axis << ": " << t.slices.size() << ", "
+           << failing << " failing; worst slice " << w.index << ": cosine "
+           << cosine_text(w.cosine) << ", SQNR " << sqnr_text(w.sqnr_db) << " dB, max abs error "
+           << fmt(w.max_abs_error, 4) << (w.passed ? "" : " — FAIL: " + w.failure) << "\n";
+      }
       os << "    cosine " << cosine_text(t.cosine) << ", SQNR " << sqnr_text(t.sqnr_db) << " dB";
       if (t.sqnr_skipped)
         os << " (SQNR rule skipped: the reference is all zeros; so is the cosine rule)";
       else if (r.bound.min_sqnr_db != -std::numeric_limits<double>::infinity())
         os << " (floor " << fmt(r.bound.min_sqnr_db, 4) << " dB)";
       os << "\n";
+      if (t.against != "golden" || !t.widened_by.empty()) {
+        os << "    against " << (t.against == "float64" ? "float64 truth" : t.against);
+        if (!t.widened_by.empty() && t.widening_error)
+          os << "; bound widened by " << fmt(kReferenceMargin, 3) << "x the " << t.widened_by
+             << "'s own error against truth, " << fmt(*t.widening_error, 3);
+        os << "\n";
+      }
       if (!t.passed) os << "    failed: " << t.failure << "\n";
+    }
+    for (const RecipeCost& k : c.costs) {
+      os << "  recipe cost (" << k.reference << " emulation against the float32 golden): max abs "
+         << "error " << fmt(k.max_abs_error, 4) << ", cosine " << cosine_text(k.cosine)
+         << ", SQNR " << sqnr_text(k.sqnr_db) << " dB";
+      if (k.top1_agrees) os << ", top-1 " << (*k.top1_agrees ? "kept" : "CHANGED");
+      if (!k.over_budget.empty()) os << " — OVER BUDGET: " << k.over_budget;
+      os << "\n";
+      if (k.program_vs_emulation)
+        os << "    the program against that emulation: max abs error "
+           << fmt(k.program_vs_emulation->max_abs_error, 4) << ", cosine "
+           << cosine_text(k.program_vs_emulation->cosine) << ", SQNR "
+           << sqnr_text(k.program_vs_emulation->sqnr_db) << " dB\n";
     }
   }
   os << "result: " << (r.passed ? "PASS" : "DRIFT") << " (" << passed << " of " << r.cases.size()
@@ -85,34 +132,28 @@ nlohmann::json to_json(const ParityReport& r) {
   nlohmann::json cases = nlohmann::json::array();
   for (const CaseReport& c : r.cases) {
     nlohmann::json outs = nlohmann::json::array();
-    for (const TensorReport& t : c.outputs) {
-      outs.push_back({{"output", t.output},
-                      {"passed", t.passed},
-                      {"failure", t.failure},
-                      {"numel", t.numel},
-                      {"worst_index", t.worst_index},
-                      {"worst_actual", json_number(t.worst_actual)},
-                      {"worst_reference", json_number(t.worst_reference)},
-                      {"max_abs_error", json_number(t.max_abs_error)},
-                      {"worst_ratio", json_number(t.worst_ratio)},
-                      {"fraction_over", t.fraction_over},
-                      {"cosine", json_number(t.cosine)},
-                      {"sqnr_db", json_number(t.sqnr_db)},
-                      {"sqnr_skipped", t.sqnr_skipped},
-                      {"cosine_skipped", t.cosine_skipped},
-                      {"headroom", json_number(t.headroom)},
-                      {"atol", json_number(t.atol)},
-                      {"rtol", json_number(t.rtol)},
-                      {"reference_range", json_number(t.reference_range)},
-                      {"quant_scale", json_number(t.quant_scale)},
-                      {"range_error", json_number(t.range_error)},
-                      {"qstep_error", json_number(t.qstep_error)}});
+    for (const TensorReport& t : c.outputs) outs.push_back(to_json(t));
+    nlohmann::json costs = nlohmann::json::array();
+    for (const RecipeCost& k : c.costs) {
+      nlohmann::json jk = {{"reference", k.reference},
+                           {"max_abs_error", json_number(k.max_abs_error)},
+                           {"cosine", json_number(k.cosine)},
+                           {"sqnr_db", json_number(k.sqnr_db)}};
+      if (k.top1_agrees) jk["top1_agrees"] = *k.top1_agrees;
+      if (!k.over_budget.empty()) jk["over_budget"] = k.over_budget;
+      if (k.program_vs_emulation)
+        jk["program_vs_emulation"] = {
+            {"max_abs_error", json_number(k.program_vs_emulation->max_abs_error)},
+            {"cosine", json_number(k.program_vs_emulation->cosine)},
+            {"sqnr_db", json_number(k.program_vs_emulation->sqnr_db)}};
+      costs.push_back(std::move(jk));
     }
     nlohmann::json jc = {{"case", c.case_id},
                          {"data", c.data},
                          {"passed", c.passed},
                          {"status", to_string(c.status)},
                          {"outputs", outs}};
+    if (!costs.empty()) jc["recipe_cost"] = costs;
     if (!c.detail.empty()) jc["detail"] = c.detail;
     if (c.error) jc["error"] = to_string(c.error->kind());
     cases.push_back(std::move(jc));
@@ -121,6 +162,9 @@ nlohmann::json to_json(const ParityReport& r) {
                         {"precision", r.precision}, {"delegates", r.delegates},
                         {"bound", to_json(r.bound)}, {"cases", cases},     {"passed", r.passed}};
   if (!r.model.empty()) doc["model"] = r.model;
+  doc["against"] = r.against;
+  if (!r.judgement.empty()) doc["judgement"] = r.judgement;
+  if (!r.precision_reason.empty()) doc["precision_reason"] = r.precision_reason;
   if (!r.no_bound.empty()) doc["no_bound"] = r.no_bound;
   if (r.refused) {
     doc["refused"] = to_string(*r.refused);

@@ -60,40 +60,119 @@ void refuse(ParityReport& r, const std::optional<Manifest>& m, Status status,
   }
 }
 
-// The bound of the report (step 5): the caller's, the derived one with the caller's fields
-// replaced, or the derived one; none known: no_bound says why.
-void choose_bound(ParityReport& r, const Manifest& m, const ReplayOptions& o) {
-  if (o.bound) {
-    r.bound = *o.bound;
-    r.bound.caller_supplied = true;
-    if (r.bound.source.empty()) r.bound.source = "caller";
-    return;
-  }
-  try {
-    r.bound = o.caller.empty() ? derive_bound(m.recipe, m.precision, m.compute_unit)
-                               : override_bound(o.caller, m.recipe, m.precision, m.compute_unit);
-  } catch (const Error& e) {
+// The bound of the report and what it is judged against (step 5): the caller's bound or the
+// derived bound with the caller's fields replaced (both against the float32 golden), or the
+// plan for this machine (references.h); none known: no_bound says why.
+JudgePlan choose_bound(ParityReport& r, const Manifest& m, const ReplayOptions& o) {
+  JudgePlan plan;
+  auto no_bound = [&](const Error& e) {
     r.bound_error = e;
     r.no_bound = "ran, but no bound is known for recipe " + m.recipe + " / precision " +
-                 m.precision + "; pass one (--atol/--rtol/--min-cosine/--min-sqnr) or measure it "
-                 "into the table in cpp/src/gate.cpp: " + error_line(e);
+                 plan.precision + "; pass one (--atol/--rtol/--min-cosine/--min-sqnr) or measure "
+                 "it into the table in cpp/src/gate.cpp: " + error_line(e);
     // Measured against a bound no output can exceed: the numbers, not a verdict.
     r.bound = Bound{};
     r.bound.atol = std::numeric_limits<double>::infinity();
     r.bound.min_cosine = -std::numeric_limits<double>::infinity();
     r.bound.source = "none: " + error_line(e);
+  };
+  if (o.bound || !o.caller.empty()) {
+    plan.precision = m.precision;
+    plan.why = "against the float32 golden (a caller's bound is stated against it)";
+    if (o.bound) {
+      r.bound = *o.bound;
+      r.bound.caller_supplied = true;
+      if (r.bound.source.empty()) r.bound.source = "caller";
+    } else {
+      try {
+        r.bound = override_bound(o.caller, m.recipe, m.precision, m.compute_unit);
+      } catch (const Error& e) {
+        no_bound(e);
+      }
+    }
+  } else {
+    plan = plan_judgement(m, precision_here(m), o.use_truth);
+    if (plan.no_rule)
+      no_bound(*plan.no_rule);
+    else
+      r.bound = plan.rule;
   }
+  r.precision = plan.precision;
+  r.precision_reason = plan.precision_reason;
+  r.against = plan.against;
+  r.judgement = plan.why;
+  return plan;
+}
+
+const TensorSpec* output_spec(const Manifest& m, const std::string& name) {
+  for (const TensorSpec& t : m.outputs)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+// One output judged as the plan says (question 1), with the gate's options from the manifest.
+TensorReport judge_output(const Manifest& m, const std::string& name, const HostTensor& actual,
+                          const HostTensor& golden,
+                          const std::map<std::string, std::map<std::string, HostTensor>>& refs,
+                          const JudgePlan& plan, const Bound& bound) {
+  const TensorSpec* spec = output_spec(m, name);
+  CompareOptions copts;
+  if (spec) {
+    copts.slice_axis = spec->slice_axis;
+    copts.integer_atol = spec->integer_atol;
+  }
+  const std::optional<double> scale = output_scale(m, name);
+  auto reference_of = [&](const std::string& ref_name) -> const HostTensor& {
+    auto it = refs.find(ref_name);
+    const auto* by_output = it == refs.end() ? nullptr : &it->second;
+    auto o = by_output ? by_output->find(name) : decltype(by_output->end()){};
+    if (!by_output || o == by_output->end())
+      throw Error(ErrorKind::kManifestInvalid,
+                  "output \"" + name + "\" has no " + ref_name + " reference in this case",
+                  "re-export the bundle; the manifest says the reference was captured");
+    return o->second;
+  };
+  // Integer and bool outputs: exactly against the float32 golden (gate.h).
+  if (plan.against == "golden" || is_integer_dtype(actual.dtype)) {
+    TensorReport t = compare_tensor(name, actual, golden, bound, scale, copts);
+    t.against = "golden";
+    return t;
+  }
+  if (plan.against == "float64") {
+    const HostTensor truth = as_float64(reference_of("float64"));
+    const HostTensor& own = plan.widen_by == "golden" ? golden : reference_of(plan.widen_by);
+    const ReferenceError e = reference_error(own, truth);
+    const Bound widened =
+        widen_by_reference(resolve_bound(bound, reference_range(truth), scale), e);
+    TensorReport t = compare_tensor(name, as_float64(actual), truth, widened, scale, copts);
+    t.against = "float64";
+    t.widened_by = plan.widen_by;
+    t.widening_error = e.max_abs_error;
+    return t;
+  }
+  const HostTensor& emulation = reference_of(plan.against);
+  TensorReport t = emulation.dtype == actual.dtype
+                       ? compare_tensor(name, actual, emulation, bound, scale, copts)
+                       : compare_tensor(name, as_float64(actual), as_float64(emulation), bound,
+                                        scale, copts);
+  t.against = plan.against;
+  return t;
 }
 
 // Runs one golden case and gates each output (step 6).
-CaseReport run_case(const Bundle& b, LoadedModel& model, const GoldenCase& g, const Bound& bound) {
+CaseReport run_case(const Bundle& b, LoadedModel& model, const GoldenCase& g, const Bound& bound,
+                    const JudgePlan& plan) {
   CaseReport c;
   c.case_id = g.id;
   c.data = g.data;
   std::map<std::string, HostTensor> inputs, reference, actual;
+  std::map<std::string, std::map<std::string, HostTensor>> refs;
   try {
     inputs = read_golden_inputs(b, g);
     reference = read_golden_outputs(b, g);
+    for (const std::string& name : {plan.against, plan.widen_by, plan.cost_reference})
+      if (!name.empty() && name != "golden" && !refs.count(name))
+        refs[name] = read_golden_reference(b, g, name);
   } catch (const Error& e) {
     c.status = Status::kBundleInvalid;
     c.detail = "goldens unreadable: " + error_line(e);
@@ -117,12 +196,26 @@ CaseReport run_case(const Bundle& b, LoadedModel& model, const GoldenCase& g, co
                     "golden case \"" + g.id + "\" has output \"" + name +
                         "\" but the program returned no output of that name",
                     "re-export the bundle; its goldens and outputs disagree");
-      TensorReport t = compare_tensor(name, it->second, ref, bound, output_scale(b.manifest, name));
+      TensorReport t = judge_output(b.manifest, name, it->second, ref, refs, plan, bound);
       if (!t.passed) failures.push_back(name + ": " + t.failure);
       c.outputs.push_back(std::move(t));
+      if (!plan.cost_reference.empty() && !is_integer_dtype(ref.dtype)) {
+        const auto& labels = b.manifest.labels;
+        const auto emu = refs.at(plan.cost_reference).find(name);
+        if (emu != refs.at(plan.cost_reference).end()) {
+          RecipeCost cost = recipe_cost(plan.cost_reference, emu->second, ref,
+                                        labels && labels->output == name, b.manifest.budget);
+          cost.program_vs_emulation = reference_error(it->second, emu->second);
+          if (!cost.over_budget.empty())
+            failures.push_back(name + ": the recipe's cost is over the budget (" +
+                               cost.over_budget + ")");
+          c.costs.push_back(std::move(cost));
+        }
+      }
     }
   } catch (const Error& e) {
     c.outputs.clear();
+    c.costs.clear();
     c.status = status_of(e);
     c.detail = error_line(e);
     c.error = e;
@@ -165,6 +258,12 @@ void finish(ParityReport& r) {
   bool all = !r.cases.empty() && r.no_bound.empty() && !r.refused;
   for (const CaseReport& c : r.cases) all = all && c.passed;
   r.passed = all;
+}
+
+// run_parity's refusal of a bundle no bound is known for: plan_judgement's capability-unavailable.
+void throw_if_no_bound(const Manifest& m) {
+  const JudgePlan plan = plan_judgement(m, precision_here(m));
+  if (plan.no_rule) throw *plan.no_rule;
 }
 
 }  // namespace
@@ -255,10 +354,10 @@ ParityReport replay(const Bundle& goldens, LoadedModel& model, const ReplayOptio
   r.path = goldens.dir.string();
   take_identity(r, goldens.manifest);
   r.delegates = model.program_delegates();
-  choose_bound(r, goldens.manifest, options);
+  const JudgePlan plan = choose_bound(r, goldens.manifest, options);
   const bool undelegated = r.backend != "portable" && r.delegates.empty();
   for (const GoldenCase& g : goldens.manifest.goldens) {
-    CaseReport c = run_case(goldens, model, g, r.bound);
+    CaseReport c = run_case(goldens, model, g, r.bound, plan);
     settle(c, r, undelegated, options);
     r.cases.push_back(std::move(c));
   }
@@ -275,7 +374,7 @@ ParityReport replay(const fs::path& path, const ReplayOptions& options) {
                                        : manifest_only(path);
   if (m) {
     take_identity(r, *m);
-    choose_bound(r, *m, options);
+    (void)choose_bound(r, *m, options);
   } else {
     r.bundle = path.filename().string();
   }
@@ -285,18 +384,14 @@ ParityReport replay(const fs::path& path, const ReplayOptions& options) {
 
 ParityReport run_parity(const Bundle& bundle, const std::optional<Bound>& bound) {
   // Derive before loading so an unknown recipe is refused without touching the runtime.
-  if (!bound)
-    (void)derive_bound(bundle.manifest.recipe, bundle.manifest.precision,
-                       bundle.manifest.compute_unit);
+  if (!bound) throw_if_no_bound(bundle.manifest);
   LoadedModel model = LoadedModel::load(bundle);
   return run_parity(bundle, model, bound);
 }
 
 ParityReport run_parity(const Bundle& bundle, LoadedModel& model,
                         const std::optional<Bound>& bound) {
-  if (!bound)  // no bound known: the throwing form says so (capability-unavailable)
-    (void)derive_bound(bundle.manifest.recipe, bundle.manifest.precision,
-                       bundle.manifest.compute_unit);
+  if (!bound) throw_if_no_bound(bundle.manifest);  // the throwing form says so
   ReplayOptions o;
   o.bound = bound;
   ParityReport r = replay(bundle, model, o);

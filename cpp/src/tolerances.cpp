@@ -193,6 +193,8 @@ ToleranceReport measure_tolerances(const std::vector<fs::path>& dirs,
     ReplayOptions options;
     options.caller = opt.caller;
     options.xfail = records;
+    options.use_truth = false;  // each column against its own reference computation: what the
+                                // reference-basis rows measure (references.h)
     // Replayed in parallel (opt.jobs), observed in the directory's order.
     for (const BundleReplay& b : replay_all(find_bundles(dir), options, opt.jobs)) {
       if (b.report)

@@ -403,11 +403,10 @@ TEST(Ledger, ParityErrorRecordTakesItsStatusFromTheErrorKind) {
                                  d["delegates"] = {"VulkanBackend"};
                                }),
                    ErrorKind::kBackendNotLinked, "not-linked"});
-  // No bound known for the precision (OpenVINO may run an fp32 program in float16; the bound
-  // table has not measured it).
-  ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-openvino-fp32");
-  cases.push_back({copy_bundle("tiny-openvino-fp32", dir,
-                               [](json& d) { d["precision"] = "float16"; }),
+  // No bound known (a compute unit the bound table has no row for).
+  fs::create_directories(dir / "nobound");
+  cases.push_back({copy_bundle("tiny-xnnpack-fp32", dir / "nobound",
+                               [](json& d) { d["compute_unit"] = "ane"; }),
                    ErrorKind::kCapabilityUnavailable, "no-bound"});
   // A golden case that cannot be read.
   fs::create_directories(dir / "npy");
@@ -604,9 +603,10 @@ TEST(LedgerCli, BackendsMatrixAndParityAppendToTheLedger) {
   EXPECT_EQ(count_lines(ledger), before_broken + 1);
   // No bound known: an error (exit 2) and evidence (no-bound); a caller's partial bound that
   // cannot be completed is a usage error, not recorded.
-  if (fs::exists(bundles / "tiny-openvino-fp32")) {
-    const fs::path f16 = copy_bundle("tiny-openvino-fp32", dir,
-                                     [](json& d) { d["precision"] = "float16"; });
+  if (fs::exists(bundles / "tiny-xnnpack-fp32")) {
+    fs::create_directories(dir / "nobound");
+    const fs::path f16 = copy_bundle("tiny-xnnpack-fp32", dir / "nobound",
+                                     [](json& d) { d["compute_unit"] = "ane"; });
     const CliRun nob = cli("parity " + quote(f16.string()), env);
     EXPECT_EQ(nob.rc, 2);
     EXPECT_NE(nob.err.find("error [capability-unavailable]"), std::string::npos) << nob.err;

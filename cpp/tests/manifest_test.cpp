@@ -1,5 +1,9 @@
 // Manifest reader: the shared fixture parses and re-serializes byte for byte; every invalid
 // document is refused naming the file and the field.
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -7,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "etproof/bundle.h"
 #include "etproof/error.h"
 #include "etproof/manifest.h"
 #include "test_support.h"
@@ -60,7 +65,7 @@ TEST(Manifest, FixtureParses) {
   EXPECT_EQ(m.precision, "float32");
   EXPECT_FALSE(m.compute_unit.has_value());  // absent means unknown
   ASSERT_TRUE(m.quantization.has_value());
-  EXPECT_EQ((*m.quantization)["quantizer"], "XNNPACKQuantizer");
+  EXPECT_EQ(m.quantization->quantizer, "XNNPACKQuantizer");
   ASSERT_EQ(m.inputs.size(), 1u);
   EXPECT_EQ(m.inputs[0].name, "image");
   EXPECT_EQ(m.inputs[0].dtype, DType::kFloat32);
@@ -92,6 +97,41 @@ TEST(Manifest, FixtureParses) {
   EXPECT_EQ(m.toolchain.size(), 6u);
   EXPECT_EQ(m.toolchain.at("torch"), "2.13.0+cpu");
   EXPECT_EQ(m.created_utc, "2026-11-29T09:45:00Z");
+  // Added within schema 1: references, budget, slice_axis; integer_atol absent (a float output).
+  ASSERT_EQ(m.quantization->skipped.size(), 1u);
+  EXPECT_FALSE(m.quantization->skipped[0].module.empty());
+  EXPECT_FALSE(m.quantization->scheme.empty());
+  EXPECT_EQ(m.outputs[0].slice_axis, 0);
+  EXPECT_FALSE(m.outputs[0].integer_atol.has_value());
+  ASSERT_EQ(m.references.size(), 2u);
+  EXPECT_TRUE(m.references.at("float64").captured);
+  EXPECT_NE(m.references.at("float64").description.find(".double()"), std::string::npos);
+  EXPECT_FALSE(m.references.at("int8-dynamic-per-channel").captured);
+  EXPECT_FALSE(m.references.at("int8-dynamic-per-channel").reason.empty());
+  for (const auto& g : m.goldens) {
+    ASSERT_EQ(g.references.size(), 1u) << g.id;
+    const FileRef& f = g.references.at("float64").at("logits");
+    EXPECT_EQ(f.file, g.id + ".ref.float64.logits.npy");
+    EXPECT_EQ(f.bytes, 8128u);
+    EXPECT_EQ(f.sha256.size(), 64u);
+  }
+  ASSERT_TRUE(m.budget.has_value());
+  EXPECT_EQ(m.budget->min_cosine, 0.99);
+  EXPECT_EQ(m.budget->top1_agreement, 0.9);
+  EXPECT_FALSE(m.budget->min_sqnr_db.has_value());
+}
+
+// outputs[i].slice_axis null means "do not slice" (-1); integer_atol is read on integer outputs.
+TEST(Manifest, SliceAxisNullAndIntegerAtol) {
+  json doc = fixture_doc();
+  doc["outputs"][0]["slice_axis"] = nullptr;
+  doc["outputs"][0]["dtype"] = "int64";
+  doc["outputs"][0]["integer_atol"] = 2;
+  const Manifest m = parse_manifest(doc, "test.etproof.json");
+  EXPECT_EQ(m.outputs[0].slice_axis, -1);
+  EXPECT_EQ(m.outputs[0].integer_atol, 2.0);
+  doc["outputs"][0].erase("slice_axis");
+  EXPECT_FALSE(parse_manifest(doc, "test.etproof.json").outputs[0].slice_axis.has_value());
 }
 
 TEST(Manifest, FixtureReserializesByteIdentical) {
@@ -121,10 +161,12 @@ TEST(Manifest, ExportedManifestsReserializeByteIdentical) {
 
 TEST(Manifest, AbsentOptionalFieldsAreUnknown) {
   json doc = fixture_doc();
-  for (const char* k :
-       {"delegation", "quantization", "preprocessing", "labels", "compute_unit", "data_files", "weights"})
+  for (const char* k : {"delegation", "quantization", "preprocessing", "labels", "compute_unit", "data_files",
+                        "weights", "references", "budget"})
     doc.erase(k);
+  for (auto& g : doc["goldens"]) g.erase("references");
   doc["inputs"][0].erase("layout");
+  doc["outputs"][0].erase("slice_axis");
   const Manifest m = parse_manifest(doc, "test.etproof.json");
   EXPECT_FALSE(m.delegation.has_value());
   EXPECT_FALSE(m.quantization.has_value());
@@ -134,6 +176,10 @@ TEST(Manifest, AbsentOptionalFieldsAreUnknown) {
   EXPECT_FALSE(m.weights.has_value());
   EXPECT_FALSE(m.inputs[0].layout.has_value());
   EXPECT_TRUE(m.data_files.empty());
+  EXPECT_TRUE(m.references.empty());
+  EXPECT_FALSE(m.budget.has_value());
+  EXPECT_FALSE(m.outputs[0].slice_axis.has_value());
+  for (const auto& g : m.goldens) EXPECT_TRUE(g.references.empty());
 }
 
 // weights (optional): where the weights came from; kind is pretrained or seeded.
@@ -260,6 +306,39 @@ TEST(Manifest, RefusesWrongTypesAndValues) {
       {[](json& d) { d["outputs"] = json::array(); }, "outputs: empty"},
       {[](json& d) { d["inputs"].push_back(d["inputs"][0]); }, "inputs[1].name: duplicate name 'image'"},
       {[](json& d) { d["quantization"].erase("scheme"); }, "quantization.scheme: missing"},
+      {[](json& d) { d["quantization"]["skipped"][0]["reason"] = 3; }, "quantization.skipped[0].reason: expected a string"},
+      // references, budget, slice_axis, integer_atol (added within schema 1)
+      {[](json& d) { d["goldens"][0]["references"]["float64"]["probs"] = d["goldens"][0]["references"]["float64"]["logits"]; },
+       "goldens[0].references.float64.probs: 'probs' is not one of the outputs"},
+      {[](json& d) { d["goldens"][0]["references"]["float64"]["logits"]["file"] = "a/x.npy"; },
+       "goldens[0].references.float64.logits.file: 'a/x.npy' contains a path separator"},
+      {[](json& d) { d["goldens"][0]["references"]["float64"]["logits"]["file"] = ".."; },
+       "goldens[0].references.float64.logits.file: '..' escapes"},
+      {[](json& d) { d["goldens"][0]["references"]["float64"]["logits"]["sha256"] = "x"; },
+       "goldens[0].references.float64.logits.sha256"},
+      {[](json& d) { d["goldens"][1]["references"].erase("float64"); },
+       "goldens[1].references.float64: missing (references records it as captured)"},
+      {[](json& d) { d["goldens"][0]["references"]["int8-dynamic-per-channel"] = d["goldens"][0]["references"]["float64"]; },
+       "goldens[0].references.int8-dynamic-per-channel: names no reference"},
+      {[](json& d) { d["goldens"][0]["references"]["float64"].erase("logits"); },
+       "goldens[0].references.float64: no file for output 'logits'"},
+      {[](json& d) { d["references"]["float64"]["captured"] = "yes"; }, "references.float64.captured: expected true or false"},
+      {[](json& d) { d["references"]["float64"]["reason"] = "x"; }, "references.float64.reason: is only defined"},
+      {[](json& d) { d["references"]["int8-dynamic-per-channel"].erase("reason"); },
+       "references.int8-dynamic-per-channel.reason: missing"},
+      {[](json& d) { d["references"]["a/b"] = {{"captured", false}, {"reason", "x"}}; }, "references.a/b: 'a/b' is not a reference name"},
+      {[](json& d) { d["outputs"][0]["integer_atol"] = 1; },
+       "outputs[0].integer_atol: is only defined for integer and bool outputs; 'logits' is float32"},
+      {[](json& d) { d["outputs"][0]["dtype"] = "int32"; d["outputs"][0]["integer_atol"] = -1; },
+       "outputs[0].integer_atol: must be a finite number >= 0"},
+      {[](json& d) { d["outputs"][0]["slice_axis"] = 2; }, "outputs[0].slice_axis: 2 is not an axis of this output (rank 2)"},
+      {[](json& d) { d["outputs"][0]["slice_axis"] = -1; }, "outputs[0].slice_axis: -1 is below the minimum 0"},
+      {[](json& d) { d["outputs"][0]["slice_axis"] = 0.5; }, "outputs[0].slice_axis: expected an integer"},
+      {[](json& d) { d["inputs"][0]["slice_axis"] = 0; }, "inputs[0].slice_axis: is only defined for outputs"},
+      {[](json& d) { d["budget"]["top1_agreement"] = 1.5; }, "budget.top1_agreement: must be a finite number in [0, 1]"},
+      {[](json& d) { d["budget"]["min_cosine"] = "high"; }, "budget.min_cosine: expected a number"},
+      {[](json& d) { d["budget"]["min_snr"] = 30; }, "budget.min_snr: is not defined by schema_version 1"},
+      {[](json& d) { d["budget"] = json::object(); }, "budget: sets no bound"},
   };
   for (const auto& c : cases) {
     json doc = fixture_doc();
@@ -321,6 +400,104 @@ TEST(Error, WhatCarriesCauseAndRemedy) {
   EXPECT_EQ(to_string(ErrorKind::kInvalidArgument), "invalid-argument");
   EXPECT_EQ(to_string(ErrorKind::kIo), "io");
   EXPECT_FALSE(Error(ErrorKind::kIo, "x", "").et_error().has_value());
+}
+
+}  // namespace
+}  // namespace etproof
+
+namespace etproof {
+namespace {
+
+// ---- references read from a real exported bundle (build/test-bundles) --------------------------
+
+std::string sha256_hex(const std::string& bytes) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha256(), nullptr);
+  static const char* hex = "0123456789abcdef";
+  std::string s;
+  for (unsigned i = 0; i < len; ++i) s += std::string{hex[md[i] >> 4], hex[md[i] & 15]};
+  return s;
+}
+
+fs::path int8_test_bundle() {
+  const auto root = testing::test_bundles();
+  return (root.empty() ? fs::path("$ETPROOF_TEST_BUNDLES-unset") : root) / "tiny-xnnpack-int8-dynamic-per-channel";
+}
+
+TEST(Manifest, ReadsReferencesOfAnExportedBundle) {
+  ETPROOF_REQUIRE_BUNDLE(int8_test_bundle());
+  const Bundle b = open_bundle(int8_test_bundle(), {.verify_artifact = false});
+  if (b.manifest.references.empty()) GTEST_SKIP() << "test bundles predate references: re-export them";
+  ASSERT_TRUE(b.manifest.references.at("float64").captured);
+  ASSERT_TRUE(b.manifest.references.at("int8-dynamic-per-channel").captured);
+  for (const auto& c : b.manifest.goldens) {
+    const auto golden = read_golden_outputs(b, c).at("y").to_double();
+    const auto truth = read_golden_reference(b, c, "float64");
+    ASSERT_EQ(truth.size(), 1u);
+    EXPECT_EQ(truth.at("y").dtype, DType::kFloat64);
+    EXPECT_EQ(truth.at("y").shape, (std::vector<int64_t>{1, 4}));
+    const auto emu = read_golden_reference(b, c, "int8-dynamic-per-channel");
+    EXPECT_EQ(emu.at("y").dtype, DType::kFloat32);
+    // The truth is the golden up to float32 rounding; the emulation is int8 arithmetic.
+    const auto t = truth.at("y").to_double(), e = emu.at("y").to_double();
+    double d_truth = 0, d_emu = 0, peak = 0;
+    for (size_t i = 0; i < golden.size(); ++i) {
+      d_truth = std::max(d_truth, std::abs(golden[i] - t[i]));
+      d_emu = std::max(d_emu, std::abs(golden[i] - e[i]));
+      peak = std::max(peak, std::abs(t[i]));
+    }
+    EXPECT_LE(d_truth, 16 * 1.1920929e-7 * peak) << c.id;
+    EXPECT_GT(d_emu, 100 * d_truth) << c.id;
+    EXPECT_TRUE(read_golden_reference(b, c, "bfloat16").empty()) << "not a reference of this bundle";
+  }
+}
+
+TEST(Manifest, ReferenceFileDisagreeingWithTheManifestIsRefused) {
+  ETPROOF_REQUIRE_BUNDLE(int8_test_bundle());
+  const fs::path dir = testing::scratch_dir() / "tiny-xnnpack-int8-dynamic-per-channel";
+  fs::copy(int8_test_bundle(), dir, fs::copy_options::recursive);
+  const Bundle b = open_bundle(dir, {.verify_artifact = false});
+  if (b.manifest.references.empty()) GTEST_SKIP() << "test bundles predate references: re-export them";
+  const GoldenCase& c = b.manifest.goldens.at(0);
+  const fs::path file = b.goldens_dir / c.references.at("float64").at("y").file;
+
+  // Same size, other bytes: the hash catches it before the file is parsed.
+  HostTensor t = read_npy(file);
+  t.data[t.data.size() - 1] ^= 0x01;
+  write_npy(file, t);
+  auto expect_mismatch = [&](ErrorKind kind, const std::vector<std::string>& needles) {
+    try {
+      read_golden_reference(b, c, "float64");
+      ADD_FAILURE() << "read a reference that disagrees with its manifest";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), kind) << e.what();
+      for (const auto& n : needles) EXPECT_NE(e.cause().find(n), std::string::npos) << n << " in " << e.cause();
+      EXPECT_NE(e.remedy().find("re-export"), std::string::npos) << e.remedy();
+    }
+  };
+  expect_mismatch(ErrorKind::kArtifactMismatch, {file.filename().string(), "SHA-256"});
+  // Another shape, its size and SHA-256 put into the (in-memory) manifest: the hash passes and
+  // the spec check catches it.
+  HostTensor wrong;
+  wrong.dtype = DType::kFloat64;
+  wrong.shape = {1, 5};
+  wrong.data.assign(wrong.numel() * 8, 0);
+  write_npy(file, wrong);
+  Bundle edited = b;
+  FileRef& ref = edited.manifest.goldens.at(0).references.at("float64").at("y");
+  const std::string bytes = testing::slurp(file);
+  ref.bytes = bytes.size();
+  ref.sha256 = sha256_hex(bytes);
+  try {
+    read_golden_reference(edited, edited.manifest.goldens.at(0), "float64");
+    ADD_FAILURE() << "read a reference of the wrong shape";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kShapeMismatch) << e.what();
+    EXPECT_NE(e.cause().find("[1, 5]"), std::string::npos) << e.cause();
+  }
+  fs::remove(file);
+  expect_mismatch(ErrorKind::kArtifactMismatch, {file.filename().string(), "missing"});
 }
 
 }  // namespace

@@ -12,6 +12,8 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <openssl/evp.h>
 
 namespace etproof::testing {
 
@@ -46,6 +48,40 @@ inline std::filesystem::path scratch_dir() {
 inline std::string slurp(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// SHA-256 (lower-case hex) of a file's bytes ("" when it cannot be read).
+inline std::string sha256_file(const std::filesystem::path& p) {
+  const std::string bytes = slurp(p);
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  if (!EVP_Digest(bytes.data(), bytes.size(), md, &n, EVP_sha256(), nullptr)) return "";
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < n; ++i) out += {hex[md[i] >> 4], hex[md[i] & 15]};
+  return out;
+}
+
+// After a test edits a golden case's reference files (NAME.goldens/*.ref.*.npy), records their new
+// sizes and SHA-256 in the manifest so the bundle still opens: the edit then stands for a
+// reference that says otherwise, not for a damaged bundle.
+inline void rehash_references(const std::filesystem::path& bundle_dir) {
+  for (const auto& e : std::filesystem::directory_iterator(bundle_dir)) {
+    const std::string f = e.path().filename().string();
+    if (f.size() < 13 || f.substr(f.size() - 13) != ".etproof.json") continue;
+    nlohmann::json doc = nlohmann::json::parse(slurp(e.path()));
+    const auto goldens = bundle_dir / (doc["name"].get<std::string>() + ".goldens");
+    for (auto& g : doc["goldens"]) {
+      if (!g.contains("references")) continue;
+      for (auto& [name, by_output] : g["references"].items())
+        for (auto& [output, ref] : by_output.items()) {
+          const auto file = goldens / ref["file"].get<std::string>();
+          ref["bytes"] = std::filesystem::file_size(file);
+          ref["sha256"] = sha256_file(file);
+        }
+    }
+    std::ofstream(e.path()) << doc.dump(2) << "\n";
+  }
 }
 
 // `s` single-quoted for /bin/sh.

@@ -19,7 +19,9 @@ from etproof.manifest import (
     DTYPES,
     LAYOUTS,
     NAME_RE,
+    check_budget,
     check_labels,
+    check_output_specs,
     check_preprocessing,
     check_weights,
 )
@@ -70,16 +72,21 @@ def _check_name(kind: str, value: Any) -> str:
 def check_export_arguments(model, example_inputs, name, backend, recipe, input_names,
                            output_names, golden_inputs, preprocessing=None, labels=None,
                            model_name=None, golden_meta=None, layouts=None, compute_unit=None,
-                           weights=None):
+                           weights=None, slice_axis=None, integer_atol=None, budget=None):
     """Every check export_model makes before it writes anything; raises InvalidArgument.
 
-    Returns the normalized arguments and the input tensor specs.
+    Returns the normalized arguments and the input tensor specs. slice_axis and integer_atol are
+    checked here by output name and value; against each output's rank and dtype once the eager
+    outputs give them (apply_output_options).
     """
     args = _check_arguments(model, example_inputs, name, backend, recipe, input_names,
                             output_names, golden_inputs, preprocessing, labels, model_name,
                             golden_meta, layouts, compute_unit)
     if weights is not None:
         _as_argument(check_weights, "weights", weights)
+    _check_output_options(slice_axis, integer_atol, list(output_names))
+    if budget is not None:
+        _as_argument(check_budget, "budget", budget)
     in_specs = tensor_specs(input_names, args.example_inputs, layouts or {}, "input")
     if args.preprocessing is not None:
         _as_argument(check_preprocessing, "preprocessing", args.preprocessing, in_specs)
@@ -90,6 +97,38 @@ def check_output_labels(labels: dict, out_specs: list) -> None:
     """The manifest's labels check (etproof.manifest.check_labels) against the outputs' specs,
     once the eager outputs give their shapes; raises InvalidArgument."""
     _as_argument(check_labels, "labels", labels, out_specs)
+
+
+def _check_output_options(slice_axis, integer_atol, output_names: list) -> None:
+    for key, opt in (("slice_axis", slice_axis), ("integer_atol", integer_atol)):
+        if opt is None:
+            continue
+        if not isinstance(opt, dict):
+            raise _bad(f"{key} must be a dict {{output name: value}}, got {type(opt).__name__}",
+                       f"see docs/manifest.md, 'outputs[i].{key}'")
+        for n, x in opt.items():
+            if n not in output_names:
+                raise _bad(f"{key} given for unknown output {n!r}", f"outputs: {output_names}")
+            if key == "slice_axis" and x is not None and (
+                    isinstance(x, bool) or not isinstance(x, int) or x < 0):
+                raise _bad(f"slice_axis of {n!r} must be an int >= 0 or None (do not slice), "
+                           f"got {x!r}", "see docs/manifest.md, 'outputs[i].slice_axis'")
+            if key == "integer_atol" and (isinstance(x, bool) or not isinstance(x, (int, float))
+                                          or not x >= 0 or x == float("inf")):
+                raise _bad(f"integer_atol of {n!r} must be a finite number >= 0, got {x!r}",
+                           "see docs/manifest.md, 'outputs[i].integer_atol'")
+
+
+def apply_output_options(out_specs: list, slice_axis: dict | None,
+                         integer_atol: dict | None) -> None:
+    """Writes the user's slice_axis and integer_atol into the output specs (the manifest's
+    outputs[i]) and checks them against each output's rank and dtype; InvalidArgument."""
+    for spec in out_specs:
+        if slice_axis and spec["name"] in slice_axis:
+            spec["slice_axis"] = slice_axis[spec["name"]]
+        if integer_atol and spec["name"] in integer_atol:
+            spec["integer_atol"] = integer_atol[spec["name"]]
+    _as_argument(check_output_specs, "outputs", out_specs)
 
 
 def resolve_compute_unit(backend: str, recipe: str, compute_unit: str | None) -> str | None:

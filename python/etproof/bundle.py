@@ -3,8 +3,8 @@
 A bundle is written into a staging directory ``OUT/.NAME.tmp-XXXX`` (staging_dir), then renamed
 into place in one step (install); an existing bundle of the same name is kept until the new one
 is complete. The layout is docs/manifest.md's: NAME.pte, NAME.ptd (only where the backend writes
-named data), NAME.etproof.json (written by etproof.manifest), NAME.goldens/CASE.in.INPUT.npy and
-CASE.out.OUTPUT.npy.
+named data), NAME.etproof.json (written by etproof.manifest), NAME.goldens/CASE.in.INPUT.npy,
+CASE.out.OUTPUT.npy and, for the references captured at export, CASE.ref.NAME.OUTPUT.npy.
 
 May import: errors and the standard library, numpy; nothing of torch or ExecuTorch (the program
 and tensors it writes come in as objects with their own write methods).
@@ -99,6 +99,25 @@ def write_goldens(gdir: Path, cases, outputs, input_names, output_names) -> list
                 entry[part][t_name] = fn
         goldens.append(entry)
     return goldens
+
+
+def write_references(gdir: Path, per_case: dict) -> dict:
+    """Writes each case's references (etproof.references) into the existing directory ``gdir``
+    as ``CASE.ref.NAME.OUTPUT.npy`` and returns the golden entries' ``references``:
+    {case id: {NAME: {OUTPUT: file_ref}}} (cases without references map to {}).
+
+    per_case: case id -> reference name -> output name -> tensor.
+    """
+    out: dict = {}
+    for cid, refs in per_case.items():
+        out[cid] = {}
+        for name, tensors in refs.items():
+            out[cid][name] = {}
+            for o_name, t in tensors.items():
+                path = gdir / f"{cid}.ref.{name}.{o_name}.npy"
+                save_npy(path, t)
+                out[cid][name][o_name] = file_ref(path)
+    return out
 
 
 def save_npy(path: Path, t) -> None:

@@ -81,12 +81,16 @@ def adopt(src: Path, out: Path, name: str, stamp: str) -> dict | None:
 
 def bundle_intact(bundle: Path) -> bool:
     """Whether ``bundle`` holds a valid manifest whose artifact matches the program file (size
-    and SHA-256) and every golden file it names."""
+    and SHA-256), every golden file it names, and every reference file (size and SHA-256)."""
     try:
         doc = read_manifest(bundle)
         art = doc["artifact"]
+        gdir = bundle / f"{doc['name']}.goldens"
         return file_ref(bundle / art["file"]) == art and all(
-            (bundle / f"{doc['name']}.goldens" / fn).is_file()
-            for g in doc["goldens"] for part in ("inputs", "outputs") for fn in g[part].values())
+            (gdir / fn).is_file()
+            for g in doc["goldens"] for part in ("inputs", "outputs") for fn in g[part].values()
+        ) and all(file_ref(gdir / ref["file"]) == ref
+                  for g in doc["goldens"] for per_output in g.get("references", {}).values()
+                  for ref in per_output.values())
     except (EtproofError, OSError, KeyError):
         return False

@@ -28,6 +28,7 @@ from etproof.recipes import (
     supported_recipes,
 )
 from etproof.runner import export_pairs, result_for_error, write_report
+from etproof.models.verdicts import export_verdict_bundles
 from etproof.testbundles import export_test_bundles
 
 EXIT_OK = 0
@@ -173,7 +174,13 @@ def cmd_export(a) -> int:
 
 def cmd_test_bundles(a) -> int:
     results = export_test_bundles(Path(a.out), force=a.force, log=_log)
-    return EXIT_OK if all(r["status"] == "exported" for r in results) else EXIT_ERROR
+    # The gate's verdict cases (etproof.models.verdicts), one level down so that a matrix over
+    # OUT sees only the tiny columns; a column refused here (a missing prerequisite) is not an
+    # error: its tests skip by name.
+    verdicts = export_verdict_bundles(Path(a.out) / "verdicts", force=a.force, log=_log)
+    ok = (all(r["status"] == "exported" for r in results)
+          and all(r["status"] in ("exported", "export-refused") for r in verdicts))
+    return EXIT_OK if ok else EXIT_ERROR
 
 
 def cmd_demo(a) -> int:

@@ -8,7 +8,7 @@ Bundle layout (docs/manifest.md)::
     OUT/NAME/NAME.pte
     OUT/NAME/NAME.ptd                 only where the backend writes named data
     OUT/NAME/NAME.etproof.json
-    OUT/NAME/NAME.goldens/CASE.in.INPUT.npy, CASE.out.OUTPUT.npy
+    OUT/NAME/NAME.goldens/CASE.in.INPUT.npy, CASE.out.OUTPUT.npy, CASE.ref.REFERENCE.OUTPUT.npy
 
 Everything is written into ``OUT/.NAME.tmp-XXXX`` and renamed into place at the very end; an
 existing bundle of the same name is kept until the new one is complete. Any failure removes the
@@ -18,6 +18,7 @@ This module runs the stages in order; each lives in its own module:
 
     etproof.arguments   what export_model accepts (checked before anything runs)
     etproof.quantize    PT2E quantization for the int8 recipes
+    etproof.references  the float64 truth and the recipe's and precision's eager emulations
     etproof.lower       the table's partitioner, lowering, the Python-runtime check
     etproof.bundle      the bundle's files and the atomic rename
     etproof.toolchain   versions and the delegates a program calls
@@ -37,13 +38,21 @@ from typing import Any, Callable, Iterable, Sequence
 from etproof.arguments import (
     GOLDEN_DATA_MEANING,
     GoldenCase,
+    apply_output_options,
     check_export_arguments,
     check_output_labels,
     dtype_name,
     resolve_compute_unit,
     tensor_specs,
 )
-from etproof.bundle import file_ref, install, staging_dir, write_goldens, write_program
+from etproof.bundle import (
+    file_ref,
+    install,
+    staging_dir,
+    write_goldens,
+    write_program,
+    write_references,
+)
 from etproof.delegation import delegation_record
 from etproof.errors import ExportError, InvalidArgument, in_stage
 from etproof.lower import (
@@ -70,6 +79,7 @@ from etproof.recipes import (
     supported_pairs_text,
     supported_recipes,
 )
+from etproof.references import capture_references, reference_names
 from etproof.toolchain import delegates_in_program, toolchain_versions, version
 
 __all__ = [
@@ -98,6 +108,9 @@ def export_model(
     layouts: dict | None = None,
     compute_unit: str | None = None,
     weights: dict | None = None,
+    slice_axis: dict | None = None,
+    integer_atol: dict | None = None,
+    budget: dict | None = None,
     verify: bool = True,
     log: Callable[[str], None] | None = None,
 ) -> Path:
@@ -108,6 +121,13 @@ def export_model(
     layouts: ``{input_or_output_name: "nchw"|"nhwc"}`` for rank-4 tensors whose layout is known;
     absent means unknown and is not written. labels: ``{"output", "source", "names"}``.
     weights: ``{"kind": "pretrained"|"seeded", "source": str}``, where known (docs/manifest.md).
+    slice_axis: ``{output name: int >= 0 | None}``, the axis the gate judges slices along (None:
+    do not slice; absent: the gate's default); integer_atol: ``{integer or bool output name:
+    number >= 0}`` (absent: exact); budget: ``{"min_sqnr_db"?, "min_cosine"?,
+    "top1_agreement"?}``, the accuracy the recipe may cost. All three go into the manifest.
+    Besides the goldens, each case's references (etproof.references.reference_names: the float64
+    truth, the recipe's emulation, float16/bfloat16 emulations) are written as
+    ``CASE.ref.NAME.OUTPUT.npy``; one that cannot be computed is recorded, never fatal.
     verify: run the written program once in ExecuTorch's Python runtime (first golden) when the
     runtime has the program's delegates; a program that fails to run is an export failure
     (stage "lower").
@@ -121,7 +141,8 @@ def export_model(
     say = log or (lambda _m: None)
     args, in_specs = check_export_arguments(
         model, example_inputs, name, backend, recipe, input_names, output_names, golden_inputs,
-        preprocessing, labels, model_name, golden_meta, layouts, compute_unit, weights)
+        preprocessing, labels, model_name, golden_meta, layouts, compute_unit, weights,
+        slice_axis, integer_atol, budget)
     facts = RECIPES[(backend, recipe)]
     compute_unit = resolve_compute_unit(backend, recipe, compute_unit)
     check_export_needs(backend)
@@ -140,6 +161,7 @@ def export_model(
             out_specs, golden_outs = _eager_goldens(model, args, output_names, layouts)
         if labels is not None:
             check_output_labels(labels, out_specs)
+        apply_output_options(out_specs, slice_axis, integer_atol)
 
         # 2. torch.export
         with in_stage("export"):
@@ -148,11 +170,12 @@ def export_model(
 
         # 3. PT2E quantization
         quant_record = None
+        emulation = None
         if facts["quant"]:
             with in_stage("quantize"):
                 say(f"{name}: quantizing ({recipe})")
-                ep, quant_record, out_quant = quantize(ep, facts["quant"], args.example_inputs,
-                                                       args.cases)
+                ep, quant_record, out_quant, emulation = quantize(
+                    ep, facts["quant"], args.example_inputs, args.cases)
                 # Each output's quantization scale where the converted graph has one (int8
                 # static); the gate can then state its atol in quantization steps.
                 if len(out_quant) == len(out_specs):
@@ -160,14 +183,26 @@ def export_model(
                         if q is not None:
                             spec["quantization"] = q
 
-        # 4. lower
+        # 4. references: the float64 truth and the emulations of the recipe and precision, on
+        # the golden inputs (etproof.references); one that cannot be computed is recorded.
+        with in_stage("lower"):
+            precision = effective_precision(backend, recipe)
+        with in_stage("goldens"):
+            ref_names = reference_names(backend, recipe, precision, bool(facts["quant"]))
+            say(f"{name}: references ({', '.join(ref_names)})")
+            refs = capture_references(
+                model, args.cases, output_names, out_specs, ref_names, emulation=emulation,
+                scheme=quant_record["scheme"] if quant_record else None,
+                log=lambda m: say(f"{name}: {m}"))
+            emulation = None  # the converted graph is not needed past here
+
+        # 5. lower
         with in_stage("lower"):
             say(f"{name}: lowering for {backend}")
             edge, backend_config, rejections = lower(ep, backend, recipe, facts)
             delegation = delegation_record(edge, rejections)
-            precision = effective_precision(backend, recipe)
 
-        # 5. serialize: program (+ named data), read back what was written
+        # 6. serialize: program (+ named data), read back what was written
         with in_stage("serialize"):
             et = edge.to_executorch(backend_config) if backend_config else edge.to_executorch()
             pte, data_files = write_program(et, tmp, name)
@@ -180,12 +215,16 @@ def export_model(
                 verify_runs(pte if data_path else program_bytes, data_path, args.cases[0].inputs,
                             delegates, len(output_names), say, name)
 
-        # 6. goldens on disk
+        # 7. goldens and references on disk
         with in_stage("goldens"):
             goldens = write_goldens(tmp / f"{name}.goldens", args.cases, golden_outs,
                                     input_names, output_names)
+            ref_files = write_references(tmp / f"{name}.goldens", refs.per_case)
+            for g in goldens:
+                if ref_files.get(g["id"]):
+                    g["references"] = ref_files[g["id"]]
 
-        # 7. manifest
+        # 8. manifest
         with in_stage("serialize"):
             doc: dict[str, Any] = {
                 "schema_version": SCHEMA_VERSION,
@@ -217,9 +256,12 @@ def export_model(
                                  "names": list(labels["names"])}
             if weights is not None:
                 doc["weights"] = dict(weights)
+            doc["references"] = refs.records
+            if budget is not None:
+                doc["budget"] = dict(budget)
             write_manifest(doc, tmp / f"{name}{MANIFEST_SUFFIX}")
 
-        # 8. into place, in one rename (the old bundle goes only once the new one is there)
+        # 9. into place, in one rename (the old bundle goes only once the new one is there)
         with in_stage("serialize"):
             install(tmp, final)
     say(f"{name}: wrote {final}")

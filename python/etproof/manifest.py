@@ -30,8 +30,11 @@ REQUIRED = (
 )
 OPTIONAL = (
     "data_files", "delegation", "compute_unit", "quantization", "preprocessing", "labels",
-    "weights",
+    "weights", "references", "budget",
 )
+INTEGER_DTYPES = ("int8", "uint8", "int16", "int32", "int64", "bool")
+# budget's keys (all optional, at least one): the user's accuracy budget for what the recipe costs.
+BUDGET_KEYS = ("min_sqnr_db", "min_cosine", "top1_agreement")
 WEIGHT_KINDS = ("pretrained", "seeded")
 
 
@@ -142,7 +145,8 @@ def _tensor_specs(v: _V, specs: Any, field: str) -> None:
     for i, s in enumerate(specs):
         f = f"{field}[{i}]"
         v.obj(s, f, ("name", "dtype", "shape"),
-              ("layout", "quantization") if field == "outputs" else ("layout",))
+              ("layout", "quantization", "slice_axis", "integer_atol") if field == "outputs"
+              else ("layout",))
         name = v.string(s["name"], f"{f}.name", pattern=NAME_RE)
         if name in seen:
             v.fail(f"{f}.name", f"repeats {name!r}")
@@ -157,6 +161,17 @@ def _tensor_specs(v: _V, specs: Any, field: str) -> None:
                 v.fail(f"{f}.layout", f"is only defined for rank-4 tensors (rank {len(shape)})")
         if "quantization" in s:
             _output_quantization(v, s["quantization"], f"{f}.quantization")
+        if "slice_axis" in s and s["slice_axis"] is not None:  # null: do not slice
+            axis = v.integer(s["slice_axis"], f"{f}.slice_axis", minimum=0)
+            if axis >= len(shape):
+                v.fail(f"{f}.slice_axis", f"is {axis}, the output has rank {len(shape)}")
+        if "integer_atol" in s:
+            atol = v.number(s["integer_atol"], f"{f}.integer_atol")
+            if atol < 0:
+                v.fail(f"{f}.integer_atol", f"must be >= 0, got {atol!r}")
+            if s["dtype"] not in INTEGER_DTYPES:
+                v.fail(f"{f}.integer_atol", f"is only defined for integer and bool outputs "
+                       f"({s['name']!r} is {s['dtype']})")
 
 
 def _output_quantization(v: _V, q: Any, field: str) -> None:
@@ -242,10 +257,13 @@ def validate(doc: Any, origin: str | None = None) -> dict:
         _labels(v, doc["labels"], out_names)
     if "weights" in doc:
         _weights(v, doc["weights"])
+    captured = _references(v, doc.get("references"))
+    if "budget" in doc:
+        _budget(v, doc["budget"])
     ids = set()
     for i, g in enumerate(v.array(doc["goldens"], "goldens")):
         f = f"goldens[{i}]"
-        v.obj(g, f, ("id", "data", "origin", "inputs", "outputs"))
+        v.obj(g, f, ("id", "data", "origin", "inputs", "outputs"), ("references",))
         gid = v.string(g["id"], f"{f}.id", pattern=NAME_RE)
         if gid in ids:
             v.fail(f"{f}.id", f"repeats {gid!r}")
@@ -258,11 +276,79 @@ def validate(doc: Any, origin: str | None = None) -> dict:
                 fn = v.string(fn, f"{f}.{part}.{k}", pattern=NAME_RE)
                 if not fn.endswith(".npy"):
                     v.fail(f"{f}.{part}.{k}", f"must name a .npy file, got {fn!r}")
+        _golden_references(v, g.get("references", {}), f, captured, out_names)
     tc = v.obj(doc["toolchain"], "toolchain", TOOLCHAIN_KEYS)
     for k in TOOLCHAIN_KEYS:
         v.string(tc[k], f"toolchain.{k}")
     v.string(doc["created_utc"], "created_utc", pattern=CREATED_RE)
     return doc
+
+
+def _references(v: _V, refs: Any) -> set:
+    """The top-level references (added within schema 1): {NAME: {"captured": true,
+    "description": str} | {"captured": false, "reason": str}}; returns the captured names."""
+    if refs is None:
+        return set()
+    if not isinstance(refs, dict):
+        v.fail("references", f"must be an object, got {_tname(refs)}")
+    captured = set()
+    for name, r in refs.items():
+        f = f"references.{name}"
+        if not NAME_RE.match(name) or name in (".", ".."):
+            v.fail(f, "is not a reference name ([A-Za-z0-9._-]+)")
+        if not isinstance(r, dict) or not isinstance(r.get("captured"), bool):
+            v.fail(f"{f}.captured", "must be true or false")
+        if r["captured"]:
+            v.obj(r, f, ("captured", "description"))
+            v.string(r["description"], f"{f}.description")
+            captured.add(name)
+        else:
+            v.obj(r, f, ("captured", "reason"))
+            v.string(r["reason"], f"{f}.reason")
+    return captured
+
+
+def _golden_references(v: _V, refs: Any, field: str, captured: set, out_names: list) -> None:
+    """goldens[i].references: {NAME: {OUTPUT: file_ref}}, one entry per captured reference and
+    one file per output."""
+    f = f"{field}.references"
+    if not isinstance(refs, dict):
+        v.fail(f, f"must be an object, got {_tname(refs)}")
+    for name in refs:
+        if name not in captured:
+            v.fail(f"{f}.{name}", "names no reference the manifest's references record as "
+                   "captured")
+    for name in sorted(captured):
+        if name not in refs:
+            v.fail(f"{f}.{name}", "is missing (references records it as captured)")
+        files = v.obj(refs[name], f"{f}.{name}", tuple(out_names))
+        for o_name, ref in files.items():
+            _file_ref(v, ref, f"{f}.{name}.{o_name}")
+            if not ref["file"].endswith(".npy"):
+                v.fail(f"{f}.{name}.{o_name}.file", f"must name a .npy file, got {ref['file']!r}")
+
+
+def _budget(v: _V, b: Any) -> None:
+    v.obj(b, "budget", (), BUDGET_KEYS)
+    if not b:
+        v.fail("budget", f"must set at least one of {', '.join(BUDGET_KEYS)} (absent: no budget)")
+    if "min_sqnr_db" in b:
+        v.number(b["min_sqnr_db"], "budget.min_sqnr_db")
+    for k, lo in (("min_cosine", -1), ("top1_agreement", 0)):
+        if k in b:
+            x = v.number(b[k], f"budget.{k}")
+            if not lo <= x <= 1:
+                v.fail(f"budget.{k}", f"must lie in [{lo}, 1], got {x!r}")
+
+
+def check_budget(b: Any) -> None:
+    """Validates a budget object (ManifestError on failure)."""
+    _budget(_V(None), b)
+
+
+def check_output_specs(specs: Any) -> None:
+    """Validates output specs, slice_axis and integer_atol included (ManifestError)."""
+    _tensor_specs(_V(None), specs, "outputs")
 
 
 def check_preprocessing(p: Any, inputs: list) -> None:

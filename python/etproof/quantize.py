@@ -1,8 +1,8 @@
 """Quantization: PT2E (torchao prepare/convert) with XNNPACK's quantizer, for the int8 recipes.
 
 ``quantize`` turns an exported float program into an exported quantized one, calibrated on the
-golden inputs, and returns the manifest's ``quantization`` record and each output's scale where
-the converted graph has one. Convs fed by a constant pad are left float where XNNPACK fails on
+golden inputs, and returns the manifest's ``quantization`` record, each output's scale where
+the converted graph has one, and the converted graph (run eagerly, the recipe's emulation). Convs fed by a constant pad are left float where XNNPACK fails on
 them (PAD_WORKAROUND), each recorded under its owning module.
 
 May import: errors and toolchain facts; torch, torchao and ExecuTorch only inside functions.
@@ -98,7 +98,8 @@ def quantize(ep, scheme: str, example_inputs: tuple, cases: list):
     on ``cases`` (objects with ``.inputs``, the golden input tensors).
 
     Returns (the re-exported quantized program, the manifest's ``quantization`` record
-    {"scheme", "quantizer", "skipped"}, output_quantization of the converted graph). Raises
+    {"scheme", "quantizer", "skipped"}, output_quantization of the converted graph, the converted
+    GraphModule itself: the recipe's eager emulation, etproof.references). Raises
     QuantizationError when the converted graph has no quantize/dequantize op.
     """
     import torch
@@ -148,7 +149,7 @@ def quantize(ep, scheme: str, example_inputs: tuple, cases: list):
     ep_q = torch.export.export(converted, example_inputs)
     record = {"scheme": QUANT_SCHEMES[scheme], "quantizer": type(quantizer).__name__,
               "skipped": skipped}
-    return ep_q, record, out_quant
+    return ep_q, record, out_quant, converted
 
 
 # Ops that move or reshape a tensor without changing its values: an output reached through them

@@ -22,7 +22,7 @@ BUILTIN = {"efficientnet_lite0": "etproof.models.efficientnet_lite0:spec",
 
 REQUIRED = ("model", "example_inputs", "input_names", "output_names", "golden_inputs")
 OPTIONAL = ("name", "model_name", "layouts", "preprocessing", "labels", "golden_meta",
-            "compute_unit", "weights")
+            "compute_unit", "weights", "slice_axis", "integer_atol", "budget")
 
 # The example of the contract; README.md's MODULE:FUNCTION paragraph shows the same lines, and a
 # test exports it.
@@ -60,6 +60,14 @@ optional:
   preprocessing   how raw data becomes the input (docs/manifest.md, "preprocessing")
   labels          {{"output": NAME, "source": STR, "names": [class names]}}
   weights         {{"kind": "pretrained" | "seeded", "source": STR}}: where the weights came from
+  slice_axis      {{output name: AXIS | None}}: the gate also judges each slice along AXIS (an
+                  int >= 0 below the output's rank) and names the worst; None: never slice;
+                  absent: the gate's default (the batch axis when it is > 1)
+  integer_atol    {{integer or bool output name: N}}: how far (N >= 0) each element may differ;
+                  absent: integer and bool outputs are compared exactly
+  budget          {{"min_sqnr_db"?: DB, "min_cosine"?: C, "top1_agreement"?: F in [0, 1]}}:
+                  what the recipe may cost, its emulation against the float32 golden; absent:
+                  the cost is reported, not judged
   golden_meta, compute_unit: as export_model (etproof.export) takes them
 
 Example:

@@ -10,6 +10,7 @@ from etproof.errors import ExportError, InvalidArgument, QuantizationError
 from etproof.export import delegates_in_program, export_model, supported_pairs
 from etproof.manifest import read_manifest
 from etproof.models import tiny
+from etproof.references import reference_names
 
 TINY = ["tiny-portable-fp32", "tiny-xnnpack-fp32", "tiny-xnnpack-int8-dynamic-per-channel"]
 
@@ -25,7 +26,11 @@ def test_layout(test_bundles):
         assert sorted(p.name for p in b.iterdir()) == [
             f"{name}.etproof.json", f"{name}.goldens", f"{name}.pte"]
         files = sorted(p.name for p in (b / f"{name}.goldens").iterdir())
-        assert files == [f"case{i}.{d}.npy" for i in range(3) for d in ("in.x", "out.y")]
+        doc = read_manifest(b)
+        refs = reference_names(doc["backend"], doc["recipe"], doc["precision"],
+                               "quantization" in doc)
+        assert files == sorted([f"case{i}.{d}.npy" for i in range(3) for d in ("in.x", "out.y")]
+                               + [f"case{i}.ref.{r}.y.npy" for i in range(3) for r in refs])
     assert not [p for p in test_bundles.iterdir() if ".tmp-" in p.name or ".old-" in p.name]
 
 

@@ -50,6 +50,31 @@ def test_canonical_form():
     (lambda d: d["weights"].__setitem__("kind", "random"), "weights.kind"),
     (lambda d: d["weights"].pop("source"), "weights.source"),
     (lambda d: d["weights"].__setitem__("seed", 0), "weights.seed"),
+    # references, budget, slice_axis, integer_atol (added within schema 1)
+    (lambda d: d["goldens"][0]["references"]["float64"].__setitem__(
+        "probs", d["goldens"][0]["references"]["float64"]["logits"]),
+     "goldens[0].references.float64.probs"),
+    (lambda d: d["goldens"][0]["references"]["float64"]["logits"].__setitem__("file", "../x.npy"),
+     "goldens[0].references.float64.logits.file"),
+    (lambda d: d["goldens"][0]["references"]["float64"]["logits"].__setitem__("file", "a/x.npy"),
+     "goldens[0].references.float64.logits.file"),
+    (lambda d: d["goldens"][1]["references"].pop("float64"), "goldens[1].references.float64"),
+    (lambda d: d["goldens"][0]["references"].__setitem__(
+        "int8-dynamic-per-channel", d["goldens"][0]["references"]["float64"]),
+     "goldens[0].references.int8-dynamic-per-channel"),
+    (lambda d: d["references"]["float64"].__setitem__("reason", "x"), "references.float64.reason"),
+    (lambda d: d["references"]["float64"].__setitem__("captured", "yes"),
+     "references.float64.captured"),
+    (lambda d: d["references"]["int8-dynamic-per-channel"].pop("reason"),
+     "references.int8-dynamic-per-channel.reason"),
+    (lambda d: d["outputs"][0].__setitem__("integer_atol", 1), "outputs[0].integer_atol"),
+    (lambda d: d["outputs"][0].__setitem__("slice_axis", 2), "outputs[0].slice_axis"),
+    (lambda d: d["outputs"][0].__setitem__("slice_axis", -1), "outputs[0].slice_axis"),
+    (lambda d: d["inputs"][0].__setitem__("slice_axis", 0), "inputs[0].slice_axis"),
+    (lambda d: d["budget"].__setitem__("top1_agreement", 1.5), "budget.top1_agreement"),
+    (lambda d: d["budget"].__setitem__("min_cosine", "high"), "budget.min_cosine"),
+    (lambda d: d["budget"].__setitem__("min_snr", 30), "budget.min_snr"),
+    (lambda d: d.__setitem__("budget", {}), "budget"),
 ])
 def test_validate_names_the_field(mutate, field):
     doc = fixture_doc()
@@ -63,8 +88,21 @@ def test_validate_names_the_field(mutate, field):
 
 def test_optional_fields_may_be_absent():
     doc = fixture_doc()
-    for k in ("delegation", "quantization", "preprocessing", "labels", "weights"):
+    for k in ("delegation", "quantization", "preprocessing", "labels", "weights", "references",
+              "budget"):
         doc.pop(k)
+    for g in doc["goldens"]:
+        g.pop("references")
+    doc["outputs"][0].pop("slice_axis")
+    validate(copy.deepcopy(doc))
+
+
+def test_integer_options_and_null_slice_axis_are_accepted():
+    doc = fixture_doc()
+    doc["outputs"][0]["slice_axis"] = None  # null: do not slice
+    validate(copy.deepcopy(doc))
+    doc["outputs"][0]["dtype"] = "int64"
+    doc["outputs"][0]["integer_atol"] = 1
     validate(copy.deepcopy(doc))
 
 

@@ -75,6 +75,20 @@ std::vector<std::filesystem::path> find_bundles(const std::filesystem::path& dir
 std::map<std::string, HostTensor> read_golden_inputs(const Bundle& b, const GoldenCase& c);
 std::map<std::string, HostTensor> read_golden_outputs(const Bundle& b, const GoldenCase& c);
 
+// One reference captured at export for a golden case (GoldenCase::references, manifest.h
+// ReferenceInfo: "float64" the truth, the recipe's name for its PT2E emulation, "float16" /
+// "bfloat16" the precision emulations), by output name, read from NAME.goldens/. Returns {} when
+// the case carries no reference `name` (a bundle that predates references, or one whose
+// Manifest::references records it as not captured).
+// Each file is checked before it is parsed: its size and SHA-256 against the manifest's
+// (Error{kArtifactMismatch} naming the file, remedy: re-export), then its dtype (Error{
+// kDtypeMismatch}: an integer or bool output's reference has that output's dtype; a floating
+// output's is float64 for "float64" and float32 for the emulations, any floating dtype accepted)
+// and its shape against the output spec (Error{kShapeMismatch}); Error{kIo}/{kNpyInvalid} as
+// read_npy. The file is read twice (hashed, then parsed); references are small (one output each).
+std::map<std::string, HostTensor> read_golden_reference(const Bundle& b, const GoldenCase& c,
+                                                        const std::string& name);
+
 class LoadedModel {
  public:
   // Loads the program and its "forward" method. A bundle not yet verified is verified first

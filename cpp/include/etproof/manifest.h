@@ -40,6 +40,15 @@ struct TensorSpec {
   std::vector<int64_t> shape;         // -1 = dynamic dimension
   std::optional<std::string> layout;  // "nchw" / "nhwc", rank-4 only
   std::optional<OutputQuantization> quantization;  // outputs only
+  // outputs[i].slice_axis (outputs only, optional within schema 1): the axis along which the gate
+  // also judges each slice. Absent: the gate's default (the batch axis when it is > 1); -1: the
+  // manifest says null, do not slice; otherwise 0 <= axis < rank (checked by the reader). Declared
+  // by the user in the model spec.
+  std::optional<int64_t> slice_axis;
+  // outputs[i].integer_atol (integer and bool outputs only, optional within schema 1): how far,
+  // in the output's own units, each element may differ (>= 0). Absent: compared exactly. Declared
+  // by the user in the model spec.
+  std::optional<double> integer_atol;
 };
 
 struct OperatorDelegation {
@@ -84,6 +93,45 @@ struct GoldenCase {
   std::string origin;
   std::map<std::string, std::string> inputs;      // tensor name -> file in NAME.goldens/
   std::map<std::string, std::string> outputs;
+  // goldens[i].references (optional within schema 1): reference name -> output name -> file in
+  // NAME.goldens/ (CASE.ref.NAME.OUTPUT.npy) with its size and SHA-256. One entry per reference
+  // Manifest::references records as captured, each with a file for every output (checked by the
+  // reader). Read them with read_golden_reference (bundle.h).
+  std::map<std::string, std::map<std::string, FileRef>> references;
+};
+
+// A reference the bundle was meant to carry (the manifest's top-level references[NAME], optional
+// within schema 1). Names: "float64" (the truth: the eager model in float64), the recipe's name
+// for a PT2E-quantized recipe ("int8-dynamic-per-channel", "int8-static-per-channel": the
+// converted quantize/dequantize graph run eagerly), "float16" / "bfloat16" (the model and its
+// floating inputs cast to that dtype, run eagerly). Computed by python/etproof/references.py,
+// whose reference_names is the rule of which a bundle gets.
+struct ReferenceInfo {
+  bool captured = false;
+  std::string description;  // captured: how it was computed
+  std::string reason;       // not captured: why not (e.g. an operator without a float64 kernel)
+};
+
+// The user's accuracy budget for what the recipe costs (the recipe's emulation against the
+// float32 golden); the manifest's top-level budget, optional within schema 1. Each bound is
+// optional; absent: the cost is reported, not judged.
+struct Budget {
+  std::optional<double> min_sqnr_db;     // dB
+  std::optional<double> min_cosine;      // in [-1, 1]
+  std::optional<double> top1_agreement;  // fraction of cases whose top-1 class agrees, in [0, 1]
+};
+
+// A module the quantizer left float, and why (quantization.skipped[i]).
+struct SkippedModule {
+  std::string module;  // fully qualified module name, or "<root>:NODE"
+  std::string reason;
+};
+
+// The manifest's quantization record, only for quantized recipes.
+struct RecipeQuantization {
+  std::string scheme;     // what it does, in words (python/etproof/quantize.py QUANT_SCHEMES)
+  std::string quantizer;  // the PT2E quantizer's class name ("XNNPACKQuantizer")
+  std::vector<SkippedModule> skipped;
 };
 
 struct Manifest {
@@ -100,13 +148,15 @@ struct Manifest {
   std::string recipe;
   std::string precision;
   std::optional<std::string> compute_unit;
-  std::optional<nlohmann::json> quantization;
+  std::optional<RecipeQuantization> quantization;
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
   std::optional<ImagePreprocessing> preprocessing;
   std::optional<Labels> labels;
   std::optional<Weights> weights;
   std::vector<GoldenCase> goldens;
+  std::map<std::string, ReferenceInfo> references;  // empty: the bundle predates references
+  std::optional<Budget> budget;
   std::map<std::string, std::string> toolchain;
   std::string created_utc;
 

@@ -32,6 +32,11 @@ struct Column {
   std::string sha256;                  // the artifact's SHA-256
   std::string created_utc;
   std::map<std::string, std::string> toolchain;
+  // What its outputs were judged against here (ParityReport::against / judgement /
+  // precision_reason, references.h).
+  std::string against = "golden";
+  std::string judgement;
+  std::string precision_reason;
 };
 
 struct Cell {

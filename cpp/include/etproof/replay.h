@@ -31,6 +31,7 @@
 #include "etproof/bundle.h"
 #include "etproof/error.h"
 #include "etproof/gate.h"
+#include "etproof/references.h"
 #include "etproof/status.h"
 #include "etproof/xfail.h"
 
@@ -46,6 +47,10 @@ struct ReplayOptions {
   // becomes xfail, an agreed one xpass. `xfail_file` names the file in the details.
   std::vector<XfailRecord> xfail;
   std::string xfail_file;
+  // false (measure-tolerances): measure each column against its own reference computation (the
+  // float32 golden, or the recipe's or precision's emulation) rather than judging float columns
+  // against float64 truth (references.h, plan_judgement).
+  bool use_truth = true;
 };
 
 struct CaseReport {
@@ -58,6 +63,9 @@ struct CaseReport {
   std::string detail;                // the failing rules, the error, or the xfail record's reason
   std::optional<Error> error;        // why the case could not be measured
   std::optional<XfailRecord> xfail;  // the record that covers it, where one does
+  // What the recipe cost (question 2, references.h): per output, the emulation against the float32
+  // golden, where the bundle carries one; judged only against the manifest's budget.
+  std::vector<RecipeCost> costs;
 };
 
 struct ParityReport {
@@ -80,6 +88,12 @@ struct ParityReport {
   // output can exceed, and have status no-bound.
   Bound bound;
   std::string no_bound;                // why no bound is known; empty when one is
+  // What the outputs were judged against on this machine and why (references.h, JudgePlan):
+  // "golden", "float64" or an emulation's name; the precision judged when this machine's
+  // delegate computes in another than the manifest's (precision_reason says why).
+  std::string against = "golden";
+  std::string judgement;               // one line: against what, with which widening, or why not
+  std::string precision_reason;        // empty when the manifest's precision is the one judged
   std::optional<Error> bound_error;    // the Error behind no_bound (derive_bound's
                                        // capability-unavailable, or override_bound's
                                        // invalid-argument for a caller's partial bound)

@@ -79,8 +79,12 @@ def build_model():
             self.encoder = encoder
 
         def forward(self, input_ids, attention_mask):
-            additive = ((1.0 - attention_mask[:, None, None, :].to(torch.float32))
-                        * torch.finfo(torch.float32).min)
+            # The mask in the weights' dtype: float32 in the program; float64, float16 or
+            # bfloat16 when the export half computes its references (etproof.references) on a
+            # copy of this module cast to that dtype.
+            dtype = self.encoder.embeddings.word_embeddings.weight.dtype
+            additive = ((1.0 - attention_mask[:, None, None, :].to(dtype))
+                        * torch.finfo(dtype).min)
             tokens = self.encoder(input_ids=input_ids, attention_mask=additive,
                                   return_dict=False)[0]
             mask = attention_mask.unsqueeze(-1).to(tokens.dtype)

@@ -1,0 +1,123 @@
+// etproof/references.h — what a column is judged against, and how the bound follows from it
+// (docs/design.md §5, "two questions per cell").
+//
+// A bundle exported by this etproof carries, beside its float32 goldens, references per golden
+// case and output (manifest.h: GoldenCase::references): "float64" — the model run in float64, the
+// truth — and the eager emulation of the column's recipe ("int8-dynamic-per-channel", …) or of a
+// reduced precision ("float16", "bfloat16"). The replay asks two questions of each output:
+//
+//  1. Is the backend faithful to its recipe? (the verdict)
+//     - float recipes (fp32) at precision p: the output against float64 truth, with the bound of
+//       p's row (basis reference) WIDENED by M = 4 times the error against truth of a reference
+//       computation in p — the float32 golden for float32, the precision's eager emulation for
+//       float16/bfloat16 (widen_by_reference). A kernel closer to the truth than the golden is
+//       therefore never called drifted, and anything the old golden-based bound passed still
+//       passes (triangle inequalities, see widen_by_reference).
+//     - int8 recipes: the output against the recipe's own eager emulation, with the recipe's row
+//       measured against that emulation (few quantization steps), not against the float32 golden.
+//     - integer and bool outputs: against the float32 golden, exactly (gate.h).
+//     - a bundle without the references (exported before them), a caller-supplied bound, or a
+//       pair the table has no reference row for: against the float32 golden with the golden-basis
+//       row, as before references existed (the plan says why).
+//  2. What did the recipe cost? The emulation against the float32 golden (quantization or
+//     reduced-precision error): reported per output, judged only against the manifest's budget.
+#pragma once
+
+#include <limits>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "etproof/error.h"
+#include "etproof/gate.h"
+#include "etproof/manifest.h"
+#include "etproof/npy.h"
+
+namespace etproof {
+
+// The precision a column computes in on THIS machine: the manifest's, except where the delegate
+// decides at compile time from the CPU it runs on. OpenVINO's CPU plugin compiles an fp32 program
+// with its INFERENCE_PRECISION_HINT, which defaults to bf16 on CPUs with native bfloat16 (AVX512_BF16,
+// AMX) and f32 elsewhere (OpenVINO documentation, "CPU Device": "Inference precision hint");
+// ExecuTorch's OpenVINO compile specs cannot change it. The export half records what the export
+// machine's plugin reported; this asks this machine's plugin the same question, through the C API
+// (ov_core_get_property "CPU" "INFERENCE_PRECISION_HINT") of the OpenVINO runtime the delegate
+// loads (OPENVINO_LIB_PATH).
+struct PrecisionHere {
+  std::string precision;  // "float32" | "bfloat16" | "float16" | the manifest's
+  std::string reason;     // why it differs from the manifest's; empty when it does not
+};
+[[nodiscard]] PrecisionHere precision_here(const Manifest& m);
+// The same decision given the plugin's answer ("f32", "bf16", "f16"; nullopt: not asked or no
+// answer — the manifest's precision stands). Pure: the tests drive it.
+[[nodiscard]] PrecisionHere precision_given(const Manifest& m,
+                                            const std::optional<std::string>& openvino_hint);
+// This machine's OpenVINO CPU plugin's INFERENCE_PRECISION_HINT ("f32", "bf16", …), asked once
+// per process; nullopt (with `why_not`) when the runtime cannot be loaded or asked.
+[[nodiscard]] std::optional<std::string> openvino_inference_precision(std::string& why_not);
+
+// A reference computation's distance from float64 truth, on one output (float64 arithmetic).
+struct ReferenceError {
+  double max_abs_error = 0;  // max |ref − truth|, in the output's units
+  double cosine = 1;         // cosine(ref, truth)
+  double sqnr_db = std::numeric_limits<double>::infinity();  // 10·log10(Σt² / Σ(ref−t)²)
+};
+// Shapes must match (Error{kShapeMismatch}); any numeric dtypes (compared as float64). Non-finite
+// pairs that are the same NaN/inf count as equal; others make the error infinite.
+[[nodiscard]] ReferenceError reference_error(const HostTensor& reference, const HostTensor& truth);
+
+// The margin M on a reference's own error: a faithful implementation of the same precision, in
+// another order of operations, errs by the same order as the reference computation; M = 4 is
+// the table's margin on measured errors (gate.cpp), used here for the same reason.
+inline constexpr double kReferenceMargin = 4;
+
+// Widens a RESOLVED bound (resolve_bound; absolute) judged against a reference computation into
+// one judged against truth, by M times that computation's own error against truth e:
+//   atol       = atol_B + M·max|ref − t|                        (sup norm: |a−t| ≤ |a−ref| + |ref−t|)
+//   min_cosine = cos(acos(cos_B) + M·acos(cos(ref, t)))         (angles on the sphere add)
+//   min_sqnr   = −20·log10(10^(−S_B/20) + M·10^(−S_e/20))        (noise amplitudes ‖·‖₂ add)
+//   rtol unchanged; no SQNR rule in B: none after. The result is absolute (not a rule).
+[[nodiscard]] Bound widen_by_reference(const Bound& resolved, const ReferenceError& e,
+                                       double margin = kReferenceMargin);
+
+// How one bundle's outputs are judged on this machine (question 1), and which emulation states
+// the recipe's cost (question 2).
+struct JudgePlan {
+  std::string precision;     // the precision judged (precision_here)
+  std::string precision_reason;
+  BoundBasis basis = BoundBasis::kGolden;
+  std::string against = "golden";  // "golden", "float64" (truth) or an emulation's name
+  std::string widen_by;      // float64 plans: "golden" or "float16"/"bfloat16"; else empty
+  std::string cost_reference;  // the emulation compared with the golden (question 2), or empty
+  std::string why;           // one line: what is judged against what, or why the golden basis
+  Bound rule;                // derive_bound(recipe, precision, compute unit, basis), when known
+  std::optional<Error> no_rule;  // derive_bound's Error{kCapabilityUnavailable} when the table
+                                 // has no row for the plan (the numbers are still measured)
+};
+// Never throws. `use_truth` false (measure-tolerances): every column is measured against its own
+// reference computation (the float32 golden, or the recipe's or precision's emulation) without
+// truth — what the reference-basis rows of the table measure — even where the table has no row.
+[[nodiscard]] JudgePlan plan_judgement(const Manifest& m, const PrecisionHere& here,
+                                       bool use_truth = true);
+
+// Question 2 for one output: an emulation against the float32 golden.
+struct RecipeCost {
+  std::string reference;     // the emulation's name
+  double max_abs_error = 0;
+  double cosine = 1;
+  double sqnr_db = std::numeric_limits<double>::infinity();
+  std::optional<bool> top1_agrees;  // classifier outputs (labels name it): argmax equal per row
+  std::string over_budget;   // the budget rules it breaks (manifest's budget); empty: within or none
+  // The program's output against the same emulation (set by the replay): how far the delegate is
+  // from its recipe's eager emulation — reported, not judged (gate.cpp says why int8 is judged
+  // against the golden).
+  std::optional<ReferenceError> program_vs_emulation;
+};
+[[nodiscard]] RecipeCost recipe_cost(const std::string& reference_name, const HostTensor& emulation,
+                                     const HostTensor& golden, bool classifier,
+                                     const std::optional<Budget>& budget);
+
+// A copy converted to float64 (element order kept).
+[[nodiscard]] HostTensor as_float64(const HostTensor& t);
+
+}  // namespace etproof

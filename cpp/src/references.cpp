@@ -1,0 +1,269 @@
+// What a column is judged against (etproof/references.h; docs/design.md §5).
+#include "etproof/references.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "etproof/error.h"
+#include "etproof/registry.h"
+#include "common.h"
+
+namespace etproof {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kPi = 3.14159265358979323846;
+
+std::string precision_of_hint(const std::string& hint) {
+  if (hint == "f32") return "float32";
+  if (hint == "bf16") return "bfloat16";
+  if (hint == "f16") return "float16";
+  return hint;
+}
+
+bool has_reference(const Manifest& m, const std::string& name) {
+  auto it = m.references.find(name);
+  return it != m.references.end() && it->second.captured;
+}
+
+std::string why_missing(const Manifest& m, const std::string& name) {
+  auto it = m.references.find(name);
+  if (it == m.references.end()) return "the bundle carries no " + name + " reference";
+  return "the " + name + " reference was not captured at export (" + it->second.reason + ")";
+}
+
+// Why a plan falls back to the golden basis when the table has no reference-basis row.
+std::string no_reference_row(bool float_recipe, const std::string& precision) {
+  return float_recipe ? "the bound table has no " + precision + " row against the reference"
+                      : "int8 kernels are not within a few steps of the recipe's eager "
+                        "emulation (measured: cpp/src/gate.cpp), so int8 is judged against the "
+                        "golden; the emulation gives the recipe's cost";
+}
+
+}  // namespace
+
+HostTensor as_float64(const HostTensor& t) {
+  HostTensor out;
+  out.dtype = DType::kFloat64;
+  out.shape = t.shape;
+  const std::vector<double> v = t.to_double();
+  out.data.resize(v.size() * sizeof(double));
+  if (!v.empty()) std::memcpy(out.data.data(), v.data(), out.data.size());
+  return out;
+}
+
+std::optional<std::string> openvino_inference_precision(std::string& why_not) {
+  static std::once_flag once;
+  static std::optional<std::string> answer;
+  static std::string reason;
+  std::call_once(once, [] {
+    (void)prepare_backend_environment();
+    const char* lib = std::getenv("OPENVINO_LIB_PATH");
+    if (!lib || !*lib) {
+      reason = "OPENVINO_LIB_PATH is not set";
+      return;
+    }
+    // The C API (openvino/c/ov_core.h): ov_core_create, ov_core_get_property, ov_free,
+    // ov_core_free; status 0 is OK. The handle is kept: the delegate loads the same library.
+    void* h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      const char* e = dlerror();
+      reason = std::string("cannot load ") + lib + ": " + (e ? e : "unknown");
+      return;
+    }
+    using Create = int (*)(void**);
+    using Get = int (*)(const void*, const char*, const char*, char**);
+    using FreeStr = void (*)(const char*);
+    using FreeCore = void (*)(void*);
+    auto create = reinterpret_cast<Create>(dlsym(h, "ov_core_create"));
+    auto get = reinterpret_cast<Get>(dlsym(h, "ov_core_get_property"));
+    auto free_str = reinterpret_cast<FreeStr>(dlsym(h, "ov_free"));
+    auto free_core = reinterpret_cast<FreeCore>(dlsym(h, "ov_core_free"));
+    if (!create || !get || !free_str || !free_core) {
+      reason = std::string(lib) + " lacks the OpenVINO C API (ov_core_get_property)";
+      return;
+    }
+    void* core = nullptr;
+    if (create(&core) != 0 || !core) {
+      reason = "ov_core_create failed";
+      return;
+    }
+    char* value = nullptr;
+    if (get(core, "CPU", "INFERENCE_PRECISION_HINT", &value) == 0 && value) {
+      answer = std::string(value);
+      free_str(value);
+    } else {
+      reason = "the CPU plugin did not answer INFERENCE_PRECISION_HINT";
+    }
+    free_core(core);
+  });
+  why_not = reason;
+  return answer;
+}
+
+PrecisionHere precision_given(const Manifest& m, const std::optional<std::string>& hint) {
+  PrecisionHere p{m.precision, ""};
+  if (m.backend != "openvino" || !hint) return p;
+  const std::string here = precision_of_hint(*hint);
+  if (here == m.precision) return p;
+  p.reason = "OpenVINO's CPU plugin here compiles with INFERENCE_PRECISION_HINT " + *hint +
+             " (computes in " + here + "; exported where it was " + m.precision + ")";
+  p.precision = here;
+  return p;
+}
+
+PrecisionHere precision_here(const Manifest& m) {
+  if (m.backend != "openvino") return {m.precision, ""};
+  std::string why_not;
+  return precision_given(m, openvino_inference_precision(why_not));
+}
+
+ReferenceError reference_error(const HostTensor& ref, const HostTensor& truth) {
+  if (ref.shape != truth.shape)
+    throw Error(ErrorKind::kShapeMismatch,
+                "a reference of shape " + shape_to_string(ref.shape) +
+                    " against truth of shape " + shape_to_string(truth.shape),
+                "re-export the bundle; its references disagree");
+  const std::vector<double> r = ref.to_double(), t = truth.to_double();
+  ReferenceError e;
+  double dot = 0, nr = 0, nt = 0, noise = 0;
+  bool nonfinite = false;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (!std::isfinite(r[i]) || !std::isfinite(t[i])) {
+      const bool same = (std::isnan(r[i]) && std::isnan(t[i])) || r[i] == t[i];
+      if (!same) nonfinite = true;
+      continue;
+    }
+    const double d = r[i] - t[i];
+    e.max_abs_error = std::max(e.max_abs_error, std::fabs(d));
+    dot += r[i] * t[i];
+    nr += r[i] * r[i];
+    nt += t[i] * t[i];
+    noise += d * d;
+  }
+  if (nonfinite) return {kInf, -1, -kInf};
+  e.cosine = (nr == 0 && nt == 0) ? 1
+             : (nr == 0 || nt == 0) ? 0
+                                    : std::clamp(dot / (std::sqrt(nr) * std::sqrt(nt)), -1.0, 1.0);
+  e.sqnr_db = noise == 0 ? kInf : nt == 0 ? -kInf : 10 * std::log10(nt / noise);
+  return e;
+}
+
+Bound widen_by_reference(const Bound& b, const ReferenceError& e, double margin) {
+  Bound w = b;
+  w.atol = b.atol + margin * e.max_abs_error;
+  const double theta = std::acos(std::clamp(b.min_cosine, -1.0, 1.0)) +
+                       margin * std::acos(std::clamp(e.cosine, -1.0, 1.0));
+  w.min_cosine = theta >= kPi ? -1 : std::cos(theta);
+  if (b.min_sqnr_db != -kInf) {
+    const double nb = std::pow(10.0, -b.min_sqnr_db / 20);
+    const double ne = e.sqnr_db == kInf ? 0 : std::pow(10.0, -e.sqnr_db / 20);
+    w.min_sqnr_db = -20 * std::log10(nb + margin * ne);
+  }
+  w.atol_range = w.atol_qsteps = w.atol_range_unquantized = 0;
+  return w;
+}
+
+JudgePlan plan_judgement(const Manifest& m, const PrecisionHere& here, bool use_truth) {
+  JudgePlan p;
+  p.precision = here.precision;
+  p.precision_reason = here.reason;
+  // Float recipes carry no quantization: "fp32", and "fp16" (Core ML, QNN: precision float16).
+  const bool float_recipe = m.recipe == "fp32" || m.recipe == "fp16";
+  const bool reduced = p.precision == "float16" || p.precision == "bfloat16";
+  // The reference computation of the column's own recipe and precision: the float32 golden, or
+  // the emulation of the recipe (int8) or of the reduced precision.
+  const std::string own = !float_recipe ? m.recipe : reduced ? p.precision : "golden";
+  const bool own_present = own == "golden" || has_reference(m, own);
+  if (own != "golden" && own_present) p.cost_reference = own;
+  auto try_rule = [&](BoundBasis basis) {
+    try {
+      p.rule = derive_bound(m.recipe, p.precision, m.compute_unit, basis);
+      p.basis = basis;
+      p.no_rule.reset();
+      return true;
+    } catch (const Error& e) {
+      p.no_rule = e;
+      return false;
+    }
+  };
+  std::string fallback;  // why the golden basis, when it comes to that
+  if (!own_present) {
+    fallback = why_missing(m, own);
+  } else if (!use_truth) {
+    // measure-tolerances: each column against its own reference computation, which is what the
+    // reference-basis rows measure; a pair with no such row (int8) on the golden basis, as judged.
+    if (try_rule(BoundBasis::kReference)) {
+      p.against = own;
+      p.why = "against " +
+              (own == "golden" ? std::string("the float32 golden") : "the " + own + " emulation") +
+              " (measuring the reference-basis row)";
+      return p;
+    }
+    fallback = no_reference_row(float_recipe, p.precision);
+  } else if (float_recipe && !has_reference(m, "float64")) {
+    fallback = why_missing(m, "float64");
+  } else if (try_rule(BoundBasis::kReference)) {
+    if (float_recipe) {
+      p.against = "float64";
+      p.widen_by = own;
+      p.why = "against float64 truth; the " + p.precision + " bound widened by " +
+              detail::format_number(kReferenceMargin, 3) + "x the " +
+              (reduced ? p.precision + " emulation" : std::string("float32 golden")) +
+              "'s own error against truth";
+    } else {
+      p.against = own;
+      p.why = "against the recipe's own eager emulation (" + own + ")";
+    }
+    return p;
+  } else {
+    fallback = no_reference_row(float_recipe, p.precision);
+  }
+  p.against = "golden";
+  p.widen_by.clear();
+  if (try_rule(BoundBasis::kGolden)) p.why = "against the float32 golden (" + fallback + ")";
+  return p;
+}
+
+RecipeCost recipe_cost(const std::string& name, const HostTensor& emulation,
+                       const HostTensor& golden, bool classifier,
+                       const std::optional<Budget>& budget) {
+  RecipeCost c;
+  c.reference = name;
+  const ReferenceError e = reference_error(emulation, golden);
+  c.max_abs_error = e.max_abs_error;
+  c.cosine = e.cosine;
+  c.sqnr_db = e.sqnr_db;
+  if (classifier && !golden.shape.empty() && golden.numel() > 0) {
+    // argmax per row of the last axis
+    const size_t n = static_cast<size_t>(golden.shape.back());
+    const std::vector<double> a = emulation.to_double(), g = golden.to_double();
+    bool all = true;
+    for (size_t row = 0; n && row * n < g.size(); ++row) {
+      auto first = [&](const std::vector<double>& v) {
+        return std::max_element(v.begin() + row * n, v.begin() + (row + 1) * n) - v.begin();
+      };
+      all = all && first(a) == first(g);
+    }
+    c.top1_agrees = all;
+  }
+  if (budget) {
+    std::vector<std::string> over;
+    if (budget->min_sqnr_db && !(c.sqnr_db >= *budget->min_sqnr_db))
+      over.push_back("SQNR " + detail::sqnr_text(c.sqnr_db) + " dB < budget " +
+                     detail::format_number(*budget->min_sqnr_db, 4) + " dB");
+    if (budget->min_cosine && !(c.cosine >= *budget->min_cosine))
+      over.push_back("cosine " + detail::cosine_text(c.cosine) + " < budget " +
+                     detail::cosine_text(*budget->min_cosine));
+    c.over_budget = detail::join(over, "; ");
+  }
+  return c;
+}
+
+}  // namespace etproof

@@ -1,0 +1,225 @@
+// What a column is judged against (references.h): the widening of a bound by a reference's own
+// error against truth (its arithmetic, and a property check that it never turns a pass against
+// the golden into a drift against truth), the precision a delegate computes in here, the plan for
+// each kind of bundle, and the recipe's cost against a budget.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "etproof/error.h"
+#include "etproof/gate.h"
+#include "etproof/references.h"
+
+namespace etproof {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+HostTensor f64(const std::vector<double>& v) {
+  HostTensor t;
+  t.dtype = DType::kFloat64;
+  t.shape = {static_cast<int64_t>(v.size())};
+  t.data.resize(v.size() * sizeof(double));
+  std::memcpy(t.data.data(), v.data(), t.data.size());
+  return t;
+}
+
+Bound absolute(double atol, double min_cosine, double min_sqnr_db) {
+  Bound b;
+  b.atol = atol;
+  b.min_cosine = min_cosine;
+  b.min_sqnr_db = min_sqnr_db;
+  b.source = "test";
+  return b;
+}
+
+// ---- widening -------------------------------------------------------------------------------
+
+TEST(Widen, AddsTheMarginTimesTheReferencesErrorToEachRule) {
+  const ReferenceError e{0.01, std::cos(0.001), 40.0};
+  const Bound w = widen_by_reference(absolute(0.1, std::cos(0.002), 30.0), e, 4);
+  EXPECT_DOUBLE_EQ(w.atol, 0.1 + 4 * 0.01);
+  EXPECT_NEAR(std::acos(w.min_cosine), 0.002 + 4 * 0.001, 1e-9);
+  // Noise amplitudes add: 10^(-30/20) + 4·10^(-40/20).
+  EXPECT_NEAR(w.min_sqnr_db, -20 * std::log10(std::pow(10, -1.5) + 4 * std::pow(10, -2.0)), 1e-9);
+  EXPECT_FALSE(w.scale_relative());
+}
+
+TEST(Widen, AnExactReferenceChangesNothingAndNoSqnrRuleStaysNone) {
+  const ReferenceError exact{};  // max 0, cosine 1, SQNR +inf
+  const Bound b = absolute(0.5, 0.99, -kInf);
+  const Bound w = widen_by_reference(b, exact, 4);
+  EXPECT_DOUBLE_EQ(w.atol, 0.5);
+  EXPECT_NEAR(w.min_cosine, 0.99, 1e-12);
+  EXPECT_EQ(w.min_sqnr_db, -kInf);
+}
+
+TEST(Widen, AnglesPastPiLeaveNoCosineRule) {
+  const Bound w = widen_by_reference(absolute(0, -1, -kInf), ReferenceError{0, 0, 0}, 4);
+  EXPECT_EQ(w.min_cosine, -1);
+}
+
+// The claim of references.h: whatever passed against the golden with bound B passes against truth
+// with B widened by the golden's own error (triangle inequalities). Checked on random tensors of
+// every scale, with the actual anywhere from identical to the golden to far outside B.
+TEST(Widen, NeverTurnsAPassAgainstTheGoldenIntoADriftAgainstTruth) {
+  std::mt19937 rng(20261130);
+  std::normal_distribution<double> n01(0, 1);
+  int passes = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const double scale = std::pow(10.0, (trial % 7) - 3);
+    const double golden_noise = scale * std::pow(10.0, -2 - trial % 5);
+    const double actual_noise = scale * std::pow(10.0, -1 - trial % 6);
+    std::vector<double> t(64), g(64), a(64);
+    for (size_t i = 0; i < t.size(); ++i) {
+      t[i] = scale * n01(rng);
+      g[i] = t[i] + golden_noise * n01(rng);
+      a[i] = g[i] + actual_noise * n01(rng);
+    }
+    const Bound b = absolute(3 * scale * 1e-3, 1 - 1e-6, 60);
+    const TensorReport vs_golden = compare_tensor("y", f64(a), f64(g), b);
+    // The replay's margin M = 4, the same M the sign-flip rule divides the bound by (gate.h
+    // kBoundMargin): its noise level atol_B/M + max|g − t| then admits every flip the golden's
+    // own error allows.
+    static_assert(kReferenceMargin == kBoundMargin);
+    const Bound w = widen_by_reference(b, reference_error(f64(g), f64(t)));
+    const TensorReport vs_truth = compare_tensor("y", f64(a), f64(t), w);
+    if (vs_golden.passed) {
+      ++passes;
+      EXPECT_TRUE(vs_truth.passed) << "trial " << trial << ": " << vs_truth.failure;
+    }
+  }
+  EXPECT_GT(passes, 20);  // the property was exercised
+}
+
+TEST(ReferenceError, MeasuresInFloat64AndRefusesOtherShapes) {
+  const ReferenceError e = reference_error(f64({1, 2, 3}), f64({1, 2, 3.5}));
+  EXPECT_DOUBLE_EQ(e.max_abs_error, 0.5);
+  EXPECT_LT(e.cosine, 1);
+  EXPECT_NEAR(e.sqnr_db, 10 * std::log10((1 + 4 + 12.25) / 0.25), 1e-9);
+  EXPECT_THROW((void)reference_error(f64({1, 2}), f64({1, 2, 3})), Error);
+}
+
+// ---- the precision computed here --------------------------------------------------------------
+
+Manifest manifest(const std::string& backend, const std::string& recipe,
+                  const std::string& precision) {
+  Manifest m;
+  m.name = "m";
+  m.backend = backend;
+  m.recipe = recipe;
+  m.precision = precision;
+  return m;
+}
+
+TEST(PrecisionHere, OpenvinoFollowsThePluginsHintOthersTheManifest) {
+  const Manifest ov = manifest("openvino", "fp32", "float32");
+  const PrecisionHere bf = precision_given(ov, std::string("bf16"));
+  EXPECT_EQ(bf.precision, "bfloat16");
+  EXPECT_NE(bf.reason.find("INFERENCE_PRECISION_HINT bf16"), std::string::npos) << bf.reason;
+  EXPECT_EQ(precision_given(ov, std::string("f32")).precision, "float32");
+  EXPECT_TRUE(precision_given(ov, std::string("f32")).reason.empty());
+  EXPECT_EQ(precision_given(ov, std::nullopt).precision, "float32");
+  EXPECT_EQ(precision_given(manifest("xnnpack", "fp32", "float32"), std::string("bf16")).precision,
+            "float32");
+  // An OpenVINO bundle exported on a bfloat16 machine, judged on a float32 one.
+  EXPECT_EQ(precision_given(manifest("openvino", "fp32", "bfloat16"), std::string("f32")).precision,
+            "float32");
+}
+
+// ---- the plan --------------------------------------------------------------------------------
+
+void capture(Manifest& m, const std::string& name) { m.references[name] = {true, "test", ""}; }
+
+TEST(Plan, Float32AgainstTruthWidenedByTheGolden) {
+  Manifest m = manifest("xnnpack", "fp32", "float32");
+  capture(m, "float64");
+  const JudgePlan p = plan_judgement(m, {"float32", ""});
+  EXPECT_EQ(p.against, "float64");
+  EXPECT_EQ(p.widen_by, "golden");
+  EXPECT_EQ(p.basis, BoundBasis::kReference);
+  EXPECT_FALSE(p.no_rule);
+  EXPECT_TRUE(p.cost_reference.empty());
+}
+
+TEST(Plan, WithoutTruthTheGoldenBasisAndWhy) {
+  Manifest m = manifest("xnnpack", "fp32", "float32");
+  m.references["float64"] = {false, "", "aten.foo has no float64 kernel"};
+  const JudgePlan p = plan_judgement(m, {"float32", ""});
+  EXPECT_EQ(p.against, "golden");
+  EXPECT_EQ(p.basis, BoundBasis::kGolden);
+  EXPECT_NE(p.why.find("aten.foo has no float64 kernel"), std::string::npos) << p.why;
+}
+
+TEST(Plan, Float16IsDerivedFromItsEmulationWithNoDeviceMeasurement) {
+  Manifest m = manifest("coreml", "fp32", "float16");
+  capture(m, "float64");
+  capture(m, "float16");
+  const JudgePlan p = plan_judgement(m, {"float16", ""});
+  ASSERT_FALSE(p.no_rule) << p.no_rule->cause();
+  EXPECT_EQ(p.against, "float64");
+  EXPECT_EQ(p.widen_by, "float16");
+  EXPECT_EQ(p.cost_reference, "float16");
+  EXPECT_NEAR(p.rule.atol_range, 4.0 / 2048, 1e-12);  // 4 unit roundoffs of float16
+  // Without the emulation there is no float16 bound at all (none was ever measured).
+  Manifest old = manifest("coreml", "fp32", "float16");
+  EXPECT_TRUE(plan_judgement(old, {"float16", ""}).no_rule.has_value());
+}
+
+TEST(Plan, BfloatOnThisMachineIsJudgedAgainstItsEmulationsError) {
+  Manifest m = manifest("openvino", "fp32", "float32");
+  capture(m, "float64");
+  capture(m, "bfloat16");
+  const JudgePlan p = plan_judgement(m, precision_given(m, std::string("bf16")));
+  EXPECT_EQ(p.precision, "bfloat16");
+  EXPECT_EQ(p.widen_by, "bfloat16");
+  EXPECT_NEAR(p.rule.atol_range, 4.0 / 256, 1e-12);
+  EXPECT_FALSE(p.precision_reason.empty());
+}
+
+TEST(Plan, Int8IsJudgedAgainstTheGoldenAndReportsItsCost) {
+  // No int8 row against the emulation (gate.cpp: XNNPACK's int8 kernels are not within a few
+  // steps of it), so int8 is judged — and measured — against the golden; the emulation gives the
+  // recipe's cost.
+  Manifest m = manifest("xnnpack", "int8-dynamic-per-channel", "float32");
+  capture(m, "float64");
+  capture(m, "int8-dynamic-per-channel");
+  for (bool use_truth : {true, false}) {
+    const JudgePlan p = plan_judgement(m, {"float32", ""}, use_truth);
+    EXPECT_EQ(p.against, "golden");
+    EXPECT_EQ(p.basis, BoundBasis::kGolden);
+    EXPECT_FALSE(p.no_rule);
+    EXPECT_EQ(p.cost_reference, "int8-dynamic-per-channel");
+    EXPECT_NE(p.why.find("emulation"), std::string::npos) << p.why;
+  }
+}
+
+// ---- question 2 ------------------------------------------------------------------------------
+
+TEST(RecipeCost, ReportedAndJudgedOnlyAgainstABudget) {
+  const HostTensor golden = f64({1, 5, 2, 0.5});
+  const HostTensor emulation = f64({1.1, 4.8, 2.2, 0.4});
+  const RecipeCost free = recipe_cost("int8-dynamic-per-channel", emulation, golden, true, {});
+  EXPECT_TRUE(free.over_budget.empty());
+  ASSERT_TRUE(free.top1_agrees.has_value());
+  EXPECT_TRUE(*free.top1_agrees);
+  EXPECT_LT(free.sqnr_db, 30);
+  Budget strict;
+  strict.min_sqnr_db = 30;
+  const RecipeCost over = recipe_cost("int8-dynamic-per-channel", emulation, golden, true, strict);
+  EXPECT_NE(over.over_budget.find("SQNR"), std::string::npos) << over.over_budget;
+  Budget loose;
+  loose.min_sqnr_db = 10;
+  loose.min_cosine = 0.99;
+  EXPECT_TRUE(recipe_cost("x", emulation, golden, false, loose).over_budget.empty());
+  const RecipeCost swapped = recipe_cost("x", f64({6, 5, 2, 0.5}), golden, true, {});
+  EXPECT_FALSE(*swapped.top1_agrees);
+}
+
+}  // namespace
+}  // namespace etproof

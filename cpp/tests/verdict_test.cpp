@@ -1,0 +1,191 @@
+// The gate's verdicts on small models of our own (python/etproof/models/verdicts.py, exported by
+// `python -m etproof test-bundles` into build/test-bundles/verdicts): each case where the gate
+// once gave the wrong verdict (issue 9), on the real exported programs and the real runtime.
+// Honest programs must agree; edited goldens, inputs or references must drift, naming where.
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "etproof/bundle.h"
+#include "etproof/gate.h"
+#include "etproof/references.h"
+#include "etproof/replay.h"
+#include "test_support.h"
+
+namespace etproof {
+namespace {
+
+namespace fs = std::filesystem;
+using etproof::testing::scratch_dir;
+using etproof::testing::test_bundles;
+
+fs::path verdicts() { return test_bundles() / "verdicts"; }
+
+// The bundle `name` under build/test-bundles/verdicts, or skip by name.
+#define VERDICT_BUNDLE(var, name)                                                          \
+  const fs::path var = verdicts() / (name);                                                \
+  if (!fs::exists(var))                                                                    \
+    GTEST_SKIP() << (name) << " not exported: run `python -m etproof test-bundles --out "  \
+                 << test_bundles().string() << "` (test.sh does)";
+
+// A copy of a bundle in this test's scratch directory, to edit.
+fs::path copy_bundle(const fs::path& src) {
+  const fs::path dst = scratch_dir() / src.filename();
+  fs::copy(src, dst, fs::copy_options::recursive);
+  return dst;
+}
+
+std::string all_failures(const ParityReport& r) {
+  std::string s;
+  for (const CaseReport& c : r.cases) s += c.case_id + ": " + std::string(to_string(c.status)) + " " + c.detail + "\n";
+  return s;
+}
+
+bool every_case_agreed(const ParityReport& r) {
+  if (r.cases.empty()) return false;
+  for (const CaseReport& c : r.cases)
+    if (c.status != Status::kAgreed) return false;
+  return true;
+}
+
+// A replay that must have run (the column linked here), else the test is skipped by name.
+#define REPLAYED(var, path)                                                                  \
+  const ParityReport var = replay(path);                                                     \
+  if (var.refused && (*var.refused == Status::kNotLinked || *var.refused == Status::kUnavailable)) \
+    GTEST_SKIP() << var.bundle << ": " << to_string(*var.refused) << " here";
+
+TEST(Verdict, FloatColumnsCloserToTruthThanTheGoldenAgree) {
+  // offset_linear: float32 cancellation puts the golden ~5e-5 from truth; portable, XNNPACK and
+  // OpenVINO are judged against float64 truth with the bound widened by the golden's own error.
+  for (const char* name : {"offset_linear-portable-fp32", "offset_linear-xnnpack-fp32",
+                           "offset_linear-openvino-fp32", "gelu_wide-portable-fp32",
+                           "gelu_wide-xnnpack-fp32"}) {
+    SCOPED_TRACE(name);
+    VERDICT_BUNDLE(path, name);
+    const ParityReport r = replay(path);
+    if (r.refused) {
+      EXPECT_TRUE(*r.refused == Status::kNotLinked || *r.refused == Status::kUnavailable)
+          << all_failures(r);
+      continue;
+    }
+    EXPECT_EQ(r.against, "float64") << r.judgement;
+    EXPECT_TRUE(every_case_agreed(r)) << all_failures(r);
+    for (const CaseReport& c : r.cases)
+      for (const TensorReport& t : c.outputs) {
+        EXPECT_EQ(t.against, "float64");
+        EXPECT_EQ(t.widened_by, "golden");
+        ASSERT_TRUE(t.widening_error.has_value());
+        EXPECT_GT(*t.widening_error, 0);  // the golden is not the truth
+      }
+  }
+}
+
+TEST(Verdict, TopkIndicesEditedByOneDriftAndTheIndexIsNamed) {
+  VERDICT_BUNDLE(src, "topk-portable-fp32");
+  {
+    REPLAYED(honest, src);
+    EXPECT_TRUE(every_case_agreed(honest)) << all_failures(honest);
+  }
+  const fs::path b = copy_bundle(src);
+  const Bundle opened = open_bundle(b);
+  const GoldenCase& g = opened.manifest.goldens.front();
+  const fs::path file = opened.goldens_dir / g.outputs.at("indices");
+  HostTensor idx = read_npy(file);
+  ASSERT_EQ(idx.dtype, DType::kInt64);
+  int64_t v;
+  std::memcpy(&v, idx.data.data() + 3 * sizeof(int64_t), sizeof v);
+  v += 1;
+  std::memcpy(idx.data.data() + 3 * sizeof(int64_t), &v, sizeof v);
+  write_npy(file, idx);
+  REPLAYED(r, b);
+  ASSERT_FALSE(r.cases.empty());
+  const CaseReport& c = r.cases.front();
+  EXPECT_EQ(c.status, Status::kDrifted) << all_failures(r);
+  EXPECT_NE(c.detail.find("indices"), std::string::npos) << c.detail;
+  EXPECT_NE(c.detail.find("[0, 3]"), std::string::npos) << c.detail;  // the first differing index
+}
+
+TEST(Verdict, Int8ReportsItsCostAndSeesZeroedPositives) {
+  for (const char* name : {"relu_mlp-xnnpack-int8-dynamic-per-channel",
+                           "relu_mlp-xnnpack-int8-static-per-channel"}) {
+    SCOPED_TRACE(name);
+    VERDICT_BUNDLE(path, name);
+    REPLAYED(r, path);
+    EXPECT_TRUE(every_case_agreed(r)) << all_failures(r);
+    // What the recipe cost: its emulation against the golden, per output, never a verdict alone.
+    for (const CaseReport& c : r.cases) {
+      ASSERT_EQ(c.costs.size(), 1u) << c.case_id;
+      EXPECT_EQ(c.costs.front().reference, r.recipe);
+      EXPECT_LT(c.costs.front().sqnr_db, 80);  // quantization costs something
+      EXPECT_TRUE(c.costs.front().over_budget.empty());
+    }
+    // The program's own output with its positive values zeroed, judged as the replay judges it.
+    const Bundle b = open_bundle(path);
+    const JudgePlan plan = plan_judgement(b.manifest, precision_here(b.manifest));
+    ASSERT_FALSE(plan.no_rule);
+    LoadedModel model = LoadedModel::load(b);
+    const GoldenCase& g = b.manifest.goldens.front();
+    HostTensor y = model.run(read_golden_inputs(b, g)).at("y");
+    ASSERT_EQ(y.dtype, DType::kFloat32);
+    float* p = reinterpret_cast<float*>(y.data.data());
+    for (size_t i = 0; i < y.numel(); ++i) p[i] = p[i] > 0 ? 0.0f : p[i];
+    const HostTensor reference = plan.against == "golden"
+                                     ? read_golden_outputs(b, g).at("y")
+                                     : read_golden_reference(b, g, plan.against).at("y");
+    const TensorReport t = compare_tensor("y", y, reference, plan.rule, output_scale(b.manifest, "y"));
+    EXPECT_FALSE(t.passed) << "zeroed positives passed under " << describe_bound(plan.rule);
+  }
+}
+
+TEST(Verdict, ABatchRowComingBackZeroDriftsAndTheRowIsNamed) {
+  for (const char* name : {"batch4-xnnpack-fp32", "batch4-xnnpack-int8-dynamic-per-channel"}) {
+    SCOPED_TRACE(name);
+    VERDICT_BUNDLE(src, name);
+    {
+      REPLAYED(honest, src);
+      EXPECT_TRUE(every_case_agreed(honest)) << all_failures(honest);
+    }
+    // A bias-free Linear maps a zero row to a zero row: zeroing input row 2 makes the program
+    // return row 2 all zeros where the golden's row 2 is not.
+    const fs::path b = copy_bundle(src);
+    const Bundle opened = open_bundle(b);
+    const GoldenCase& g = opened.manifest.goldens.front();
+    const fs::path file = opened.goldens_dir / g.inputs.at("x");
+    HostTensor x = read_npy(file);
+    ASSERT_EQ(x.shape, (std::vector<int64_t>{4, 16}));
+    std::memset(x.data.data() + 2 * 16 * sizeof(float), 0, 16 * sizeof(float));
+    write_npy(file, x);
+    REPLAYED(r, b);
+    const CaseReport& c = r.cases.front();
+    EXPECT_EQ(c.status, Status::kDrifted) << all_failures(r);
+    EXPECT_NE(c.detail.find("slice 2"), std::string::npos) << c.detail;
+  }
+}
+
+TEST(Verdict, Float16ColumnsGetADerivedBound) {
+  VERDICT_BUNDLE(path, "gelu_wide-coreml-fp16");
+  const Bundle b = open_bundle(path, OpenOptions{.verify_artifact = false});
+  const JudgePlan p = plan_judgement(b.manifest, precision_here(b.manifest));
+  ASSERT_FALSE(p.no_rule) << p.no_rule->cause();
+  EXPECT_EQ(p.against, "float64");
+  EXPECT_EQ(p.widen_by, "float16");
+  EXPECT_NE(p.rule.source.find("derived, not measured"), std::string::npos) << p.rule.source;
+  // The bound it would be judged by, on the bundle's own references: the float16 emulation
+  // itself is within it, and the float32 golden (a better computation) too.
+  for (const GoldenCase& g : b.manifest.goldens) {
+    const HostTensor truth = as_float64(read_golden_reference(b, g, "float64").at("y"));
+    const HostTensor half = read_golden_reference(b, g, "float16").at("y");
+    const Bound w = widen_by_reference(resolve_bound(p.rule, reference_range(truth)),
+                                       reference_error(half, truth));
+    EXPECT_TRUE(compare_tensor("y", as_float64(half), truth, w).passed) << g.id;
+    EXPECT_TRUE(compare_tensor("y", as_float64(read_golden_outputs(b, g).at("y")), truth, w).passed)
+        << g.id;
+  }
+}
+
+}  // namespace
+}  // namespace etproof

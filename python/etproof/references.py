@@ -1,0 +1,202 @@
+"""References captured at export, beside the float32 goldens (docs/manifest.md, "references").
+
+For every golden case and output a bundle may carry, besides the float32 eager output (the
+golden):
+
+    float64        the truth: a deep copy of the eager model converted with ``.double()``, its
+                   floating inputs cast to float64, run eagerly. Floating outputs are saved as
+                   float64; integer and bool outputs keep their dtype.
+    RECIPE         the recipe's own emulation, for a PT2E-quantized recipe
+                   (``int8-dynamic-per-channel``, ``int8-static-per-channel``): the converted
+                   (quantize/dequantize) graph etproof.quantize made, before lowering, run
+                   eagerly on the same inputs; outputs in the program's output dtype.
+    float16        precision emulations: a deep copy of the model and its floating inputs cast
+    bfloat16       to that dtype, run eagerly; floating outputs cast to float32 for the file
+                   (exact: every float16/bfloat16 value is a float32 value).
+
+``reference_names`` is the one rule of which references a bundle is meant to carry;
+``capture_references`` computes them. A reference that cannot be computed (an operator without a
+float64 or bfloat16 kernel, a model that fixes a dtype inside forward, anything) is recorded as
+``{"captured": false, "reason": ...}`` in the manifest and never fails the export.
+
+May import: errors (first_line); torch only inside functions.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+from etproof.errors import first_line
+
+FLOAT64 = "float64"
+HALF_PRECISIONS = ("float16", "bfloat16")
+
+# How each kind of reference was computed: the manifest's references[NAME].description.
+DESCRIPTIONS = {
+    FLOAT64: ("float64 truth: a deep copy of the eager model converted with .double(), floating "
+              "inputs cast to float64, run eagerly in PyTorch {torch}; floating outputs float64, "
+              "integer and bool outputs in their own dtype"),
+    "float16": ("float16 emulation: a deep copy of the eager model and its floating inputs cast "
+                "to float16, run eagerly in PyTorch {torch} on CPU; floating outputs cast "
+                "(exactly) to float32"),
+    "bfloat16": ("bfloat16 emulation: a deep copy of the eager model and its floating inputs cast "
+                 "to bfloat16, run eagerly in PyTorch {torch} on CPU; floating outputs cast "
+                 "(exactly) to float32"),
+    "recipe": ("the recipe's own emulation: the converted PT2E (quantize/dequantize) graph "
+               "({scheme}), before lowering, run eagerly in PyTorch {torch} on the same inputs; "
+               "outputs in the program's output dtype"),
+}
+
+
+def reference_names(backend: str, recipe: str, precision: str, quantized: bool) -> list[str]:
+    """The references a bundle of (backend, recipe) whose delegate computes in ``precision`` is
+    meant to carry, in order. The one place this rule lives:
+
+    - ``float64`` (the truth), always;
+    - the recipe's name, for a PT2E-quantized recipe (``quantized``: the recipe has a
+      quantization scheme, etproof.recipes.QUANT_OF): its eager quantize/dequantize emulation;
+    - ``float16`` / ``bfloat16`` when ``precision`` (the manifest's) is that precision: a
+      reduced-precision delegate (Core ML fp16, OpenVINO on a CPU with bf16 units) is judged
+      against the model computed in that precision;
+    - ``bfloat16`` also for every OpenVINO bundle of recipe ``fp32``, whatever the precision
+      recorded at export: OpenVINO's CPU plugin computes fp32 programs in bfloat16 on CPUs with
+      AVX512_BF16 or AMX (etproof.lower.effective_precision), which the runtime half detects on the
+      machine it runs on, which need not be the machine that exported.
+    """
+    names = [FLOAT64]
+    if quantized:
+        names.append(recipe)
+    if precision in HALF_PRECISIONS:
+        names.append(precision)
+    if backend == "openvino" and recipe == "fp32" and "bfloat16" not in names:
+        names.append("bfloat16")
+    return names
+
+
+@dataclass
+class References:
+    """What capture_references computed.
+
+    per_case: case id -> reference name -> output name -> tensor (only references captured);
+    records: reference name -> the manifest's top-level entry ({"captured": true, "description"}
+    or {"captured": false, "reason"}), for every name asked for.
+    """
+
+    per_case: dict = field(default_factory=dict)
+    records: dict = field(default_factory=dict)
+
+
+def capture_references(model, cases, output_names, out_specs, names, emulation=None,
+                       scheme: str | None = None, log=None) -> References:
+    """Computes the references ``names`` (reference_names) on every case.
+
+    model: the eager source model (not modified: every precision runs on a deep copy); cases:
+    objects with ``.id`` and ``.inputs``; out_specs: the manifest's output specs (each output's
+    dtype and shape is checked); emulation: the converted PT2E GraphModule of a quantized recipe
+    (needed for a name other than float64/float16/bfloat16; None records that reference as not
+    captured); scheme: the quantization scheme's description, for the record. Never raises for a
+    reference it cannot compute: the record says why.
+    """
+    import torch
+
+    say = log or (lambda _m: None)
+    out = References(per_case={c.id: {} for c in cases})
+    for name in names:
+        try:
+            if name == FLOAT64:
+                outs = _run_cast(model, cases, torch.float64, output_names, out_specs, name)
+                desc = DESCRIPTIONS[FLOAT64]
+            elif name in HALF_PRECISIONS:
+                dtype = {"float16": torch.float16, "bfloat16": torch.bfloat16}[name]
+                outs = _run_cast(model, cases, dtype, output_names, out_specs, name)
+                desc = DESCRIPTIONS[name]
+            else:
+                if emulation is None:
+                    raise _NotCaptured(f"no converted PT2E graph for recipe {name!r} (the recipe "
+                                       "quantized nothing here)")
+                outs = _run_emulation(emulation, cases, output_names, out_specs, name)
+                desc = DESCRIPTIONS["recipe"].replace("{scheme}", scheme or name)
+        except _NotCaptured as e:
+            out.records[name] = {"captured": False, "reason": str(e)}
+            say(f"reference {name}: not captured: {e}")
+            continue
+        except Exception as e:  # noqa: BLE001 - any failure is recorded, never fatal
+            reason = f"{type(e).__name__}: {first_line(e)}"
+            out.records[name] = {"captured": False, "reason": reason}
+            say(f"reference {name}: not captured: {reason}")
+            continue
+        out.records[name] = {"captured": True,
+                             "description": desc.replace("{torch}", torch.__version__)}
+        for c, tensors in zip(cases, outs):
+            out.per_case[c.id][name] = dict(zip(output_names, tensors))
+    return out
+
+
+class _NotCaptured(Exception):
+    """A reference that cannot be computed, with the reason the manifest records."""
+
+
+def _flat(out, n_outputs: int, name: str) -> list:
+    import torch
+
+    flat = list(out) if isinstance(out, (tuple, list)) else [out]
+    if len(flat) != n_outputs or not all(isinstance(t, torch.Tensor) for t in flat):
+        raise _NotCaptured(f"the {name} model returned {len(flat)} value(s), the float32 model "
+                           f"{n_outputs} tensor(s)")
+    return [t.detach().cpu().contiguous() for t in flat]
+
+
+def _check(tensors, output_names, out_specs, name, case_id, want_float) -> list:
+    """Checks shape and dtype class against the output specs; floating outputs must come back
+    in ``want_float`` (None: any floating dtype). Returns the tensors."""
+    for t, o_name, spec in zip(tensors, output_names, out_specs):
+        if list(t.shape) != list(spec["shape"]):
+            raise _NotCaptured(f"case {case_id!r}: output {o_name!r} is {list(t.shape)} in "
+                               f"{name}, {spec['shape']} in float32")
+        spec_float = spec["dtype"].startswith("float")
+        if spec_float != t.dtype.is_floating_point:
+            raise _NotCaptured(f"case {case_id!r}: output {o_name!r} is {t.dtype} in {name}, "
+                               f"{spec['dtype']} in float32")
+        if spec_float and want_float is not None and t.dtype != want_float:
+            raise _NotCaptured(f"case {case_id!r}: output {o_name!r} came back {t.dtype} from "
+                               f"the {name} model (the model fixes a dtype inside forward)")
+        if not spec_float and str(t.dtype) != f"torch.{spec['dtype']}":
+            raise _NotCaptured(f"case {case_id!r}: output {o_name!r} is {t.dtype} in {name}, "
+                               f"{spec['dtype']} in float32")
+    return tensors
+
+
+def _run_cast(model, cases, dtype, output_names, out_specs, name) -> list:
+    """The model and its floating inputs cast to ``dtype`` (a deep copy), on every case.
+    float64: floating outputs stay float64 (and must come back float64); float16/bfloat16: any
+    floating output is cast to float32 (exact)."""
+    import torch
+
+    m = copy.deepcopy(model).to(dtype).eval()
+    results = []
+    with torch.no_grad():
+        for c in cases:
+            inputs = tuple(t.to(dtype) if t.is_floating_point() else t for t in c.inputs)
+            outs = _flat(m(*inputs), len(output_names), name)
+            _check(outs, output_names, out_specs, name, c.id,
+                   torch.float64 if dtype == torch.float64 else None)
+            if dtype != torch.float64:
+                outs = [t.to(torch.float32) if t.is_floating_point() else t for t in outs]
+            results.append(outs)
+    return results
+
+
+def _run_emulation(gm, cases, output_names, out_specs, name) -> list:
+    """The converted PT2E graph ``gm`` on every case's own inputs; outputs in the program's
+    output dtype (the float32 golden's)."""
+    import torch
+
+    results = []
+    with torch.no_grad():
+        for c in cases:
+            outs = _flat(gm(*c.inputs), len(output_names), name)
+            _check(outs, output_names, out_specs, name, c.id, None)
+            outs = [t.to(getattr(torch, spec["dtype"])) for t, spec in zip(outs, out_specs)]
+            results.append(outs)
+    return results

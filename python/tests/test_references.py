@@ -1,0 +1,281 @@
+"""References captured at export (etproof.references, docs/manifest.md "references"): real
+exports of the tiny model (the session's test bundles), the files checked against the manifest and
+against their own definition, recomputed here."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from etproof.bundle import file_ref
+from etproof.manifest import read_manifest
+from etproof.models import tiny
+from etproof.references import capture_references, reference_names
+
+EPS32 = float(np.finfo(np.float32).eps)
+
+
+def _refs(bundle: Path, doc: dict, case: dict, name: str) -> dict:
+    gdir = bundle / f"{doc['name']}.goldens"
+    return {o: np.load(gdir / ref["file"]) for o, ref in case["references"][name].items()}
+
+
+def _golden(bundle: Path, doc: dict, case: dict, output: str) -> np.ndarray:
+    return np.load(bundle / f"{doc['name']}.goldens" / case["outputs"][output])
+
+
+def test_reference_names_is_the_rule():
+    assert reference_names("portable", "fp32", "float32", False) == ["float64"]
+    assert reference_names("xnnpack", "int8-static-per-channel", "float32", True) == [
+        "float64", "int8-static-per-channel"]
+    assert reference_names("coreml", "fp16", "float16", False) == ["float64", "float16"]
+    # OpenVINO fp32 gets bfloat16 whatever the exporting machine's plugin reported, once.
+    assert reference_names("openvino", "fp32", "float32", False) == ["float64", "bfloat16"]
+    assert reference_names("openvino", "fp32", "bfloat16", False) == ["float64", "bfloat16"]
+
+
+def test_every_test_bundle_carries_its_references_hash_checked(test_bundles):
+    seen = 0
+    for bundle in sorted(p for p in test_bundles.iterdir() if p.is_dir()):
+        doc = read_manifest(bundle)
+        names = reference_names(doc["backend"], doc["recipe"], doc["precision"],
+                                "quantization" in doc)
+        assert sorted(doc["references"]) == sorted(names), bundle.name
+        for name, rec in doc["references"].items():
+            assert rec["captured"], (bundle.name, name, rec)
+            assert rec["description"]
+        gdir = bundle / f"{doc['name']}.goldens"
+        for case in doc["goldens"]:
+            assert sorted(case["references"]) == sorted(names)
+            for name, per_output in case["references"].items():
+                for output, ref in per_output.items():
+                    assert ref["file"] == f"{case['id']}.ref.{name}.{output}.npy"
+                    assert file_ref(gdir / ref["file"]) == ref
+                    seen += 1
+    assert seen >= 4 * 3  # every test bundle, every case
+
+
+def test_float64_truth_is_within_float32_rounding_of_the_golden(test_bundles):
+    bundle = test_bundles / "tiny-portable-fp32"
+    doc = read_manifest(bundle)
+    for case in doc["goldens"]:
+        truth = _refs(bundle, doc, case, "float64")["y"]
+        golden = _golden(bundle, doc, case, "y")
+        assert truth.dtype == np.float64 and golden.dtype == np.float32
+        # It is float64 arithmetic, not a widened float32 result: some element carries digits
+        # float32 cannot hold.
+        assert np.any(truth != truth.astype(np.float32).astype(np.float64))
+        # The golden is the same arithmetic in float32: its error is rounding, a few units of
+        # float32's roundoff at the output's magnitude (about sqrt(n) u for the ~300-term sums of
+        # the tiny model's conv, pooling and linear; measured below one eps here). 16 eps leaves
+        # room for summation order while still failing on anything but rounding.
+        err = np.abs(golden.astype(np.float64) - truth).max()
+        assert err <= 16 * EPS32 * np.abs(truth).max(), (case["id"], err)
+        # ... and recomputed here from the definition, bit for bit.
+        x = torch.from_numpy(np.load(bundle / f"{doc['name']}.goldens" / case["inputs"]["x"]))
+        with torch.no_grad():
+            again = tiny.build_model().double()(x.double()).numpy()
+        np.testing.assert_array_equal(truth, again)
+
+
+def test_int8_emulation_is_quantization_sized_and_reruns_exactly(test_bundles):
+    from etproof.arguments import GoldenCase
+    from etproof.quantize import quantize
+
+    bundle = test_bundles / "tiny-xnnpack-int8-dynamic-per-channel"
+    doc = read_manifest(bundle)
+    name = "int8-dynamic-per-channel"
+    assert doc["references"][name]["captured"]
+    gdir = bundle / f"{doc['name']}.goldens"
+    cases = [GoldenCase(c["id"], c["data"], c["origin"],
+                        (torch.from_numpy(np.load(gdir / c["inputs"]["x"])),))
+             for c in doc["goldens"]]
+    model = tiny.build_model()
+    ep = torch.export.export(model, cases[0].inputs)
+    _, _, _, converted = quantize(ep, "xnnpack-int8-dynamic-per-channel", cases[0].inputs, cases)
+    for case, c in zip(doc["goldens"], cases):
+        emu = _refs(bundle, doc, case, name)["y"]
+        golden = _golden(bundle, doc, case, "y")
+        assert emu.dtype == np.float32
+        span = float(golden.max() - golden.min())
+        diff = float(np.abs(emu - golden).max())
+        # Quantization-sized: far above float32 rounding (1e-5 of the range is ~100x the fp32
+        # golden's own error) and within a few int8 steps (one step is 1/255 of a tensor's range;
+        # 2% of the output's range is ~5 steps).
+        assert 1e-5 * span < diff < 0.02 * span, (case["id"], diff, span)
+        with torch.no_grad():
+            again = converted(*c.inputs).numpy()
+        np.testing.assert_array_equal(emu, again)
+
+
+def test_bfloat16_emulation_of_openvino_fp32_is_the_model_in_bfloat16(test_bundles):
+    bundle = test_bundles / "tiny-openvino-fp32"
+    if not bundle.is_dir():
+        pytest.skip("no tiny-openvino-fp32 test bundle (OpenVINO not installed)")
+    doc = read_manifest(bundle)
+    assert doc["references"]["bfloat16"]["captured"]
+    model = tiny.build_model().to(torch.bfloat16)
+    for case in doc["goldens"]:
+        emu = _refs(bundle, doc, case, "bfloat16")["y"]
+        x = torch.from_numpy(np.load(bundle / f"{doc['name']}.goldens" / case["inputs"]["x"]))
+        with torch.no_grad():
+            again = model(x.to(torch.bfloat16)).float().numpy()
+        np.testing.assert_array_equal(emu, again)
+        assert np.abs(emu - _golden(bundle, doc, case, "y")).max() > 0  # bfloat16 is not float32
+
+
+class WeightOnlyInt8Linear(torch.nn.Module):
+    """A weight-only int8 linear (torch._weight_int8pack_mm): its CPU kernel takes float32,
+    float16 and bfloat16 activations, not float64."""
+
+    def __init__(self):
+        super().__init__()
+        g = torch.Generator().manual_seed(0)
+        self.register_buffer("w", torch.randint(-127, 127, (4, 8), dtype=torch.int8, generator=g))
+        self.register_buffer("scales", torch.rand(4, generator=g) * 0.01 + 0.01)
+
+    def forward(self, x):
+        return torch._weight_int8pack_mm(x, self.w, self.scales.to(x.dtype))
+
+
+def test_an_operator_without_a_float64_kernel_is_recorded_not_fatal():
+    from etproof.arguments import GoldenCase
+
+    model = WeightOnlyInt8Linear().eval()
+    x = torch.randn(2, 8, generator=torch.Generator().manual_seed(1))
+    cases = [GoldenCase("c0", "synthetic", "torch.randn seed 1", (x,))]
+    specs = [{"name": "y", "dtype": "float32", "shape": [2, 4]}]
+    refs = capture_references(model, cases, ["y"], specs, ["float64", "bfloat16"])
+    rec = refs.records["float64"]
+    assert rec["captured"] is False
+    assert "_weight_int8pack_mm" in rec["reason"], rec
+    assert "float64" not in refs.per_case["c0"]
+    # The other reference is computed on its own: bfloat16 has a kernel.
+    assert refs.records["bfloat16"]["captured"] is True
+    assert refs.per_case["c0"]["bfloat16"]["y"].dtype == torch.float32
+    json.dumps(refs.records)  # the records go into the manifest as they are
+
+
+def test_a_model_that_fixes_float32_inside_forward_has_no_float64_truth():
+    from etproof.arguments import GoldenCase
+
+    class Fixed(torch.nn.Module):
+        def forward(self, x):
+            return x.float() * 2
+
+    x = torch.randn(1, 3)
+    refs = capture_references(Fixed(), [GoldenCase("c0", "synthetic", "randn", (x,))], ["y"],
+                              [{"name": "y", "dtype": "float32", "shape": [1, 3]}], ["float64"])
+    assert refs.records["float64"]["captured"] is False
+    assert "came back torch.float32" in refs.records["float64"]["reason"]
+
+
+def test_spec_options_flow_into_the_manifest(tmp_path):
+    from etproof.export import export_model
+    from etproof.userspec import problems
+
+    spec = tiny.spec()
+    spec["golden_inputs"] = spec["golden_inputs"][:1]
+    spec.update(slice_axis={"y": None}, budget={"min_cosine": 0.999, "top1_agreement": 1.0})
+    assert problems(spec) == []
+    path = export_model(name="opts", out_dir=tmp_path, backend="portable", recipe="fp32",
+                        verify=False, **spec)
+    doc = read_manifest(path)
+    assert doc["outputs"][0]["slice_axis"] is None
+    assert "integer_atol" not in doc["outputs"][0]
+    assert doc["budget"] == {"min_cosine": 0.999, "top1_agreement": 1.0}
+    # Refused before anything is exported, naming the problem.
+    for bad, needle in (({"slice_axis": {"y": 2}}, "slice_axis"),
+                        ({"slice_axis": {"z": 0}}, "unknown output"),
+                        ({"integer_atol": {"y": 1}}, "integer_atol"),
+                        ({"budget": {"top1_agreement": 2}}, "top1_agreement"),
+                        ({"budget": {"min_snr": 30}}, "min_snr")):
+        s = {k: v for k, v in spec.items() if k not in ("slice_axis", "budget")}
+        s.update(bad)
+        found = problems(s)
+        if found:  # caught by the spec check
+            assert any(needle in p for p in found), (bad, found)
+        else:  # rank and dtype are known once the model ran: the export refuses it
+            from etproof.errors import InvalidArgument
+
+            with pytest.raises(InvalidArgument, match=needle):
+                export_model(name="bad", out_dir=tmp_path, backend="portable", recipe="fp32",
+                             verify=False, **s)
+            assert not (tmp_path / "bad").exists()
+
+
+def test_the_cache_reexports_when_the_reference_code_changes(tmp_path, monkeypatch):
+    """Bundles are reused by stamp (etproof.cache): the stamp covers every .py of the package,
+    so a change to the export code (references included) re-exports the test bundles, the demo
+    and the golden set, and they pick the references up."""
+    import shutil
+
+    from etproof import cache
+
+    pkg = tmp_path / "etproof"
+    shutil.copytree(cache._PKG_DIR, pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(cache, "_PKG_DIR", pkg)
+    before = cache.make_stamp("tiny-portable-fp32")
+    (pkg / "references.py").write_text((pkg / "references.py").read_text() + "\n# changed\n")
+    assert cache.make_stamp("tiny-portable-fp32") != before
+
+
+def test_a_bundle_whose_reference_changed_is_not_reused(test_bundles, tmp_path):
+    import shutil
+
+    from etproof.cache import bundle_intact
+
+    b = tmp_path / "tiny-portable-fp32"
+    shutil.copytree(test_bundles / "tiny-portable-fp32", b)
+    assert bundle_intact(b)
+    ref = b / "tiny-portable-fp32.goldens" / "case0.ref.float64.y.npy"
+    data = bytearray(ref.read_bytes())
+    data[-1] ^= 1
+    ref.write_bytes(bytes(data))
+    assert not bundle_intact(b)
+
+
+def test_a_reference_that_cannot_be_computed_never_fails_the_export(tmp_path):
+    """A model that fixes float32 inside forward exports; its manifest says why it has no
+    float64 truth, and no file claims to be one."""
+    from etproof.export import export_model
+
+    class Fixed(torch.nn.Module):
+        def forward(self, x):
+            return torch.tanh(x.float() * 2)
+
+    x = torch.randn(1, 4, generator=torch.Generator().manual_seed(3))
+    path = export_model(Fixed().eval(), (x,), "fixed", tmp_path, "portable", "fp32", ["x"], ["y"],
+                        [("c0", "synthetic", "torch.randn seed 3", (x,))], verify=False)
+    doc = read_manifest(path)
+    assert doc["references"]["float64"]["captured"] is False
+    assert "came back torch.float32" in doc["references"]["float64"]["reason"]
+    assert "references" not in doc["goldens"][0]
+    assert not list((path / "fixed.goldens").glob("*.ref.*"))
+
+
+def test_integer_outputs_keep_their_dtype_in_every_reference():
+    """topk: values follow the reference's precision, indices stay int64 (compared exactly)."""
+    from etproof.arguments import GoldenCase
+
+    class TopK(torch.nn.Module):
+        def forward(self, x):
+            v, i = torch.topk(x, 3)
+            return v, i
+
+    x = torch.randn(2, 8, generator=torch.Generator().manual_seed(4))
+    specs = [{"name": "v", "dtype": "float32", "shape": [2, 3]},
+             {"name": "i", "dtype": "int64", "shape": [2, 3]}]
+    refs = capture_references(TopK(), [GoldenCase("c0", "synthetic", "randn", (x,))], ["v", "i"],
+                              specs, ["float64", "bfloat16"])
+    assert all(r["captured"] for r in refs.records.values()), refs.records
+    got = refs.per_case["c0"]
+    assert got["float64"]["v"].dtype == torch.float64
+    assert got["bfloat16"]["v"].dtype == torch.float32
+    for name in ("float64", "bfloat16"):
+        assert got[name]["i"].dtype == torch.int64
+    assert torch.equal(got["float64"]["i"], torch.topk(x, 3).indices)
