@@ -29,14 +29,7 @@ using etproof::testing::test_bundles;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-HostTensor f64(std::vector<double> v) {
-  HostTensor t;
-  t.dtype = DType::kFloat64;
-  t.shape = {static_cast<int64_t>(v.size())};
-  t.data.resize(v.size() * sizeof(double));
-  std::memcpy(t.data.data(), v.data(), t.data.size());
-  return t;
-}
+using etproof::testing::f64;
 
 BoundTerm term(const std::string& axis, const std::string& key) {
   for (const BoundTerm& t : bound_table())

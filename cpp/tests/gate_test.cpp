@@ -30,14 +30,7 @@ using etproof::testing::test_bundles;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-HostTensor f64(std::vector<double> v, std::vector<int64_t> shape = {}) {
-  HostTensor t;
-  t.dtype = DType::kFloat64;
-  t.shape = shape.empty() ? std::vector<int64_t>{static_cast<int64_t>(v.size())} : shape;
-  t.data.resize(v.size() * sizeof(double));
-  std::memcpy(t.data.data(), v.data(), t.data.size());
-  return t;
-}
+using etproof::testing::f64;
 
 HostTensor f32(std::vector<float> v, std::vector<int64_t> shape = {}) {
   HostTensor t;

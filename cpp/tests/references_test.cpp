@@ -14,20 +14,14 @@
 #include "etproof/error.h"
 #include "etproof/gate.h"
 #include "etproof/references.h"
+#include "test_support.h"
 
 namespace etproof {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-HostTensor f64(const std::vector<double>& v) {
-  HostTensor t;
-  t.dtype = DType::kFloat64;
-  t.shape = {static_cast<int64_t>(v.size())};
-  t.data.resize(v.size() * sizeof(double));
-  std::memcpy(t.data.data(), v.data(), t.data.size());
-  return t;
-}
+using etproof::testing::f64;
 
 Bound absolute(double atol, double min_cosine, double min_sqnr_db) {
   Bound b;

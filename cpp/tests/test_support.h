@@ -10,10 +10,14 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <cstring>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <openssl/evp.h>
+
+#include "etproof/npy.h"
 
 namespace etproof::testing {
 
@@ -32,6 +36,16 @@ inline std::filesystem::path demo_photos() { return env_dir("ETPROOF_DEMO_PHOTOS
 
 inline std::filesystem::path fixture(const std::string& name) {
   return std::filesystem::path(ETPROOF_SOURCE_DIR) / "tests" / "fixtures" / name;
+}
+
+// A float64 tensor of `v`, shaped `shape` (default: 1-D of v's size), for the gate's own tests.
+inline HostTensor f64(const std::vector<double>& v, std::vector<int64_t> shape = {}) {
+  HostTensor t;
+  t.dtype = DType::kFloat64;
+  t.shape = shape.empty() ? std::vector<int64_t>{static_cast<int64_t>(v.size())} : shape;
+  t.data.resize(v.size() * sizeof(double));
+  std::memcpy(t.data.data(), v.data(), t.data.size());
+  return t;
 }
 
 // A fresh, empty scratch directory for one test (removed at the start of the next run).
