@@ -182,9 +182,10 @@ int cmd_run(const std::string& path, const std::vector<std::string>& input_args,
 
 // ---- parity ------------------------------------------------------------------------------------
 int cmd_parity(const std::string& path, bool json, const etproof::BoundOverride& caller,
-               const LedgerOption& ledger) {
+               const std::optional<etproof::Budget>& budget, const LedgerOption& ledger) {
   etproof::ReplayOptions options;
   options.caller = caller;
+  options.budget = budget;
   const etproof::ParityReport r = etproof::replay(path, options);
   // What stopped it, if anything: the bundle could not be run or a case measured, or no bound is
   // known. A bundle that could not be judged is evidence too (not-linked, load-failed, …); a
@@ -206,11 +207,12 @@ int cmd_parity(const std::string& path, bool json, const etproof::BoundOverride&
 
 // ---- matrix ------------------------------------------------------------------------------------
 int cmd_matrix(const std::vector<std::string>& dir_args, bool json, bool markdown,
-               const std::string& junit, const etproof::BoundOverride& caller, size_t jobs,
+               const std::string& junit, const etproof::BoundOverride& caller,
+               const std::optional<etproof::Budget>& budget, size_t jobs,
                const LedgerOption& ledger) {
   std::vector<fs::path> dirs(dir_args.begin(), dir_args.end());
   if (dirs.empty()) dirs.push_back(default_bundles_dir());
-  const etproof::Matrix m = etproof::build_matrix(dirs, caller, jobs);
+  const etproof::Matrix m = etproof::build_matrix(dirs, caller, jobs, budget);
   const nlohmann::json doc = etproof::to_json(m);
   const bool recorded = record_evidence(ledger, "matrix", [&](const etproof::RecordContext& ctx) {
     return etproof::records_from_matrix(ctx, m);
@@ -334,10 +336,19 @@ int run_cli(int argc, char** argv) {
     sub->add_option("--min-sqnr", caller.min_sqnr_db,
                     "caller bound" + scope + ": minimum SQNR per output, in dB");
   };
+  // The caller's accuracy budget (parity and matrix): what the recipe may cost.
+  std::vector<std::string> budget_args;
+  auto add_budget_option = [&budget_args](CLI::App* sub) {
+    sub->add_option("--budget", budget_args,
+                    "what the recipe may cost (its emulation against the float32 golden): "
+                    "KEY=VALUE, repeatable; min_sqnr_db, min_cosine, top1_agreement (fraction of "
+                    "classifier rows keeping the golden's top-1); each replaces the bundle's own");
+  };
   auto* parity = app.add_subcommand("parity", "the gate on one bundle (exit 0 pass, 1 drift)");
   parity->add_option("BUNDLE", bundle, "bundle directory or manifest")->required();
   parity->add_flag("--json", json, "JSON output");
   add_bound_options(parity, "");
+  add_budget_option(parity);
   add_ledger_options(parity);
 
   std::vector<std::string> dirs;
@@ -358,6 +369,7 @@ int run_cli(int argc, char** argv) {
   auto* mm = matrix->add_flag("--markdown", markdown, "Markdown output");
   mj->excludes(mm);
   add_bound_options(matrix, ", applied to every column");
+  add_budget_option(matrix);
   add_ledger_options(matrix);
 
   etproof::CoverageRequest cov;
@@ -424,8 +436,12 @@ int run_cli(int argc, char** argv) {
     if (v && std::isnan(*v))
       throw Error(ErrorKind::kInvalidArgument, std::string(flag) + " is NaN",
                   "pass a number (--min-sqnr -inf turns the SQNR rule off)");
-  if (parity->parsed()) return cmd_parity(bundle, json, caller, ledger);
-  if (matrix->parsed()) return cmd_matrix(dirs, json, markdown, matrix_junit, caller, jobs, ledger);
+  std::optional<etproof::Budget> budget;
+  for (const std::string& kv : budget_args)
+    etproof::parse_budget_argument(kv, budget ? *budget : budget.emplace());
+  if (parity->parsed()) return cmd_parity(bundle, json, caller, budget, ledger);
+  if (matrix->parsed())
+    return cmd_matrix(dirs, json, markdown, matrix_junit, caller, budget, jobs, ledger);
   if (tolerances->parsed())
     return cmd_measure_tolerances(tol_dirs, json, markdown, tol_junit, margin, caller, jobs);
   if (classify->parsed()) return cmd_classify(image, backend, recipe, bundles_dir, top);

@@ -103,8 +103,10 @@ struct Worst {
     keep(cosine, cosine_v, false);
     keep(sqnr, sqnr_v, false);
   }
-  json to_json(const std::optional<Bound>& bound) const {
+  // `against`: what the numbers were measured against ("golden", "float64", an emulation).
+  json to_json(const std::optional<Bound>& bound, const std::string& against) const {
     json n = json::object();
+    if (!against.empty()) n["against"] = against;
     n["cases"] = case_ids.size();
     n["case_ids"] = case_ids;
     if (max_abs) n["max_abs_error"] = json_number(*max_abs);
@@ -159,7 +161,7 @@ void column_runtime_records(const RecordContext& ctx, const Matrix& m, size_t ci
     // Numbers where the cases ran (judged, or measured without a bound); otherwise which cases
     // the status covers.
     if (is_judged(st) || st == Status::kNoBound)
-      r["numbers"] = w.to_json(col.bound);
+      r["numbers"] = w.to_json(col.bound, col.against);
     else
       r["case_ids"] = w.case_ids;
     if (st == Status::kAgreed) {
@@ -303,11 +305,16 @@ std::vector<json> records_from_parity(const RecordContext& ctx, const ParityRepo
   std::vector<std::string> failures;
   for (const CaseReport& c : p.cases) {
     w.add_case(c.case_id);
+    bool output_failed = false;
     for (const TensorReport& t : c.outputs) {
       w.add(t.max_abs_error, t.cosine,
             t.sqnr_skipped ? std::nullopt : std::optional<double>(t.sqnr_db));
       if (!t.passed) failures.push_back(c.case_id + "/" + t.output + ": " + t.failure);
+      output_failed = output_failed || !t.passed;
     }
+    // Drifted on the recipe's cost alone (the budget): the case's detail says how.
+    if (!c.passed && !output_failed && !c.detail.empty())
+      failures.push_back(c.case_id + ": " + c.detail);
   }
   const bool delegated = !p.delegates.empty() || p.backend == "portable";
   if (p.passed) {
@@ -320,7 +327,7 @@ std::vector<json> records_from_parity(const RecordContext& ctx, const ParityRepo
     r["status"] = word(Status::kDrifted);
     r["reason"] = join(failures, "; ");
   }
-  r["numbers"] = w.to_json(p.bound);
+  r["numbers"] = w.to_json(p.bound, p.against);
   return {r};
 }
 

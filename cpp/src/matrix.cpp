@@ -291,7 +291,8 @@ void apply_xfail(Matrix& m, const std::vector<XfailRecord>& records,
 
 }  // namespace
 
-Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& caller, size_t jobs) {
+Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& caller, size_t jobs,
+                    const std::optional<Budget>& budget) {
   if (!std::filesystem::is_directory(dir))
     throw Error(ErrorKind::kIo, "bundle directory " + dir.string() + " does not exist",
                 "pass the directory the export half wrote (etproof export … --out DIR), or "
@@ -314,8 +315,10 @@ Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& calle
     add(caller.min_sqnr_db, "--min-sqnr");
     m.caller_bound = join(given, " ");
   }
+  if (budget) m.caller_budget = describe_budget(*budget);
   ReplayOptions options;
   options.caller = caller;
+  options.budget = budget;
   options.xfail = records;
   options.xfail_file = m.xfail_file;
   // Every column is replayed on its own (in parallel when jobs > 1), then laid out in the
@@ -338,11 +341,11 @@ Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& calle
 }
 
 Matrix build_matrix(const std::vector<std::filesystem::path>& dirs, const BoundOverride& caller,
-                    size_t jobs) {
-  if (dirs.size() == 1) return build_matrix(dirs.front(), caller, jobs);
+                    size_t jobs, const std::optional<Budget>& budget) {
+  if (dirs.size() == 1) return build_matrix(dirs.front(), caller, jobs, budget);
   Matrix out;
   for (const auto& dir : dirs) {
-    Matrix m = build_matrix(dir, caller, jobs);
+    Matrix m = build_matrix(dir, caller, jobs, budget);
     const size_t offset = out.columns.size();
     for (Column& c : m.columns) out.columns.push_back(std::move(c));
     for (const std::string& id : m.cases) note_case(out, id);
@@ -353,6 +356,7 @@ Matrix build_matrix(const std::vector<std::filesystem::path>& dirs, const BoundO
     for (NotRun& n : m.not_run) out.not_run.push_back(std::move(n));
     out.measured += m.measured;
     out.caller_bound = m.caller_bound;
+    out.caller_budget = m.caller_budget;
     for (XfailOutcome& x : m.xfail) out.xfail.push_back(std::move(x));
     for (const std::string& f : m.xfail_files) out.xfail_files.push_back(f);
     out.dirs.push_back(dir.string());

@@ -241,17 +241,17 @@ RecipeCost recipe_cost(const std::string& name, const HostTensor& emulation,
   c.cosine = e.cosine;
   c.sqnr_db = e.sqnr_db;
   if (classifier && !golden.shape.empty() && golden.numel() > 0) {
-    // argmax per row of the last axis
+    // argmax per row of the last axis (the classes)
     const size_t n = static_cast<size_t>(golden.shape.back());
     const std::vector<double> a = emulation.to_double(), g = golden.to_double();
-    bool all = true;
     for (size_t row = 0; n && row * n < g.size(); ++row) {
       auto first = [&](const std::vector<double>& v) {
         return std::max_element(v.begin() + row * n, v.begin() + (row + 1) * n) - v.begin();
       };
-      all = all && first(a) == first(g);
+      ++c.top1_rows;
+      if (first(a) == first(g)) ++c.top1_agreed;
     }
-    c.top1_agrees = all;
+    c.top1_agrees = c.top1_agreed == c.top1_rows;
   }
   if (budget) {
     std::vector<std::string> over;
@@ -264,6 +264,59 @@ RecipeCost recipe_cost(const std::string& name, const HostTensor& emulation,
     c.over_budget = detail::join(over, "; ");
   }
   return c;
+}
+
+std::optional<Budget> effective_budget(const std::optional<Budget>& manifest,
+                                       const std::optional<Budget>& caller) {
+  if (!caller) return manifest;
+  Budget b = manifest.value_or(Budget{});
+  if (caller->min_sqnr_db) b.min_sqnr_db = caller->min_sqnr_db;
+  if (caller->min_cosine) b.min_cosine = caller->min_cosine;
+  if (caller->top1_agreement) b.top1_agreement = caller->top1_agreement;
+  return b;
+}
+
+void parse_budget_argument(const std::string& kv, Budget& b) {
+  const std::string forms =
+      "pass --budget KEY=VALUE with KEY one of min_sqnr_db (dB), min_cosine (in [-1, 1]), "
+      "top1_agreement (in [0, 1]), e.g. --budget min_sqnr_db=20 --budget top1_agreement=0.9";
+  const size_t eq = kv.find('=');
+  if (eq == std::string::npos)
+    throw Error(ErrorKind::kInvalidArgument, "--budget " + kv + " has no '='", forms);
+  const std::string key = kv.substr(0, eq), text = kv.substr(eq + 1);
+  double v = 0;
+  size_t used = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || !std::isfinite(v))
+    throw Error(ErrorKind::kInvalidArgument,
+                "--budget " + key + ": \"" + text + "\" is not a finite number", forms);
+  auto in = [&](double lo, double hi, const char* range) {
+    if (v < lo || v > hi)
+      throw Error(ErrorKind::kInvalidArgument,
+                  "--budget " + key + "=" + text + " is outside " + range, forms);
+    return v;
+  };
+  if (key == "min_sqnr_db")
+    b.min_sqnr_db = v;
+  else if (key == "min_cosine")
+    b.min_cosine = in(-1, 1, "[-1, 1]");
+  else if (key == "top1_agreement")
+    b.top1_agreement = in(0, 1, "[0, 1]");
+  else
+    throw Error(ErrorKind::kInvalidArgument, "--budget has no key \"" + key + "\"", forms);
+}
+
+std::string describe_budget(const Budget& b) {
+  std::vector<std::string> parts;
+  if (b.min_sqnr_db) parts.push_back("SQNR ≥ " + detail::format_number(*b.min_sqnr_db, 4) + " dB");
+  if (b.min_cosine) parts.push_back("cosine ≥ " + detail::cosine_text(*b.min_cosine));
+  if (b.top1_agreement)
+    parts.push_back("top-1 agreement ≥ " + detail::format_number(*b.top1_agreement, 4));
+  return detail::join(parts, ", ");
 }
 
 }  // namespace etproof

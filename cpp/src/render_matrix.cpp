@@ -40,11 +40,20 @@ void write_text_tail(std::ostringstream& os, const Matrix& m) {
   if (drifted_under_derived(m)) os << kBoundHint << "\n";
 }
 
-std::string to_text_grouped(const Matrix& m) {
-  std::ostringstream os;
+// The caller's bound and budget, when given (both text layouts).
+void caller_lines(std::ostream& os, const Matrix& m) {
   if (!m.caller_bound.empty())
     os << "bound: caller-supplied for every column (" << m.caller_bound
-       << "); fields not given come from each column's derived bound\n\n";
+       << "); fields not given come from each column's derived bound\n";
+  if (!m.caller_budget.empty())
+    os << "budget: the recipe's cost judged by " << m.caller_budget
+       << " (--budget; keys not given come from each bundle's own budget)\n";
+  if (!m.caller_bound.empty() || !m.caller_budget.empty()) os << "\n";
+}
+
+std::string to_text_grouped(const Matrix& m) {
+  std::ostringstream os;
+  caller_lines(os, m);
   const std::vector<std::string> models = m.models();
   os << models.size() << " model(s), " << m.columns.size() << " column(s) in " << m.dirs.size()
      << " director" << (m.dirs.size() == 1 ? "y" : "ies") << " (" << join(m.dirs)
@@ -133,9 +142,7 @@ std::string to_text_grouped(const Matrix& m) {
 std::string to_text(const Matrix& m) {
   if (grouped(m)) return to_text_grouped(m);
   std::ostringstream os;
-  if (!m.caller_bound.empty())
-    os << "bound: caller-supplied for every column (" << m.caller_bound
-       << "); fields not given come from each column's derived bound\n\n";
+  caller_lines(os, m);
   if (m.columns.empty()) {
     os << "no bundle columns (matrix takes directories that hold bundles, e.g. "
           "build/golden-set/bundles; for one bundle use etproof parity BUNDLE)\n";
@@ -301,6 +308,8 @@ std::string to_markdown(const Matrix& m) {
   os << "\n" << summary(m) << " — **" << verdict(m) << "**\n";
   if (!m.caller_bound.empty())
     os << "\nBound: caller-supplied for every column (" << esc(m.caller_bound) << ").\n";
+  if (!m.caller_budget.empty())
+    os << "\nBudget: the recipe's cost judged by " << esc(m.caller_budget) << " (--budget).\n";
   return os.str();
 }
 
@@ -375,6 +384,8 @@ nlohmann::json to_json(const Matrix& m) {
           {"verdict", verdict(m)},
           {"caller_bound", m.caller_bound.empty() ? nlohmann::json(nullptr)
                                                   : nlohmann::json(m.caller_bound)},
+          {"caller_budget", m.caller_budget.empty() ? nlohmann::json(nullptr)
+                                                    : nlohmann::json(m.caller_budget)},
           {"models", m.models()},
           {"dirs", m.dirs},
           {"xfail_files", m.xfail_files}};

@@ -114,6 +114,16 @@ std::string to_text(const ParityReport& r) {
            << sqnr_text(k.program_vs_emulation->sqnr_db) << " dB\n";
     }
   }
+  if (r.budget) os << "budget (what the recipe may cost): " << describe_budget(*r.budget) << "\n";
+  if (r.top1)
+    os << "top-1 agreement of the " << r.top1->reference << " emulation with the golden ("
+       << r.top1->output << "): " << r.top1->agreed << "/" << r.top1->rows << " = "
+       << fmt(r.top1->fraction(), 4)
+       << (!r.top1->budget        ? std::string(" (no budget: reported, not judged)")
+           : r.top1->over_budget() ? " — OVER BUDGET " + fmt(*r.top1->budget, 4)
+                                   : " (within the budget " + fmt(*r.top1->budget, 4) + ")")
+       << "\n";
+  if (!r.budget_note.empty()) os << "budget: " << r.budget_note << "\n";
   os << "result: " << (r.passed ? "PASS" : "DRIFT") << " (" << passed << " of " << r.cases.size()
      << " cases within the bound)";
   if (r.cases.empty()) os << " — no golden cases ran, nothing was measured";
@@ -139,7 +149,11 @@ nlohmann::json to_json(const ParityReport& r) {
                            {"max_abs_error", json_number(k.max_abs_error)},
                            {"cosine", json_number(k.cosine)},
                            {"sqnr_db", json_number(k.sqnr_db)}};
-      if (k.top1_agrees) jk["top1_agrees"] = *k.top1_agrees;
+      if (k.top1_agrees) {
+        jk["top1_agrees"] = *k.top1_agrees;
+        jk["top1_rows"] = k.top1_rows;
+        jk["top1_agreed"] = k.top1_agreed;
+      }
       if (!k.over_budget.empty()) jk["over_budget"] = k.over_budget;
       if (k.program_vs_emulation)
         jk["program_vs_emulation"] = {
@@ -166,6 +180,21 @@ nlohmann::json to_json(const ParityReport& r) {
   if (!r.judgement.empty()) doc["judgement"] = r.judgement;
   if (!r.precision_reason.empty()) doc["precision_reason"] = r.precision_reason;
   if (!r.no_bound.empty()) doc["no_bound"] = r.no_bound;
+  if (r.budget) {
+    nlohmann::json b = nlohmann::json::object();
+    if (r.budget->min_sqnr_db) b["min_sqnr_db"] = json_number(*r.budget->min_sqnr_db);
+    if (r.budget->min_cosine) b["min_cosine"] = json_number(*r.budget->min_cosine);
+    if (r.budget->top1_agreement) b["top1_agreement"] = json_number(*r.budget->top1_agreement);
+    doc["budget"] = b;
+  }
+  if (r.top1)
+    doc["top1_agreement"] = {{"output", r.top1->output},
+                             {"reference", r.top1->reference},
+                             {"agreed", r.top1->agreed},
+                             {"rows", r.top1->rows},
+                             {"fraction", json_number(r.top1->fraction())},
+                             {"over_budget", r.top1->over_budget()}};
+  if (!r.budget_note.empty()) doc["budget_note"] = r.budget_note;
   if (r.refused) {
     doc["refused"] = to_string(*r.refused);
     if (r.error) doc["error"] = {{"kind", to_string(r.error->kind())}, {"cause", r.error->cause()},

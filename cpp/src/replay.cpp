@@ -79,6 +79,8 @@ JudgePlan choose_bound(ParityReport& r, const Manifest& m, const ReplayOptions& 
   if (o.bound || !o.caller.empty()) {
     plan.precision = m.precision;
     plan.why = "against the float32 golden (a caller's bound is stated against it)";
+    // What the recipe cost does not depend on the bound: still measured, and judged by a budget.
+    plan.cost_reference = plan_judgement(m, precision_here(m), o.use_truth).cost_reference;
     if (o.bound) {
       r.bound = *o.bound;
       r.bound.caller_supplied = true;
@@ -161,7 +163,7 @@ TensorReport judge_output(const Manifest& m, const std::string& name, const Host
 
 // Runs one golden case and gates each output (step 6).
 CaseReport run_case(const Bundle& b, LoadedModel& model, const GoldenCase& g, const Bound& bound,
-                    const JudgePlan& plan) {
+                    const JudgePlan& plan, const std::optional<Budget>& budget) {
   CaseReport c;
   c.case_id = g.id;
   c.data = g.data;
@@ -204,7 +206,7 @@ CaseReport run_case(const Bundle& b, LoadedModel& model, const GoldenCase& g, co
         const auto emu = refs.at(plan.cost_reference).find(name);
         if (emu != refs.at(plan.cost_reference).end()) {
           RecipeCost cost = recipe_cost(plan.cost_reference, emu->second, ref,
-                                        labels && labels->output == name, b.manifest.budget);
+                                        labels && labels->output == name, budget);
           cost.program_vs_emulation = reference_error(it->second, emu->second);
           if (!cost.over_budget.empty())
             failures.push_back(name + ": the recipe's cost is over the budget (" +
@@ -225,6 +227,47 @@ CaseReport run_case(const Bundle& b, LoadedModel& model, const GoldenCase& g, co
   c.status = c.passed ? Status::kAgreed : Status::kDrifted;
   c.detail = join(failures, "; ");
   return c;
+}
+
+// Question 2 over the bundle (Top1Agreement): the classifier output's top-1 agreement over every
+// measured case, judged against the budget's top1_agreement; under it, each measured case with a
+// changed row drifts, naming the budget.
+void judge_top1(ParityReport& r, const Manifest& m) {
+  const std::optional<double> want = r.budget ? r.budget->top1_agreement : std::nullopt;
+  Top1Agreement t;
+  t.budget = want;
+  for (const CaseReport& c : r.cases)
+    for (const RecipeCost& k : c.costs)
+      if (k.top1_rows) {
+        t.output = m.labels ? m.labels->output : std::string();
+        t.reference = k.reference;
+        t.rows += k.top1_rows;
+        t.agreed += k.top1_agreed;
+      }
+  if (t.rows) r.top1 = t;
+  if (!want) return;
+  if (!t.rows) {
+    r.budget_note = !m.labels ? "top1_agreement not judged: the bundle has no classifier output "
+                                "(the manifest names no labels)"
+                              : "top1_agreement not judged: no recipe emulation to compare with "
+                                "the golden (recipe " + m.recipe + " costs nothing by definition, "
+                                "or the bundle predates references)";
+    return;
+  }
+  if (!t.over_budget()) return;
+  const std::string why = "the recipe's top-1 agreement over the bundle, " +
+                          std::to_string(t.agreed) + "/" + std::to_string(t.rows) + " = " +
+                          detail::format_number(t.fraction(), 4) + ", is under the budget " +
+                          detail::format_number(*want, 4) + ", and this case changed the class";
+  for (CaseReport& c : r.cases) {
+    if (c.status != Status::kAgreed && c.status != Status::kDrifted) continue;  // not measured
+    bool changed = false;
+    for (const RecipeCost& k : c.costs) changed = changed || k.top1_agreed < k.top1_rows;
+    if (!changed) continue;
+    c.passed = false;
+    c.status = Status::kDrifted;
+    c.detail = c.detail.empty() ? why : c.detail + "; " + why;
+  }
 }
 
 // The case's final status: no-bound, undelegated, and the expected-failure record that covers it.
@@ -355,12 +398,12 @@ ParityReport replay(const Bundle& goldens, LoadedModel& model, const ReplayOptio
   take_identity(r, goldens.manifest);
   r.delegates = model.program_delegates();
   const JudgePlan plan = choose_bound(r, goldens.manifest, options);
+  r.budget = effective_budget(goldens.manifest.budget, options.budget);
   const bool undelegated = r.backend != "portable" && r.delegates.empty();
-  for (const GoldenCase& g : goldens.manifest.goldens) {
-    CaseReport c = run_case(goldens, model, g, r.bound, plan);
-    settle(c, r, undelegated, options);
-    r.cases.push_back(std::move(c));
-  }
+  for (const GoldenCase& g : goldens.manifest.goldens)
+    r.cases.push_back(run_case(goldens, model, g, r.bound, plan, r.budget));
+  judge_top1(r, goldens.manifest);
+  for (CaseReport& c : r.cases) settle(c, r, undelegated, options);
   finish(r);
   return r;
 }

@@ -153,6 +153,35 @@ TEST(Cli, ParityDriftExitsOneWithTheReport) {
   EXPECT_EQ(r.err.find("error ["), std::string::npos) << r.err;  // drift is a report, not an error
 }
 
+// --budget: what the recipe may cost (its int8 emulation against the float32 golden). An SQNR
+// budget above the measured cost drifts with OVER BUDGET; one far below it changes nothing; a
+// malformed one is a usage error naming the accepted keys. The matrix says whose budget it was.
+TEST(Cli, BudgetJudgesTheRecipesCost) {
+  const fs::path b = test_bundles() / "tiny-xnnpack-int8-dynamic-per-channel";
+  ETPROOF_REQUIRE_BUNDLE(b);
+  const Result plain = etproof_cli("parity " + quote(b.string()) + " --json --no-ledger");
+  const auto costs = parse(plain).at("cases").at(0).value("recipe_cost", nlohmann::json());
+  if (costs.is_null()) GTEST_SKIP() << b << " carries no recipe emulation (exported before issue 9)";
+  const Result over =
+      etproof_cli("parity " + quote(b.string()) + " --no-ledger --budget min_sqnr_db=1000");
+  EXPECT_EQ(over.rc, 1) << over.out << over.err;
+  EXPECT_NE(over.out.find("OVER BUDGET"), std::string::npos) << over.out;
+  EXPECT_NE(over.out.find("budget (what the recipe may cost): SQNR"), std::string::npos)
+      << over.out;
+  const Result within =
+      etproof_cli("parity " + quote(b.string()) + " --no-ledger --budget min_sqnr_db=-1000");
+  EXPECT_EQ(within.rc, plain.rc) << within.out;
+  EXPECT_EQ(within.out.find("OVER BUDGET"), std::string::npos) << within.out;
+  const Result bad = etproof_cli("parity " + quote(b.string()) + " --no-ledger --budget sqnr=20");
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.err.find("[invalid-argument]"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("min_sqnr_db"), std::string::npos) << bad.err;
+  const Result matrix = etproof_cli("matrix " + quote(test_bundles().string()) +
+                                    " --no-ledger --budget min_sqnr_db=1000 --json");
+  EXPECT_EQ(matrix.rc, 1) << matrix.err;
+  EXPECT_EQ(parse(matrix).at("caller_budget"), "SQNR ≥ 1000 dB");
+}
+
 TEST(Cli, BadBundleIsATypedErrorWithARemedy) {
   const Result missing = etproof_cli("parity " + quote((scratch_dir() / "nope").string()));
   EXPECT_EQ(missing.rc, 2);

@@ -215,5 +215,57 @@ TEST(RecipeCost, ReportedAndJudgedOnlyAgainstABudget) {
   EXPECT_FALSE(*swapped.top1_agrees);
 }
 
+TEST(RecipeCost, CountsTopOneRowByRowForTheBundleBudget) {
+  // Three rows of four classes: rows 0 and 2 keep their argmax, row 1 moves from class 1 to 3.
+  const HostTensor golden = f64({9, 1, 0, 0, 0, 9, 0, 1, 0, 0, 9, 1}, {3, 4});
+  const HostTensor emulation = f64({8, 1, 0, 0, 0, 5, 0, 6, 0, 0, 9, 2}, {3, 4});
+  const RecipeCost c = recipe_cost("int8-static-per-channel", emulation, golden, true, {});
+  EXPECT_EQ(c.top1_rows, 3u);
+  EXPECT_EQ(c.top1_agreed, 2u);
+  ASSERT_TRUE(c.top1_agrees.has_value());
+  EXPECT_FALSE(*c.top1_agrees);
+  // Not a classifier: no top-1 counted.
+  EXPECT_EQ(recipe_cost("x", emulation, golden, false, {}).top1_rows, 0u);
+}
+
+TEST(Budget, TheCallersKeysReplaceTheManifestsOneByOne) {
+  EXPECT_FALSE(effective_budget(std::nullopt, std::nullopt));
+  Budget manifest;
+  manifest.min_sqnr_db = 20;
+  manifest.min_cosine = 0.99;
+  Budget caller;
+  caller.min_cosine = 0.9;
+  caller.top1_agreement = 0.8;
+  const std::optional<Budget> b = effective_budget(manifest, caller);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->min_sqnr_db, 20);       // the manifest's, untouched
+  EXPECT_EQ(b->min_cosine, 0.9);       // the caller's replaces it
+  EXPECT_EQ(b->top1_agreement, 0.8);   // the caller's, added
+  EXPECT_EQ(effective_budget(std::nullopt, caller)->min_cosine, 0.9);
+  EXPECT_EQ(effective_budget(manifest, std::nullopt)->min_sqnr_db, 20);
+}
+
+TEST(Budget, ArgumentsParseByTheManifestsKeysAndRefuseTheRestByName) {
+  Budget b;
+  parse_budget_argument("min_sqnr_db=20.5", b);
+  parse_budget_argument("min_cosine=-0.25", b);
+  parse_budget_argument("top1_agreement=1", b);
+  EXPECT_EQ(b.min_sqnr_db, 20.5);
+  EXPECT_EQ(b.min_cosine, -0.25);
+  EXPECT_EQ(b.top1_agreement, 1);
+  EXPECT_NE(describe_budget(b).find("top-1 agreement"), std::string::npos);
+  for (const char* bad : {"top1=0.9", "min_sqnr_db", "min_sqnr_db=", "min_sqnr_db=20dB",
+                          "min_sqnr_db=nan", "min_cosine=1.5", "top1_agreement=-0.1",
+                          "min_sqnr_db=inf"}) {
+    try {
+      parse_budget_argument(bad, b);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument) << bad;
+      EXPECT_NE(e.remedy().find("top1_agreement"), std::string::npos) << bad;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace etproof

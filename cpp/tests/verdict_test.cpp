@@ -187,5 +187,68 @@ TEST(Verdict, Float16ColumnsGetADerivedBound) {
   }
 }
 
+// ---- the recipe's cost against a budget (question 2) -------------------------------------------
+
+// The top-1 budget is judged over the bundle: on the demo's int8-static EfficientNet (real photos,
+// real program) the emulation's measured agreement passes a budget equal to it, and a budget just
+// above it drifts exactly the cases whose class changed, naming the budget. Nothing hard-coded:
+// the agreement is the one this replay measures.
+TEST(Budget, TopOneAgreementIsJudgedOverTheBundleOnARealClassifier) {
+  const fs::path b = etproof::testing::demo_bundles() / "efficientnet_lite0-xnnpack-int8-static-per-channel";
+  ETPROOF_REQUIRE_BUNDLE(b);
+  REPLAYED(plain, b);
+  ASSERT_TRUE(plain.top1) << "a classifier bundle with an int8 emulation reports top-1";
+  const Top1Agreement measured = *plain.top1;
+  EXPECT_EQ(measured.rows, plain.cases.size());  // one photo per case
+  EXPECT_FALSE(measured.budget);
+  if (measured.agreed == measured.rows)
+    GTEST_SKIP() << "the emulation keeps every top-1 class here: no budget can be broken";
+  const std::string budget_text = "top-1 agreement over the bundle";
+
+  ReplayOptions at;
+  at.budget = Budget{};
+  at.budget->top1_agreement = measured.fraction();
+  const ParityReport within = replay(b, at);
+  ASSERT_TRUE(within.top1);
+  EXPECT_FALSE(within.top1->over_budget());
+  for (size_t i = 0; i < within.cases.size(); ++i) {
+    EXPECT_EQ(within.cases[i].detail.find(budget_text), std::string::npos) << all_failures(within);
+    EXPECT_EQ(within.cases[i].status, plain.cases[i].status) << within.cases[i].case_id;
+  }
+
+  ReplayOptions above;
+  above.budget = Budget{};
+  above.budget->top1_agreement = (measured.agreed + 0.5) / measured.rows;
+  const ParityReport over = replay(b, above);
+  ASSERT_TRUE(over.top1);
+  EXPECT_TRUE(over.top1->over_budget());
+  EXPECT_FALSE(over.passed);
+  size_t named = 0;
+  for (const CaseReport& c : over.cases) {
+    bool changed = false;
+    for (const RecipeCost& k : c.costs) changed = changed || k.top1_agreed < k.top1_rows;
+    const bool says = c.detail.find(budget_text) != std::string::npos;
+    EXPECT_EQ(says, changed) << c.case_id << ": " << c.detail;
+    if (changed) {
+      EXPECT_NE(c.status, Status::kAgreed) << c.case_id;
+      ++named;
+    }
+  }
+  EXPECT_EQ(named, measured.rows - measured.agreed);
+}
+
+// A top-1 budget on a bundle with no classifier output is not judged, and says why.
+TEST(Budget, TopOneOnABundleWithoutLabelsIsNotedNotJudged) {
+  VERDICT_BUNDLE(b, "relu_mlp-xnnpack-int8-dynamic-per-channel");
+  REPLAYED(plain, b);
+  ReplayOptions o;
+  o.budget = Budget{};
+  o.budget->top1_agreement = 1;
+  const ParityReport r = replay(b, o);
+  EXPECT_FALSE(r.top1);
+  EXPECT_NE(r.budget_note.find("no classifier output"), std::string::npos) << r.budget_note;
+  EXPECT_EQ(r.passed, plain.passed);
+}
+
 }  // namespace
 }  // namespace etproof

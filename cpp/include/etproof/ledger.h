@@ -26,7 +26,9 @@
 //                   unavailable, linked-not-registered, no-runtime, removed-upstream — when
 //                   nothing was run)
 //   reason          where the status is not agreed/exported
-//   numbers         where measured: {cases, case_ids, max_abs_error (worst), cosine (worst),
+//   numbers         where measured: {cases, case_ids, against (what the numbers were measured
+//                   against: "golden", "float64" truth or an emulation's name; references.h;
+//                   absent in ledgers written before issue 9), max_abs_error (worst), cosine (worst),
 //                   sqnr_db (worst; "inf" when identical), bound {atol, rtol, min_cosine,
 //                   min_sqnr_db ("-inf": no SQNR rule; ledgers written before issue 8 have
 //                   null there), caller_supplied}}. Non-finite numbers are the strings "inf",

@@ -71,6 +71,7 @@ struct Matrix {
   std::vector<NotRun> not_run;
   size_t measured = 0;                 // cells that ran and were gated (xfail/xpass included)
   std::string caller_bound;            // the caller's bound flags; empty: each column's derived
+  std::string caller_budget;           // the caller's --budget (describe_budget); empty: none
   std::string xfail_file;              // DIR/xfail.json when present; empty otherwise
   std::vector<XfailOutcome> xfail;     // one per record of that file, in its order
   std::vector<std::string> dirs;       // the directories, in the order given
@@ -96,17 +97,21 @@ struct Matrix {
 // A malformed xfail.json throws Error{kXfailInvalid} (the run cannot say what was expected).
 // Errors in one column never stop the others. A non-empty `caller` replaces those fields of
 // every column's derived bound (override_bound); the columns' bounds then say caller_supplied.
+// A `budget` (the caller's --budget) replaces those keys of each bundle's own budget
+// (effective_budget, references.h): a case whose recipe cost breaks it drifts.
 //
 // `jobs`: how many columns replay at once (threads; ≤ 1: one after another). Each column is one
 // call of the replay engine with no state shared with the others, and the columns are laid out
 // in the directory's order afterwards, so the result is the same for any `jobs`.
 [[nodiscard]] Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& caller = {},
-                                  size_t jobs = 1);
+                                  size_t jobs = 1,
+                                  const std::optional<Budget>& budget = std::nullopt);
 
 // Several directories: each is built as above (its own export-report.json and xfail.json apply
 // to its own columns only) and the results are concatenated, columns in directory order.
 [[nodiscard]] Matrix build_matrix(const std::vector<std::filesystem::path>& dirs,
-                                  const BoundOverride& caller = {}, size_t jobs = 1);
+                                  const BoundOverride& caller = {}, size_t jobs = 1,
+                                  const std::optional<Budget>& budget = std::nullopt);
 
 // Text: with one model in one directory, the case × column grid. With several models or
 // directories, grouped per model: one line per column (status counts and its worst measured

@@ -106,8 +106,11 @@ struct RecipeCost {
   double max_abs_error = 0;
   double cosine = 1;
   double sqnr_db = std::numeric_limits<double>::infinity();
-  std::optional<bool> top1_agrees;  // classifier outputs (labels name it): argmax equal per row
-  std::string over_budget;   // the budget rules it breaks (manifest's budget); empty: within or none
+  std::optional<bool> top1_agrees;  // classifier outputs (labels name it): argmax equal in every row
+  size_t top1_rows = 0;      // classifier outputs: rows (samples; the last axis is the classes)
+  size_t top1_agreed = 0;    //   and how many of them keep the golden's top-1 class
+  std::string over_budget;   // the per-output budget rules it breaks (SQNR, cosine); empty: within
+                             // or none (top-1 agreement is judged over the bundle: Top1Budget)
   // The program's output against the same emulation (set by the replay): how far the delegate is
   // from its recipe's eager emulation — reported, not judged (gate.cpp says why int8 is judged
   // against the golden).
@@ -116,6 +119,17 @@ struct RecipeCost {
 [[nodiscard]] RecipeCost recipe_cost(const std::string& reference_name, const HostTensor& emulation,
                                      const HostTensor& golden, bool classifier,
                                      const std::optional<Budget>& budget);
+
+// The budget a replay judges the recipe's cost by: the manifest's, with each key the caller set
+// (`--budget KEY=VALUE`, ReplayOptions::budget) replacing the manifest's; nullopt when neither
+// sets one.
+[[nodiscard]] std::optional<Budget> effective_budget(const std::optional<Budget>& manifest,
+                                                     const std::optional<Budget>& caller);
+// "min_sqnr_db=20", "min_cosine=0.99" or "top1_agreement=0.9" (the manifest's keys) into
+// `budget`. Throws Error{kInvalidArgument} naming the key or value and the accepted forms.
+void parse_budget_argument(const std::string& key_value, Budget& budget);
+// "SQNR ≥ 20 dB, cosine ≥ 0.99, top-1 agreement ≥ 0.9" (the keys set).
+[[nodiscard]] std::string describe_budget(const Budget& b);
 
 // A copy converted to float64 (element order kept).
 [[nodiscard]] HostTensor as_float64(const HostTensor& t);

@@ -51,6 +51,9 @@ struct ReplayOptions {
   // float32 golden, or the recipe's or precision's emulation) rather than judging float columns
   // against float64 truth (references.h, plan_judgement).
   bool use_truth = true;
+  // The caller's accuracy budget for the recipe's cost (`--budget`): each key set replaces the
+  // manifest's (effective_budget, references.h); nullopt: the manifest's budget alone.
+  std::optional<Budget> budget;
 };
 
 struct CaseReport {
@@ -66,6 +69,20 @@ struct CaseReport {
   // What the recipe cost (question 2, references.h): per output, the emulation against the float32
   // golden, where the bundle carries one; judged only against the manifest's budget.
   std::vector<RecipeCost> costs;
+};
+
+// Question 2 over the whole bundle, for a classifier output (the manifest's labels name it): how
+// many rows (samples) of all golden cases keep the golden's top-1 class under the recipe's
+// emulation. Judged against the budget's top1_agreement where one is set: under it, every case
+// with a changed row is drifted (it spent the budget), its detail saying so.
+struct Top1Agreement {
+  std::string output;
+  std::string reference;  // the emulation compared with the golden
+  size_t agreed = 0;
+  size_t rows = 0;
+  std::optional<double> budget;  // the budget's top1_agreement, where set
+  double fraction() const { return rows ? static_cast<double>(agreed) / rows : 1.0; }
+  bool over_budget() const { return budget && rows && fraction() < *budget; }
 };
 
 struct ParityReport {
@@ -101,6 +118,14 @@ struct ParityReport {
   // Set when the bundle could not be run at all (steps 1–4): its status and the Error behind it.
   std::optional<Status> refused;
   std::optional<Error> error;
+
+  // The accuracy budget the recipe's cost was judged by (manifest's, with the caller's keys), and
+  // the bundle-level top-1 agreement where the bundle has a classifier output and an emulation.
+  // `budget_note`: a budget key that could not be judged here, and why (e.g. top1_agreement on a
+  // bundle without labels, or without a recipe emulation: fp32 costs nothing by definition).
+  std::optional<Budget> budget;
+  std::optional<Top1Agreement> top1;
+  std::string budget_note;
 
   std::vector<CaseReport> cases;       // one per golden case, in the manifest's order
   bool passed = false;                 // every case passed, at least one ran, a bound was known
