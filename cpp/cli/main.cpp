@@ -247,7 +247,8 @@ int cmd_coverage(const etproof::CoverageRequest& a) {
 // table), or nothing was measured; 2: an error.
 int cmd_measure_tolerances(const std::vector<std::string>& dir_args, bool json, bool markdown,
                            const std::string& junit, double margin,
-                           const etproof::BoundOverride& caller, size_t jobs) {
+                           const etproof::BoundOverride& caller, size_t jobs,
+                           bool own_reference) {
   std::vector<fs::path> dirs;
   for (const auto& d : dir_args) dirs.emplace_back(d);
   if (dirs.empty()) {  // default: the golden set (else the demo) and the test bundles beside us
@@ -258,7 +259,7 @@ int cmd_measure_tolerances(const std::vector<std::string>& dir_args, bool json, 
       if (fs::is_directory(d)) dirs.push_back(d);
     if (dirs.empty()) dirs.push_back(demo);  // refused by name below
   }
-  const etproof::ToleranceReport r = etproof::measure_tolerances(dirs, {margin, caller, jobs});
+  const etproof::ToleranceReport r = etproof::measure_tolerances(dirs, {margin, caller, jobs, own_reference});
   if (!junit.empty()) {
     std::ofstream out(junit);
     out << etproof::to_junit(r);
@@ -409,6 +410,11 @@ int run_cli(int argc, char** argv) {
                          "amplitude margin the table must keep over the worst observation "
                          "(default 4: the margin the table was set with)");
   add_bound_options(tolerances, ", instead of the table");
+  bool own_reference = false;
+  tolerances->add_flag("--own-reference", own_reference,
+                       "measure each column against its own reference computation (the float32 "
+                       "golden, or the precision's emulation) with no truth and no widening, "
+                       "instead of as the gate judges it");
 
   std::string image, backend, recipe, bundles_dir;
   size_t top = 5;
@@ -443,7 +449,8 @@ int run_cli(int argc, char** argv) {
   if (matrix->parsed())
     return cmd_matrix(dirs, json, markdown, matrix_junit, caller, budget, jobs, ledger);
   if (tolerances->parsed())
-    return cmd_measure_tolerances(tol_dirs, json, markdown, tol_junit, margin, caller, jobs);
+    return cmd_measure_tolerances(tol_dirs, json, markdown, tol_junit, margin, caller, jobs,
+                                  own_reference);
   if (classify->parsed()) return cmd_classify(image, backend, recipe, bundles_dir, top);
   std::cerr << app.help();
   return kExitError;

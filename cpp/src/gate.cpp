@@ -374,6 +374,8 @@ TensorReport compare_tensor(const std::string& output, const HostTensor& actual,
   // A reference with no energy has no direction: the cosine rule is skipped too (the elementwise
   // rule, with a derived rule's absolute floor kAtolFloor, judges it).
   rep.cosine_skipped = all.nr == 0 && nonfinite_mismatch == 0;
+  rep.min_cosine = bound.min_cosine;
+  rep.min_sqnr_db = bound.min_sqnr_db;
   if (!rep.cosine_skipped && !(rep.cosine >= bound.min_cosine))
     failures.push_back("cosine " + cosine_text(rep.cosine) + " < min " + cosine_text(bound.min_cosine));
   if (!rep.sqnr_skipped && !(finite_sqnr >= bound.min_sqnr_db))

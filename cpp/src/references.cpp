@@ -42,7 +42,7 @@ std::string why_missing(const Manifest& m, const std::string& name) {
 std::string no_reference_row(bool float_recipe, const std::string& precision) {
   return float_recipe ? "the bound table has no " + precision + " row against the reference"
                       : "int8 kernels are not within a few steps of the recipe's eager "
-                        "emulation (measured: cpp/src/gate.cpp), so int8 is judged against the "
+                        "emulation (measured: cpp/src/bounds.cpp), so int8 is judged against the "
                         "golden; the emulation gives the recipe's cost";
 }
 
@@ -198,8 +198,9 @@ JudgePlan plan_judgement(const Manifest& m, const PrecisionHere& here, bool use_
     fallback = why_missing(m, own);
   } else if (!use_truth) {
     // measure-tolerances: each column against its own reference computation, which is what the
-    // reference-basis rows measure; a pair with no such row (int8) on the golden basis, as judged.
-    if (try_rule(BoundBasis::kReference)) {
+    // reference-basis rows measure (the golden-basis row where the own reference IS the golden);
+    // a pair with no such row (int8) on the golden basis, as judged.
+    if (try_rule(own == "golden" ? BoundBasis::kGolden : BoundBasis::kReference)) {
       p.against = own;
       p.why = "against " +
               (own == "golden" ? std::string("the float32 golden") : "the " + own + " emulation") +

@@ -96,7 +96,7 @@ std::string to_junit(const ToleranceReport& r) {
   for (const GroupObservation& g : r.groups) {
     size_t t = 1, f = g.covered ? 0 : 1, s = 0;
     std::ostringstream cases;
-    const std::string suite = pair_label(g.recipe, g.precision);
+    const std::string suite = group_label(g);
     cases << "    <testcase classname=\"" << xml_escape(suite) << "\" name=\"coverage at margin "
           << tfmt(r.margin) << "\">\n";
     if (!g.covered) {
@@ -108,7 +108,7 @@ std::string to_junit(const ToleranceReport& r) {
                                                suggestion_text(g))
           << "</system-out>\n    </testcase>\n";
     for (const OutputObservation& o : r.outputs) {
-      if (o.recipe != g.recipe || o.precision != g.precision) continue;
+      if (o.recipe != g.recipe || o.precision != g.precision || o.against != g.against) continue;
       ++t;
       cases << "    <testcase classname=\"" << xml_escape(o.model + "." + o.backend + "." + o.recipe)
             << "\" name=\"" << xml_escape(o.bundle + " " + o.case_id + "/" + o.report.output) << "\">\n";

@@ -134,7 +134,7 @@ inline bool drifted_under_derived(const Matrix& m) {
 }
 
 inline constexpr const char* kBoundHint =
-    "hint: the bounds were derived from measurements on the golden set (cpp/src/gate.cpp); if a "
+    "hint: the bounds were derived from measurements on the golden set (cpp/src/bounds.cpp); if a "
     "bound does not fit "
     "this model, pass --atol/--rtol/--min-cosine/--min-sqnr (the report then says the bound was "
     "caller-supplied)";

@@ -130,7 +130,7 @@ std::string to_text(const ParityReport& r) {
   os << "\n";
   if (!r.passed && !r.cases.empty() && !r.bound.caller_supplied)
     os << "hint: the bound was derived for recipe " << r.recipe << " / precision " << r.precision
-       << " from measurements on the golden set (cpp/src/gate.cpp); if this bound does not fit "
+       << " from measurements on the golden set (cpp/src/bounds.cpp); if this bound does not fit "
           "this model, pass "
           "--atol/--rtol/--min-cosine/--min-sqnr (the report then says the bound was "
           "caller-supplied)\n";

@@ -20,9 +20,15 @@ std::string to_text(const ToleranceReport& r) {
   if (!r.caller_bound.empty())
     os << "bound: caller-supplied (" << r.caller_bound
        << "); fields not given come from the table\n";
-  os << "\nper (recipe, precision), xfail outputs excluded:\n";
+  os << (r.own_reference
+             ? "measured: each column against its own reference computation (--own-reference: "
+               "the float32 golden, or the precision's emulation), no truth, no widening\n"
+             : "measured as judged: float columns against float64 truth with the row widened by "
+               "4x the golden's (or emulation's) own error against truth, where the bundle "
+               "carries references; int8 against the golden; integers exactly\n");
+  os << "\nper (recipe, precision, against), xfail outputs excluded:\n";
   for (const GroupObservation& g : r.groups) {
-    os << "  " << pair_label(g.recipe, g.precision) << ": " << (g.covered ? "covered" : "NOT COVERED")
+    os << "  " << group_label(g) << ": " << (g.covered ? "covered" : "NOT COVERED")
        << " by the margin; " << g.outputs << " output(s), " << g.cases << " case(s), " << g.models
        << " model(s), " << g.bundles << " bundle(s)";
     if (g.xfail_outputs) os << "; " << g.xfail_outputs << " xfail output(s) excluded";
@@ -54,15 +60,15 @@ std::string to_text(const ToleranceReport& r) {
   for (const auto& g : r.groups) not_covered += !g.covered;
   for (const auto& o : r.outputs) xfail += o.xfail;
   os << "\n" << r.outputs.size() << " output(s) measured (" << xfail << " xfail, excluded), "
-     << r.groups.size() << " (recipe, precision) pair(s), " << r.skipped.size()
+     << r.groups.size() << " (recipe, precision, against) group(s), " << r.skipped.size()
      << " not measured: "
      << (r.exit_code() == 0 ? "PASS: the table covers every observation by the margin"
          : r.groups.empty()  ? "FAIL: nothing was measured"
                              : "FAIL: " + std::to_string(not_covered) +
-                                   " pair(s) not covered by the margin: if an output above "
+                                   " group(s) not covered by the margin: if an output above "
                                    "failed its bound, that bundle drifted (see it with etproof "
                                    "parity); if the golden set grew, re-measure the table "
-                                   "(cpp/src/gate.cpp)")
+                                   "(cpp/src/bounds.cpp)")
      << "\n";
   return os.str();
 }
@@ -76,12 +82,15 @@ std::string to_markdown(const ToleranceReport& r) {
   std::ostringstream os;
   os << "**Margin** " << tfmt(r.margin) << "× in error amplitude"
      << (r.caller_bound.empty() ? "" : "; bound caller-supplied (" + esc(r.caller_bound) + ")")
-     << "\n\n| recipe | precision | covered | outputs | cases | models | xfail excluded | "
+     << (r.own_reference ? "; each column against its own reference (--own-reference)"
+                         : "; as judged (float columns against float64 truth, widened)")
+     << "\n\n| recipe | precision | against | covered | outputs | cases | models | xfail excluded | "
         "range error | quant steps | 1 − cosine | SQNR dB | ratio | table | "
      << tfmt(r.margin) << "× observed |\n|"
-     << " --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+     << " --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
   for (const GroupObservation& g : r.groups)
     os << "| " << esc(g.recipe) << " | " << esc(g.precision) << " | "
+       << esc(g.against + (g.widened ? " (widened)" : "")) << " | "
        << (g.covered ? "yes" : "**no**") << " | " << g.outputs << " | " << g.cases << " | "
        << g.models << " | " << g.xfail_outputs << " | " << tfmt(g.worst_range_error, 4) << " | "
        << (g.worst_qstep_error ? tfmt(*g.worst_qstep_error, 4) : "–") << " | "
@@ -114,6 +123,8 @@ nlohmann::json to_json(const ToleranceReport& r) {
   for (const GroupObservation& g : r.groups)
     groups.push_back({{"recipe", g.recipe},
                       {"precision", g.precision},
+                      {"against", g.against},
+                      {"widened", g.widened},
                       {"covered", g.covered},
                       {"not_covered", g.not_covered},
                       {"outputs", g.outputs},
@@ -150,6 +161,7 @@ nlohmann::json to_json(const ToleranceReport& r) {
                     {"recipe", o.recipe},
                     {"precision", o.precision},
                     {"case", o.case_id},
+                    {"against", o.against},
                     {"output", t.output},
                     {"passed", t.passed},
                     {"failure", t.failure},
@@ -181,6 +193,7 @@ nlohmann::json to_json(const ToleranceReport& r) {
   return {{"dirs", r.dirs},
           {"margin", r.margin},
           {"caller_bound", r.caller_bound.empty() ? nlohmann::json() : nlohmann::json(r.caller_bound)},
+          {"own_reference", r.own_reference},
           {"groups", groups},
           {"outputs", outs},
           {"skipped", skipped},

@@ -20,8 +20,13 @@ inline nlohmann::json num(const std::optional<double>& v) { return json_number(v
 inline std::string index_text(const std::vector<int64_t>& idx) {
   return idx.empty() ? std::string("[]") : shape_to_string(idx);
 }
-inline std::string pair_label(const std::string& recipe, const std::string& precision) {
-  return recipe + " / " + precision;
+// "fp32 / float32 against float64 truth (widened)", "int8-dynamic-per-channel / float32".
+inline std::string group_label(const GroupObservation& g) {
+  std::string s = g.recipe + " / " + g.precision;
+  if (g.against == "float64") s += " against float64 truth";
+  else if (!g.against.empty() && g.against != "golden") s += " against the " + g.against + " emulation";
+  if (g.widened) s += " (widened)";
+  return s;
 }
 
 inline std::string resolved_text(const TensorReport& t) {

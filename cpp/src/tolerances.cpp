@@ -8,10 +8,12 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "etproof/bundle.h"
 #include "etproof/error.h"
 #include "etproof/matrix.h"
+#include "etproof/references.h"
 #include "etproof/replay.h"
 #include "common.h"
 
@@ -24,6 +26,7 @@ using detail::cosine_text;
 using detail::format_number;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kPi = 3.14159265358979323846;
 
 std::string fmt(double v, int precision = 4) { return format_number(v, precision); }
 
@@ -58,21 +61,32 @@ void observe(ToleranceReport& rep, const fs::path& dir, const ParityReport& r) {
     }
     for (const TensorReport& t : c.outputs)
       rep.outputs.push_back({dir.string(), r.bundle, r.model, r.backend, r.recipe, r.precision,
-                             c.case_id, r.bound, t, c.xfail.has_value(),
+                             c.case_id, t.against, r.bound, t, c.xfail.has_value(),
                              c.xfail ? c.xfail->reason : std::string()});
   }
 }
 
 void summarize(ToleranceReport& rep) {
-  std::map<std::pair<std::string, std::string>, std::vector<const OutputObservation*>> by_group;
-  for (const auto& o : rep.outputs) by_group[{o.recipe, o.precision}].push_back(&o);
+  std::map<std::tuple<std::string, std::string, std::string>,
+           std::vector<const OutputObservation*>>
+      by_group;
+  for (const auto& o : rep.outputs) by_group[{o.recipe, o.precision, o.against}].push_back(&o);
   const double M = rep.margin;
   for (const auto& [key, obs] : by_group) {
     GroupObservation g;
-    g.recipe = key.first;
-    g.precision = key.second;
+    std::tie(g.recipe, g.precision, g.against) = key;
     std::set<std::string> cases, models, bundles;
     bool any_sqnr = false;
+    double row_need = 0;  // what the table's atol_range term itself must cover, by the margin
+    // The margin checks per output, against its floors as judged (widened ones included); the
+    // worst excess of each is kept for the report.
+    const bool target = obs.front()->bound.target && !obs.front()->bound.caller_supplied;
+    const double Mc = target ? 1.0 : M;
+    double cos_excess = 0, sqnr_excess = 0;
+    std::string cos_fail, sqnr_fail;
+    // Widened outputs: the angle and noise amplitude the row itself must cover by the margin,
+    // i.e. M × the observation less what the widening added (references.h, widen_by_reference).
+    double theta_need = 0, noise_need = 0;
     for (const OutputObservation* o : obs) {
       if (!g.bound && o->bound.source.rfind("none: ", 0) != 0) g.bound = o->bound;
       if (o->bound.source.rfind("none: ", 0) == 0) g.bound_error = o->bound.source.substr(6);
@@ -110,6 +124,40 @@ void summarize(ToleranceReport& rep) {
         g.worst_ratio = t.worst_ratio;
         g.worst_ratio_at = where(*o);
       }
+      // Against truth, the row covers what the kernel adds to the reference's own error.
+      if (t.widening_error) g.widened = true;
+      const double added =
+          t.widening_error ? std::max(0.0, M * t.max_abs_error - kReferenceMargin * *t.widening_error)
+                           : M * t.max_abs_error;
+      if (t.reference_range > 0) row_need = std::max(row_need, added / t.reference_range);
+      if (t.widening_error && !t.cosine_skipped && !t.exact) {
+        const double row_theta = std::acos(std::clamp(o->bound.min_cosine, -1.0, 1.0));
+        const double added = std::acos(std::clamp(t.min_cosine, -1.0, 1.0)) - row_theta;
+        theta_need = std::max(theta_need,
+                              M * std::acos(std::clamp(t.cosine, -1.0, 1.0)) - std::max(0.0, added));
+      }
+      if (t.widening_error && !t.sqnr_skipped && !t.exact && t.min_sqnr_db != -kInf &&
+          o->bound.min_sqnr_db != -kInf) {
+        auto amp = [](double db) { return std::isfinite(db) ? std::pow(10.0, -db / 20) : 0.0; };
+        const double added = amp(t.min_sqnr_db) - amp(o->bound.min_sqnr_db);
+        noise_need = std::max(noise_need, M * amp(t.sqnr_db) - std::max(0.0, added));
+      }
+      if (!t.cosine_skipped && !t.exact) {
+        const double excess = Mc * Mc * omc - (1 - t.min_cosine);
+        if (excess > cos_excess) {
+          cos_excess = excess;
+          cos_fail = "cosine: " + fmt(Mc * Mc) + " × (1 − " + cosine_text(t.cosine) + ") > 1 − " +
+                     cosine_text(t.min_cosine) + " (" + where(*o) + ")";
+        }
+      }
+      if (!t.sqnr_skipped && !t.exact && t.min_sqnr_db != -kInf) {
+        const double excess = t.min_sqnr_db - (t.sqnr_db - 20 * std::log10(Mc));
+        if (excess > sqnr_excess) {
+          sqnr_excess = excess;
+          sqnr_fail = "SQNR: " + fmt(t.sqnr_db) + " dB − " + fmt(20 * std::log10(Mc)) +
+                      " dB < floor " + fmt(t.min_sqnr_db) + " dB (" + where(*o) + ")";
+        }
+      }
       // A non-numeric rule failed (NaN/inf, constant output): no margin can cover it.
       if (!t.passed && (t.failure.find("non-finite") != std::string::npos ||
                         t.failure.find("constant output") != std::string::npos))
@@ -119,11 +167,17 @@ void summarize(ToleranceReport& rep) {
     g.models = models.size();
     g.bundles = bundles.size();
     // Suggested terms: M× the observation, rounded outwards.
-    g.suggest_atol_range = round2(M * g.worst_range_error, true);
+    g.suggest_atol_range = round2(row_need, true);
     if (g.worst_qstep_error) g.suggest_atol_qsteps = round2(M * *g.worst_qstep_error, true);
     g.suggest_min_cosine = 1 - round2(M * M * g.worst_one_minus_cosine, true);
     if (any_sqnr && std::isfinite(g.worst_sqnr_db))
       g.suggest_min_sqnr_db = std::floor((g.worst_sqnr_db - 20 * std::log10(M)) * 10) / 10;
+    if (g.widened) {  // what the row must hold once the widening is counted
+      g.suggest_min_cosine = 1 - round2(1 - std::cos(std::min(theta_need, kPi)), true);
+      if (g.suggest_min_sqnr_db)
+        g.suggest_min_sqnr_db =
+            noise_need > 0 ? std::floor(-20 * std::log10(noise_need) * 10) / 10 : kInf;
+    }
     // Coverage by the margin.
     if (g.outputs == 0) {
       g.covered = true;  // only xfail outputs: nothing to cover (listed separately)
@@ -137,15 +191,8 @@ void summarize(ToleranceReport& rep) {
       if (M * g.worst_ratio > 1)
         g.not_covered.push_back("elementwise: " + fmt(M) + " × worst ratio " +
                                 fmt(g.worst_ratio) + " > 1 (" + g.worst_ratio_at + ")");
-      if (M * M * g.worst_one_minus_cosine > 1 - b.min_cosine)
-        g.not_covered.push_back("cosine: " + fmt(M * M) + " × (1 − " +
-                                cosine_text(1 - g.worst_one_minus_cosine) + ") > 1 − " +
-                                cosine_text(b.min_cosine) + " (" + g.worst_cosine_at + ")");
-      if (any_sqnr && b.min_sqnr_db != -kInf &&
-          g.worst_sqnr_db - 20 * std::log10(M) < b.min_sqnr_db)
-        g.not_covered.push_back("SQNR: " + fmt(g.worst_sqnr_db) + " dB − " +
-                                fmt(20 * std::log10(M)) + " dB < floor " +
-                                fmt(b.min_sqnr_db) + " dB (" + g.worst_sqnr_at + ")");
+      if (!cos_fail.empty()) g.not_covered.push_back(cos_fail);
+      if (!sqnr_fail.empty()) g.not_covered.push_back(sqnr_fail);
       g.covered = g.not_covered.empty();
     }
     rep.groups.push_back(std::move(g));
@@ -172,6 +219,7 @@ ToleranceReport measure_tolerances(const std::vector<fs::path>& dirs,
                 "pass the amplitude margin the table must keep, e.g. --margin 4");
   ToleranceReport rep;
   rep.margin = opt.margin;
+  rep.own_reference = opt.own_reference;
   if (!opt.caller.empty()) {
     std::vector<std::string> given;
     auto add = [&](const std::optional<double>& v, const char* flag) {
@@ -193,8 +241,8 @@ ToleranceReport measure_tolerances(const std::vector<fs::path>& dirs,
     ReplayOptions options;
     options.caller = opt.caller;
     options.xfail = records;
-    options.use_truth = false;  // each column against its own reference computation: what the
-                                // reference-basis rows measure (references.h)
+    options.use_truth = !opt.own_reference;  // as judged, or each column against its own
+                                             // reference computation (references.h)
     // Replayed in parallel (opt.jobs), observed in the directory's order.
     for (const BundleReplay& b : replay_all(find_bundles(dir), options, opt.jobs)) {
       if (b.report)

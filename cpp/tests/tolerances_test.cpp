@@ -107,7 +107,8 @@ TEST(MeasureTolerances, JsonMarkdownAndJUnitCarryEveryField) {
     EXPECT_TRUE(j.contains(key)) << key;
   ASSERT_FALSE(j.at("groups").empty());
   for (const auto& g : j.at("groups")) {
-    for (const char* key : {"recipe", "precision", "covered", "outputs", "cases", "models",
+    for (const char* key : {"recipe", "precision", "against", "widened", "covered", "outputs",
+                            "cases", "models",
                             "xfail_outputs", "worst", "bound", "suggested"})
       EXPECT_TRUE(g.contains(key)) << key;
     for (const char* key : {"range_error", "qstep_error", "one_minus_cosine", "sqnr_db", "ratio"})
@@ -123,13 +124,46 @@ TEST(MeasureTolerances, JsonMarkdownAndJUnitCarryEveryField) {
     EXPECT_TRUE(o.at("resolved").contains("atol"));
   }
   const std::string md = to_markdown(r);
-  EXPECT_NE(md.find("| recipe | precision | covered |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| recipe | precision | against | covered |"), std::string::npos) << md;
   const fs::path xml = write(scratch_dir() / "tol.xml", to_junit(r));
   EXPECT_TRUE(well_formed_xml(xml));
   const std::string junit = to_junit(r);
   EXPECT_EQ(count(junit, "<testsuite "), r.groups.size()) << junit;
   // One testcase per output plus one coverage testcase per (recipe, precision).
   EXPECT_EQ(count(junit, "<testcase "), r.outputs.size() + r.groups.size()) << junit;
+}
+
+// In the gate's terms (against float64 truth, widened by the golden's own error) the float32 row
+// covers the verdict models' offset-cancelling Linear, whose golden is itself far from the truth;
+// measured against the golden alone (--own-reference, the old terms) the same outputs are not
+// covered: the golden's rounding error is charged to the kernel.
+TEST(MeasureTolerances, AgainstTruthTheRowCoversWhatTheKernelAddsToTheGolden) {
+  const fs::path verdicts = test_bundles() / "verdicts";
+  ETPROOF_REQUIRE_BUNDLE(verdicts / "offset_linear-portable-fp32");
+  const ToleranceReport judged = measure_tolerances({verdicts});
+  const GroupObservation* truth = nullptr;
+  for (const auto& g : judged.groups)
+    if (g.recipe == "fp32" && g.precision == "float32" && g.against == "float64") truth = &g;
+  ASSERT_NE(truth, nullptr) << to_text(judged);
+  EXPECT_TRUE(truth->widened);
+  EXPECT_TRUE(truth->covered) << to_text(judged);
+  // The suggestion discounts the widening: less than M × the raw error against truth.
+  EXPECT_LT(truth->suggest_atol_range, judged.margin * truth->worst_range_error) << to_text(judged);
+  EXPECT_NE(to_text(judged).find("against float64 truth (widened)"), std::string::npos);
+
+  ToleranceOptions own;
+  own.own_reference = true;
+  const ToleranceReport old_terms = measure_tolerances({verdicts}, own);
+  EXPECT_TRUE(old_terms.own_reference);
+  const GroupObservation* golden = nullptr;
+  for (const auto& g : old_terms.groups) {
+    EXPECT_NE(g.against, "float64") << to_text(old_terms);
+    EXPECT_FALSE(g.widened);
+    if (g.recipe == "fp32" && g.precision == "float32" && g.against == "golden") golden = &g;
+  }
+  ASSERT_NE(golden, nullptr) << to_text(old_terms);
+  EXPECT_FALSE(golden->covered) << to_text(old_terms);
+  EXPECT_NE(golden->worst_range_at.find("offset_linear"), std::string::npos) << golden->worst_range_at;
 }
 
 TEST(MeasureTolerances, AnImpossibleMarginIsNotCoveredAndFails) {

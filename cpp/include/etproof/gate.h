@@ -221,6 +221,9 @@ struct TensorReport {
                                        // not apply (the elementwise rule and its floor judge);
                                        // true for an exact output too
   double headroom = 0;                 // 1 − worst_ratio (negative when over)
+  double min_cosine = -1;              // the whole tensor's cosine floor as judged (the bound's,
+                                       // or as widened: references.h); exact outputs: −1
+  double min_sqnr_db = -std::numeric_limits<double>::infinity();  // its SQNR floor (−inf: none)
   // The bound as resolved for this output, and the scale-free terms of the error:
   double atol = 0;                     // resolved absolute atol used on this output
   double rtol = 0;
