@@ -175,6 +175,7 @@ TEST(Ledger, MatrixRecordsGroupEachColumnByStatusWithNumbersAndReasons) {
   EXPECT_DOUBLE_EQ(agreed["numbers"]["cosine"].get<double>(), 0.998);
   EXPECT_DOUBLE_EQ(agreed["numbers"]["sqnr_db"].get<double>(), 25);
   EXPECT_EQ(agreed["numbers"]["bound"]["min_sqnr_db"], 20.0);
+  EXPECT_EQ(agreed["numbers"]["against"], "golden");  // what the numbers were measured against
   EXPECT_EQ(agreed["backend_ids"], json({"XnnpackBackend"}));
   EXPECT_EQ(agreed["recipe"], "int8");
   EXPECT_FALSE(agreed.contains("reason"));
@@ -363,6 +364,7 @@ TEST(Ledger, RecordsFromARealMatrixAndParityRun) {
   EXPECT_DOUBLE_EQ(p[0]["numbers"]["max_abs_error"].get<double>(), worst);
   EXPECT_DOUBLE_EQ(p[0]["numbers"]["cosine"].get<double>(), lowest_cosine);
   EXPECT_EQ(p[0]["numbers"]["bound"]["caller_supplied"], false);
+  EXPECT_EQ(p[0]["numbers"]["against"], r.against);  // "float64" for a bundle with references
 
   // Drift under a caller's tight bound: drifted, the failing rules as the reason.
   ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-xnnpack-int8-dynamic-per-channel");
@@ -379,6 +381,18 @@ TEST(Ledger, RecordsFromARealMatrixAndParityRun) {
       << dr[0]["reason"];
   EXPECT_EQ(dr[0]["numbers"]["bound"]["caller_supplied"], true);
   EXPECT_DOUBLE_EQ(dr[0]["numbers"]["bound"]["atol"].get<double>(), 1e-7);
+
+  // Drift on the recipe's cost alone (a budget no int8 emulation meets): the reason names it.
+  ReplayOptions budget;
+  budget.budget = Budget{};
+  budget.budget->min_sqnr_db = 1000;
+  const ParityReport b = replay(test_bundles() / "tiny-xnnpack-int8-dynamic-per-channel", budget);
+  if (b.cases.empty() || b.cases.front().costs.empty()) return;  // exported without references
+  const auto br = records_from_parity(ctx(), b);
+  ASSERT_EQ(br.size(), 1u);
+  EXPECT_EQ(br[0]["status"], "drifted");
+  EXPECT_NE(br[0]["reason"].get<std::string>().find("over the budget"), std::string::npos)
+      << br[0]["reason"];
 }
 
 // A parity run that ended in an Error: its record's status is status_of(the Error), by kind —
