@@ -125,7 +125,8 @@ class Reader : public detail::JsonReader {
     return out;
   }
 
-  // references: {NAME: {"captured": true, "description": str} | {"captured": false, "reason": str}}.
+  // references: {NAME: {"captured": true, "description": str, "emulates"?: "pt2e" |
+  // "xnnpack-qd8"} | {"captured": false, "reason": str}}.
   std::map<std::string, ReferenceInfo> references(const json& doc) {
     std::map<std::string, ReferenceInfo> out;
     const json* r = object_at(doc, "", "references", /*required=*/false);
@@ -147,6 +148,14 @@ class Reader : public detail::JsonReader {
         problem(at(path, other), std::string("is only defined for a reference ") +
                                      (info.captured ? "not captured" : "captured"));
       (info.captured ? info.description : info.reason) = string_at(e, path, needed).value_or("");
+      if (e.contains("emulates")) {
+        if (!info.captured)
+          problem(at(path, "emulates"), "is only defined for a reference captured");
+        else if (auto v = string_at(e, path, "emulates"); v && *v != "pt2e" && *v != "xnnpack-qd8")
+          problem(at(path, "emulates"), "must be \"pt2e\" or \"xnnpack-qd8\", got " + squote(*v));
+        else if (v)
+          info.emulates = *v;
+      }
       out.emplace(name, std::move(info));
     }
     return out;

@@ -41,9 +41,18 @@ std::string why_missing(const Manifest& m, const std::string& name) {
 // Why a plan falls back to the golden basis when the table has no reference-basis row.
 std::string no_reference_row(bool float_recipe, const std::string& precision) {
   return float_recipe ? "the bound table has no " + precision + " row against the reference"
-                      : "int8 kernels are not within a few steps of the recipe's eager "
-                        "emulation (measured: cpp/src/bounds.cpp), so int8 is judged against the "
+                      : "XNNPACK's int8 kernels are not within a few steps of this recipe's PT2E "
+                        "emulation (measured: cpp/src/bounds.cpp), so it is judged against the "
                         "golden; the emulation gives the recipe's cost";
+}
+
+// A recipe emulation the delegate's arithmetic is known to follow (ReferenceInfo::emulates):
+// only those are judged against. The PT2E graph as it is quantizes dynamic activations per
+// tensor where XNNPACK's qd8 kernels quantize per row, so a bundle exported before the qd8
+// emulation stays judged against the golden.
+bool faithful_emulation(const Manifest& m, const std::string& name) {
+  auto it = m.references.find(name);
+  return it != m.references.end() && it->second.emulates == "xnnpack-qd8";
 }
 
 }  // namespace
@@ -200,7 +209,8 @@ JudgePlan plan_judgement(const Manifest& m, const PrecisionHere& here, bool use_
     // measure-tolerances: each column against its own reference computation, which is what the
     // reference-basis rows measure (the golden-basis row where the own reference IS the golden);
     // a pair with no such row (int8) on the golden basis, as judged.
-    if (try_rule(own == "golden" ? BoundBasis::kGolden : BoundBasis::kReference)) {
+    if ((float_recipe || faithful_emulation(m, own)) &&
+        try_rule(own == "golden" ? BoundBasis::kGolden : BoundBasis::kReference)) {
       p.against = own;
       p.why = "against " +
               (own == "golden" ? std::string("the float32 golden") : "the " + own + " emulation") +
@@ -210,6 +220,12 @@ JudgePlan plan_judgement(const Manifest& m, const PrecisionHere& here, bool use_
     fallback = no_reference_row(float_recipe, p.precision);
   } else if (float_recipe && !has_reference(m, "float64")) {
     fallback = why_missing(m, "float64");
+  } else if (!float_recipe && !faithful_emulation(m, own)) {
+    fallback = m.recipe == "int8-dynamic-per-channel"
+                   ? "the bundle's int8-dynamic emulation quantizes activations per tensor (the "
+                     "PT2E graph as it is), which XNNPACK does not compute; re-export it for the "
+                     "qd8 emulation the column is judged against"
+                   : no_reference_row(float_recipe, p.precision);
   } else if (try_rule(BoundBasis::kReference)) {
     if (float_recipe) {
       p.against = "float64";

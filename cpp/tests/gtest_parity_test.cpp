@@ -33,30 +33,9 @@ fs::path copy_bundle(const fs::path& src) {
   return dst;
 }
 
-// Scales every float golden output of the first case, and its float64 truth (the reference a
-// float column is judged against, references.h) with its hash in the manifest updated: the copy
-// then stands for a program whose numbers moved. Returns the copy's path (open it afresh).
+// The copy with the first case's goldens and references scaled (a program whose numbers moved).
 fs::path scale_first_case(const fs::path& bundle, double factor) {
-  const Bundle b = open_bundle(bundle, OpenOptions{.verify_artifact = false});
-  const GoldenCase& g = b.manifest.goldens.at(0);
-  std::vector<fs::path> files;
-  for (const auto& [name, file] : g.outputs) files.push_back(b.goldens_dir / file);
-  if (auto it = g.references.find("float64"); it != g.references.end())
-    for (const auto& [name, ref] : it->second) files.push_back(b.goldens_dir / ref.file);
-  for (const fs::path& f : files) {
-    HostTensor t = read_npy(f);
-    if (t.dtype == DType::kFloat32) {
-      auto* v = reinterpret_cast<float*>(t.data.data());
-      for (size_t i = 0; i < t.numel(); ++i) v[i] = static_cast<float>(v[i] * factor);
-    } else if (t.dtype == DType::kFloat64) {
-      auto* v = reinterpret_cast<double*>(t.data.data());
-      for (size_t i = 0; i < t.numel(); ++i) v[i] *= factor;
-    } else {
-      ADD_FAILURE() << f << ": not a float golden";
-    }
-    write_npy(f, t);
-  }
-  etproof::testing::rehash_references(bundle);
+  etproof::testing::scale_goldens(bundle, factor, 0);
   return bundle;
 }
 

@@ -413,13 +413,7 @@ std::string record(const std::string& model, const std::string& backend,
 fs::path halved_int8(const fs::path& dir) {
   const std::string name = "tiny-xnnpack-int8-dynamic-per-channel";
   copy_bundle(test_bundles() / name, dir);
-  for (const auto& e : fs::directory_iterator(dir / name / (name + ".goldens")))
-    if (e.path().filename().string().find(".out.") != std::string::npos) {
-      HostTensor t = read_npy(e.path());
-      auto* f = reinterpret_cast<float*>(t.data.data());
-      for (size_t i = 0; i < t.numel(); ++i) f[i] *= 0.5f;
-      write_npy(e.path(), t);
-    }
+  etproof::testing::scale_goldens(dir / name, 0.5);
   return dir / name;
 }
 

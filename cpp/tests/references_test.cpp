@@ -176,19 +176,46 @@ TEST(Plan, BfloatOnThisMachineIsJudgedAgainstItsEmulationsError) {
   EXPECT_FALSE(p.precision_reason.empty());
 }
 
-TEST(Plan, Int8IsJudgedAgainstTheGoldenAndReportsItsCost) {
-  // No int8 row against the emulation (gate.cpp: XNNPACK's int8 kernels are not within a few
-  // steps of it), so int8 is judged — and measured — against the golden; the emulation gives the
-  // recipe's cost.
+TEST(Plan, Int8DynamicIsJudgedAgainstItsQd8EmulationOnly) {
+  // The qd8 emulation (activations quantized as XNNPACK's qd8 kernels do) is what the program
+  // computes: the column is judged against it, on the reference-basis row.
   Manifest m = manifest("xnnpack", "int8-dynamic-per-channel", "float32");
   capture(m, "float64");
   capture(m, "int8-dynamic-per-channel");
+  m.references.at("int8-dynamic-per-channel").emulates = "xnnpack-qd8";
+  for (bool use_truth : {true, false}) {
+    const JudgePlan p = plan_judgement(m, {"float32", ""}, use_truth);
+    EXPECT_EQ(p.against, "int8-dynamic-per-channel");
+    EXPECT_EQ(p.basis, BoundBasis::kReference);
+    EXPECT_FALSE(p.no_rule);
+    EXPECT_EQ(p.cost_reference, "int8-dynamic-per-channel");
+  }
+  // A bundle exported before the qd8 emulation carries the PT2E graph as it is (per-tensor
+  // activations), which XNNPACK does not compute: judged against the golden, and it says why.
+  m.references.at("int8-dynamic-per-channel").emulates = "pt2e";
+  for (bool use_truth : {true, false}) {
+    const JudgePlan p = plan_judgement(m, {"float32", ""}, use_truth);
+    EXPECT_EQ(p.against, "golden");
+    EXPECT_EQ(p.basis, BoundBasis::kGolden);
+    EXPECT_EQ(p.cost_reference, "int8-dynamic-per-channel");
+    if (use_truth) EXPECT_NE(p.why.find("per tensor"), std::string::npos) << p.why;
+  }
+}
+
+TEST(Plan, Int8StaticIsJudgedAgainstTheGoldenAndReportsItsCost) {
+  // No int8-static row against the emulation (bounds.cpp: XNNPACK's static kernels are not within
+  // a few steps of it), so it is judged — and measured — against the golden; the emulation gives
+  // the recipe's cost.
+  Manifest m = manifest("xnnpack", "int8-static-per-channel", "float32");
+  capture(m, "float64");
+  capture(m, "int8-static-per-channel");
+  m.references.at("int8-static-per-channel").emulates = "pt2e";
   for (bool use_truth : {true, false}) {
     const JudgePlan p = plan_judgement(m, {"float32", ""}, use_truth);
     EXPECT_EQ(p.against, "golden");
     EXPECT_EQ(p.basis, BoundBasis::kGolden);
     EXPECT_FALSE(p.no_rule);
-    EXPECT_EQ(p.cost_reference, "int8-dynamic-per-channel");
+    EXPECT_EQ(p.cost_reference, "int8-static-per-channel");
     EXPECT_NE(p.why.find("emulation"), std::string::npos) << p.why;
   }
 }

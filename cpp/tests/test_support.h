@@ -98,6 +98,45 @@ inline void rehash_references(const std::filesystem::path& bundle_dir) {
   }
 }
 
+// Scales by `factor` every float golden output of a bundle's golden cases (`only_case` >= 0: that
+// case alone) and every float reference of those cases (the float64 truth, the recipe's or the
+// precision's emulation), then records the references' new hashes: the copy stands for a program
+// whose numbers moved by that factor, whatever its columns are judged against (references.h).
+inline void scale_goldens(const std::filesystem::path& bundle_dir, double factor,
+                          int only_case = -1) {
+  for (const auto& e : std::filesystem::directory_iterator(bundle_dir)) {
+    const std::string f = e.path().filename().string();
+    if (f.size() < 13 || f.substr(f.size() - 13) != ".etproof.json") continue;
+    const nlohmann::json doc = nlohmann::json::parse(slurp(e.path()));
+    const auto goldens = bundle_dir / (doc["name"].get<std::string>() + ".goldens");
+    std::vector<std::filesystem::path> files;
+    for (size_t i = 0; i < doc["goldens"].size(); ++i) {
+      if (only_case >= 0 && static_cast<size_t>(only_case) != i) continue;
+      const nlohmann::json& g = doc["goldens"][i];
+      for (const auto& [name, file] : g["outputs"].items())
+        files.push_back(goldens / file.get<std::string>());
+      if (g.contains("references"))
+        for (const auto& [ref, by_output] : g["references"].items())
+          for (const auto& [output, r] : by_output.items())
+            files.push_back(goldens / r["file"].get<std::string>());
+    }
+    for (const auto& file : files) {
+      HostTensor t = read_npy(file);
+      if (t.dtype == DType::kFloat32) {
+        auto* v = reinterpret_cast<float*>(t.data.data());
+        for (size_t i = 0; i < t.numel(); ++i) v[i] = static_cast<float>(v[i] * factor);
+      } else if (t.dtype == DType::kFloat64) {
+        auto* v = reinterpret_cast<double*>(t.data.data());
+        for (size_t i = 0; i < t.numel(); ++i) v[i] *= factor;
+      } else {
+        continue;  // integer and bool outputs are exact: left as they are
+      }
+      write_npy(file, t);
+    }
+  }
+  rehash_references(bundle_dir);
+}
+
 // `s` single-quoted for /bin/sh.
 inline std::string quote(const std::string& s) {
   std::string q = "'";

@@ -169,7 +169,7 @@ TEST(MeasureTolerances, AgainstTruthTheRowCoversWhatTheKernelAddsToTheGolden) {
 TEST(MeasureTolerances, AnImpossibleMarginIsNotCoveredAndFails) {
   ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-xnnpack-int8-dynamic-per-channel");
   ToleranceOptions opt;
-  opt.margin = 1e6;
+  opt.margin = 1e9;  // the int8-dynamic column matches its emulation to ~1e-7 of the range
   const ToleranceReport r = measure_tolerances({test_bundles()}, opt);
   EXPECT_EQ(r.exit_code(), 1) << to_text(r);
   const GroupObservation* q = group(r, "int8-dynamic-per-channel", "float32");

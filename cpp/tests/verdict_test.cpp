@@ -5,13 +5,17 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "etproof/bundle.h"
 #include "etproof/gate.h"
+#include "etproof/npy.h"
 #include "etproof/references.h"
 #include "etproof/replay.h"
 #include "test_support.h"
@@ -164,6 +168,59 @@ TEST(Verdict, ABatchRowComingBackZeroDriftsAndTheRowIsNamed) {
     EXPECT_EQ(c.status, Status::kDrifted) << all_failures(r);
     EXPECT_NE(c.detail.find("slice 2"), std::string::npos) << c.detail;
   }
+}
+
+// An int8-dynamic column is judged against its qd8 emulation (the converted graph with
+// activations quantized as XNNPACK's qd8 kernels do), by the row measured against it — tighter
+// than the row against the golden, which must also absorb what the recipe costs. An emulation
+// that puts one element between the two rows' atol terms away drifts, naming it; the same
+// bundle claiming a per-tensor (PT2E) emulation, which XNNPACK does not compute, is judged
+// against the golden, as every int8 column was before, and passes.
+TEST(Verdict, Int8DynamicIsHeldToItsQd8EmulationNotToARangeFraction) {
+  VERDICT_BUNDLE(src, "relu_mlp-xnnpack-int8-dynamic-per-channel");
+  const fs::path b = copy_bundle(src);
+  {
+    const Bundle opened = open_bundle(b, OpenOptions{.verify_artifact = false});
+    if (opened.manifest.references.at("int8-dynamic-per-channel").emulates != "xnnpack-qd8")
+      GTEST_SKIP() << src << " was exported before the qd8 emulation: re-export the test bundles";
+  }
+  REPLAYED(honest, b);
+  EXPECT_EQ(honest.against, "int8-dynamic-per-channel") << honest.judgement;
+  EXPECT_TRUE(every_case_agreed(honest)) << all_failures(honest);
+
+  // The emulation of case 0 says element 0 is higher by the midpoint of the two rows' atol terms.
+  const Bundle opened = open_bundle(b, OpenOptions{.verify_artifact = false});
+  const double against_emulation =
+      derive_bound("int8-dynamic-per-channel", "float32", std::nullopt, BoundBasis::kReference)
+          .atol_range;
+  const double against_golden =
+      derive_bound("int8-dynamic-per-channel", "float32", std::nullopt, BoundBasis::kGolden)
+          .atol_range;
+  ASSERT_LT(against_emulation, against_golden);
+  const double shift = (against_emulation + against_golden) / 2;
+  const GoldenCase& g = opened.manifest.goldens.front();
+  const fs::path file = opened.goldens_dir / g.references.at("int8-dynamic-per-channel").at("y").file;
+  HostTensor emu = read_npy(file);
+  float* v = reinterpret_cast<float*>(emu.data.data());
+  float range = 0;
+  for (size_t i = 0; i < emu.numel(); ++i) range = std::max(range, std::fabs(v[i]));
+  v[0] += static_cast<float>(shift * range);
+  write_npy(file, emu);
+  etproof::testing::rehash_references(b);
+  REPLAYED(edited, b);
+  EXPECT_EQ(edited.cases.front().status, Status::kDrifted) << all_failures(edited);
+  EXPECT_NE(edited.cases.front().detail.find("[0, 0]"), std::string::npos)
+      << edited.cases.front().detail;
+
+  // The same bundle claiming a per-tensor (PT2E) emulation: judged against the golden, where
+  // the edit is invisible and the program agrees within the range-fraction row.
+  const fs::path manifest = b / (opened.manifest.name + ".etproof.json");
+  nlohmann::json doc = nlohmann::json::parse(etproof::testing::slurp(manifest));
+  doc["references"]["int8-dynamic-per-channel"]["emulates"] = "pt2e";
+  std::ofstream(manifest) << doc.dump(2) << "\n";
+  REPLAYED(per_tensor, b);
+  EXPECT_EQ(per_tensor.against, "golden") << per_tensor.judgement;
+  EXPECT_TRUE(every_case_agreed(per_tensor)) << all_failures(per_tensor);
 }
 
 TEST(Verdict, Float16ColumnsGetADerivedBound) {

@@ -64,6 +64,7 @@ from etproof.lower import (
 )
 from etproof.manifest import MANIFEST_SUFFIX, SCHEMA_VERSION, write_manifest
 from etproof.quantize import (
+    EMULATES,
     PAD_SKIP_REASON,
     PAD_WORKAROUND,
     QUANT_SCHEMES,
@@ -193,6 +194,7 @@ def export_model(
             refs = capture_references(
                 model, args.cases, output_names, out_specs, ref_names, emulation=emulation,
                 scheme=quant_record["scheme"] if quant_record else None,
+                emulates=EMULATES.get(facts["quant"]) if facts["quant"] else None,
                 log=lambda m: say(f"{name}: {m}"))
             emulation = None  # the converted graph is not needed past here
 

@@ -284,9 +284,16 @@ def validate(doc: Any, origin: str | None = None) -> dict:
     return doc
 
 
+# references[NAME].emulates (optional, a recipe's emulation): what arithmetic it reproduces.
+# "pt2e": the converted PT2E graph as it is; "xnnpack-qd8": with dynamically quantized
+# activations quantized as XNNPACK's qd8 kernels do (etproof.quantize.EMULATES).
+EMULATES_VALUES = ("pt2e", "xnnpack-qd8")
+
+
 def _references(v: _V, refs: Any) -> set:
     """The top-level references (added within schema 1): {NAME: {"captured": true,
-    "description": str} | {"captured": false, "reason": str}}; returns the captured names."""
+    "description": str, "emulates"?: EMULATES_VALUES} | {"captured": false, "reason": str}};
+    returns the captured names."""
     if refs is None:
         return set()
     if not isinstance(refs, dict):
@@ -299,8 +306,12 @@ def _references(v: _V, refs: Any) -> set:
         if not isinstance(r, dict) or not isinstance(r.get("captured"), bool):
             v.fail(f"{f}.captured", "must be true or false")
         if r["captured"]:
-            v.obj(r, f, ("captured", "description"))
+            v.obj(r, f, ("captured", "description"), ("emulates",))
             v.string(r["description"], f"{f}.description")
+            if "emulates" in r:
+                if r["emulates"] not in EMULATES_VALUES:
+                    v.fail(f"{f}.emulates", f"must be one of {', '.join(EMULATES_VALUES)}, got "
+                           f"{r['emulates']!r}")
             captured.add(name)
         else:
             v.obj(r, f, ("captured", "reason"))

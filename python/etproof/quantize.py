@@ -2,8 +2,10 @@
 
 ``quantize`` turns an exported float program into an exported quantized one, calibrated on the
 golden inputs, and returns the manifest's ``quantization`` record, each output's scale where
-the converted graph has one, and the converted graph (run eagerly, the recipe's emulation). Convs fed by a constant pad are left float where XNNPACK fails on
-them (PAD_WORKAROUND), each recorded under its owning module.
+the converted graph has one, and the recipe's emulation: the converted graph run eagerly — for
+the dynamic scheme with its activations quantized as XNNPACK's qd8 kernels do (qd8_emulation),
+not per tensor as the PT2E graph says. Convs fed by a constant pad are left float where XNNPACK
+fails on them (PAD_WORKAROUND), each recorded under its owning module.
 
 May import: errors and toolchain facts; torch, torchao and ExecuTorch only inside functions.
 """
@@ -17,12 +19,24 @@ from etproof.toolchain import version
 QUANT_SCHEMES = {
     "xnnpack-int8-dynamic-per-channel": (
         "int8 symmetric weights per output channel; activations quantized to int8 dynamically "
-        "(per tensor, at run time)"
+        "at run time (per tensor in the PT2E graph; XNNPACK's qd8 kernels take the range per row "
+        "of a linear's input and per batch element of a convolution's)"
     ),
     "xnnpack-int8-static-per-channel": (
         "int8 symmetric weights per output channel; activations int8 per tensor with static "
         "scales calibrated on the golden inputs"
     ),
+}
+
+# What each scheme's emulation reproduces: the manifest's references[RECIPE].emulates
+# (docs/manifest.md). "xnnpack-qd8": the converted graph with every dynamically quantized
+# activation quantized the way XNNPACK's qd8 kernels quantize it (qd8_emulation); measured to
+# match the lowered XNNPACK program to float32 rounding (2e-7 to 3e-7 of the output range on a
+# 3-D Linear stack and a batch-3 conv stack, executorch 1.5.1), where the per-tensor graph is
+# 0.4% to 1% of the range away. "pt2e": the converted graph as it is.
+EMULATES = {
+    "xnnpack-int8-dynamic-per-channel": "xnnpack-qd8",
+    "xnnpack-int8-static-per-channel": "pt2e",
 }
 
 # Schemes that leave convs fed by constant_pad_nd in float (the XNNPACK run-time failure below).
@@ -149,7 +163,124 @@ def quantize(ep, scheme: str, example_inputs: tuple, cases: list):
     ep_q = torch.export.export(converted, example_inputs)
     record = {"scheme": QUANT_SCHEMES[scheme], "quantizer": type(quantizer).__name__,
               "skipped": skipped}
-    return ep_q, record, out_quant, converted
+    emulation = qd8_emulation(converted) if EMULATES[scheme] == "xnnpack-qd8" else converted
+    return ep_q, record, out_quant, emulation
+
+
+def _qd8_fake_quant(x, dims):
+    """x quantized to int8 and back with one asymmetric range per slice (the reduction ``dims``):
+    XNNPACK's qd8 conversion (xnn_f32_qd8_convert: range widened to include 0, scale = range /
+    255, zero point rounded and clamped to [-128, 127], values rounded half to even)."""
+    import torch
+
+    qmin, qmax = -128, 127
+    lo = torch.clamp(x.amin(dim=dims, keepdim=True), max=0)
+    hi = torch.clamp(x.amax(dim=dims, keepdim=True), min=0)
+    scale = torch.clamp((hi - lo) / (qmax - qmin), min=2.0 ** -12)  # the PT2E graph's eps
+    zero = torch.clamp(qmin - torch.round(lo / scale), qmin, qmax)
+    return (torch.clamp(torch.round(x / scale) + zero, qmin, qmax) - zero) * scale
+
+
+def _qd8_rows(x):
+    """A linear's input: one range per row (every leading dimension; the last is the features)."""
+    return _qd8_fake_quant(x, (-1,))
+
+
+def _qd8_batch(x):
+    """A convolution's input: one range per batch element (every dimension but the first)."""
+    return _qd8_fake_quant(x, tuple(range(1, x.dim())))
+
+
+def _qd8_pixels(x):
+    """A pointwise convolution's input: one range per pixel (the channel dimension, 1)."""
+    return _qd8_fake_quant(x, (1,))
+
+
+def _shape(gm, node):
+    """A graph value's shape: its recorded meta, a constant's own, or through a (de)quantize."""
+    val = node.meta.get("val") if hasattr(node, "meta") else None
+    if val is not None and hasattr(val, "shape"):
+        return tuple(val.shape)
+    if getattr(node, "op", None) == "get_attr":
+        obj = gm
+        for part in str(node.target).split("."):
+            obj = getattr(obj, part)
+        return tuple(obj.shape)
+    if getattr(node, "op", None) == "call_function" and "quantize" in str(node.target):
+        return _shape(gm, node.args[0])
+    return None
+
+
+def _conv_is_pointwise(gm, node) -> bool:
+    """An aten conv node with a 1x1 kernel, stride 1, no padding and one group: XNNPACK runs it
+    as a GEMM over the pixels, so its dynamically quantized input gets one range per pixel
+    (measured: a batch-2 1x1 conv matches per-pixel quantization to 2e-7 of the range and is
+    0.8% away from per-batch; 1x1 with stride 2, padding 1 or 2 groups, and 2x2 and 3x3 kernels,
+    match per batch element instead)."""
+    name = str(node.target)
+    args = list(node.args)
+    if "convolution" in name:  # (input, weight, bias, stride, padding, dilation, transposed,
+        if len(args) < 9 or args[6]:  # output_padding, groups)
+            return False
+        stride, padding, groups = args[3], args[4], args[8]
+    else:  # conv1d/conv2d: (input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1)
+        stride = args[3] if len(args) > 3 else 1
+        padding = args[4] if len(args) > 4 else 0
+        groups = args[6] if len(args) > 6 else 1
+    shape = _shape(gm, args[1])
+    if shape is None:
+        return False
+
+    def every(v, want):
+        return all(int(i) == want for i in (v if isinstance(v, (list, tuple)) else [v]))
+
+    return (all(int(k) == 1 for k in shape[2:]) and every(stride, 1) and every(padding, 0)
+            and groups == 1)
+
+
+def _qd8_kind(gm, user) -> str:
+    """How XNNPACK quantizes the dynamically quantized input of ``user``: "rows" (a linear),
+    "pixels" (a pointwise convolution), "batch" (any other convolution), or "other"."""
+    name = str(user.target)
+    if "linear" in name:
+        return "rows"
+    if "conv" in name:
+        return "pixels" if _conv_is_pointwise(gm, user) else "batch"
+    return "other"
+
+
+def qd8_emulation(converted):
+    """A copy of the converted dynamic-quantization graph whose activations are quantized as
+    XNNPACK's qd8 kernels quantize them: each choose_qparams.tensor -> quantize_per_tensor.tensor
+    -> dequantize_per_tensor.tensor chain whose users all take it the same way (_qd8_kind) is
+    replaced by that quantization — per row for linears, per pixel for pointwise convolutions, per
+    batch element for other convolutions; any other chain is left per tensor. The PT2E graph
+    quantizes per tensor, which is not what the lowered program computes (QUANT_SCHEMES,
+    EMULATES)."""
+    import copy
+
+    import torch
+
+    qd = torch.ops.quantized_decomposed
+    gm = copy.deepcopy(converted)
+    for node in list(gm.graph.nodes):
+        if not (node.op == "call_function" and node.target == qd.dequantize_per_tensor.tensor):
+            continue
+        q = node.args[0]
+        if not (getattr(q, "op", None) == "call_function"
+                and q.target == qd.quantize_per_tensor.tensor):
+            continue
+        kinds = {_qd8_kind(gm, u) for u in node.users}
+        fake = {"rows": _qd8_rows, "pixels": _qd8_pixels, "batch": _qd8_batch}.get(
+            kinds.pop()) if len(kinds) == 1 else None
+        if fake is None:
+            continue
+        with gm.graph.inserting_after(node):
+            replacement = gm.graph.call_function(fake, (q.args[0],))
+        node.replace_all_uses_with(replacement)
+    gm.graph.eliminate_dead_code()
+    gm.recompile()
+    return gm
 
 
 # Ops that move or reshape a tensor without changing its values: an output reached through them

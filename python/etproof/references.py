@@ -46,6 +46,9 @@ DESCRIPTIONS = {
     "recipe": ("the recipe's own emulation: the converted PT2E (quantize/dequantize) graph "
                "({scheme}), before lowering, run eagerly in PyTorch {torch} on the same inputs; "
                "outputs in the program's output dtype"),
+    "xnnpack-qd8": ("; its dynamically quantized activations quantized as XNNPACK's qd8 kernels "
+                    "do (a range per row of a linear's input, per batch element of a "
+                    "convolution's) instead of per tensor"),
 }
 
 
@@ -88,15 +91,18 @@ class References:
 
 
 def capture_references(model, cases, output_names, out_specs, names, emulation=None,
-                       scheme: str | None = None, log=None) -> References:
+                       scheme: str | None = None, emulates: str | None = None,
+                       log=None) -> References:
     """Computes the references ``names`` (reference_names) on every case.
 
     model: the eager source model (not modified: every precision runs on a deep copy); cases:
     objects with ``.id`` and ``.inputs``; out_specs: the manifest's output specs (each output's
     dtype and shape is checked); emulation: the converted PT2E GraphModule of a quantized recipe
     (needed for a name other than float64/float16/bfloat16; None records that reference as not
-    captured); scheme: the quantization scheme's description, for the record. Never raises for a
-    reference it cannot compute: the record says why.
+    captured); scheme: the quantization scheme's description, for the record; emulates: what that
+    emulation reproduces (etproof.quantize.EMULATES: "pt2e" or "xnnpack-qd8"), recorded as the
+    recipe reference's ``emulates``. Never raises for a reference it cannot compute: the record
+    says why.
     """
     import torch
 
@@ -117,6 +123,7 @@ def capture_references(model, cases, output_names, out_specs, names, emulation=N
                                        "quantized nothing here)")
                 outs = _run_emulation(emulation, cases, output_names, out_specs, name)
                 desc = DESCRIPTIONS["recipe"].replace("{scheme}", scheme or name)
+                desc += DESCRIPTIONS.get(emulates or "", "")
         except _NotCaptured as e:
             out.records[name] = {"captured": False, "reason": str(e)}
             say(f"reference {name}: not captured: {e}")
@@ -128,6 +135,8 @@ def capture_references(model, cases, output_names, out_specs, names, emulation=N
             continue
         out.records[name] = {"captured": True,
                              "description": desc.replace("{torch}", torch.__version__)}
+        if name not in (FLOAT64, *HALF_PRECISIONS) and emulates:
+            out.records[name]["emulates"] = emulates
         for c, tensors in zip(cases, outs):
             out.per_case[c.id][name] = dict(zip(output_names, tensors))
     return out

@@ -279,3 +279,52 @@ def test_integer_outputs_keep_their_dtype_in_every_reference():
     for name in ("float64", "bfloat16"):
         assert got[name]["i"].dtype == torch.int64
     assert torch.equal(got["float64"]["i"], torch.topk(x, 3).indices)
+
+
+@pytest.mark.parametrize("kind", ["linear", "conv", "pointwise"])
+def test_qd8_emulation_is_what_the_lowered_xnnpack_program_computes(kind):
+    """XNNPACK's qd8 kernels quantize a linear's input per row, a pointwise convolution's per
+    pixel and another convolution's per batch element; the PT2E graph says per tensor. On rows (or images) of very different ranges the
+    lowered program matches qd8_emulation to float32 rounding and is far from the per-tensor
+    graph: the int8-dynamic emulation a bundle carries is the one XNNPACK computes."""
+    from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+    from executorch.exir import to_edge_transform_and_lower
+    from executorch.runtime import Runtime
+
+    from etproof.arguments import GoldenCase
+    from etproof.quantize import quantize
+
+    torch.manual_seed(0)
+    if kind == "linear":
+        model = torch.nn.Sequential(torch.nn.Linear(64, 32), torch.nn.ReLU(),
+                                    torch.nn.Linear(32, 8)).eval()
+        x = torch.randn(2, 5, 64) * torch.linspace(0.1, 5, 5).view(1, 5, 1)
+    elif kind == "conv":  # one range per image
+        model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.ReLU(),
+                                    torch.nn.Conv2d(8, 4, 3)).eval()
+        x = torch.randn(3, 3, 12, 12) * torch.tensor([0.1, 1.0, 10.0]).view(3, 1, 1, 1)
+    else:  # a 1x1, stride-1, unpadded conv runs as a GEMM over pixels: one range per pixel
+        model = torch.nn.Sequential(torch.nn.Conv2d(8, 16, 1), torch.nn.Hardswish(),
+                                    torch.nn.Conv2d(16, 4, 1)).eval()
+        x = torch.randn(2, 8, 10, 10) * torch.linspace(0.1, 5, 10).view(1, 1, 10, 1)
+    cases = [GoldenCase("c", "synthetic", "test", (x,))]
+    ep = torch.export.export(model, (x,))
+    ep_q, _, _, emulation = quantize(ep, "xnnpack-int8-dynamic-per-channel", (x,), cases)
+    program = to_edge_transform_and_lower(ep_q, partitioner=[XnnpackPartitioner()]).to_executorch()
+    method = Runtime.get().load_program(program.buffer).load_method("forward")
+    actual = method.execute([x])[0]
+    with torch.no_grad():
+        qd8 = emulation(x)
+        per_tensor = ep_q.module()(x)
+    span = float(model(x).abs().max())
+    to_qd8 = float((actual - qd8).abs().max()) / span
+    to_per_tensor = float((actual - per_tensor).abs().max()) / span
+    assert to_qd8 < 1e-5, to_qd8  # float32 accumulation order only
+    assert to_per_tensor > 100 * to_qd8, (to_per_tensor, to_qd8)
+
+
+def test_the_int8_dynamic_emulation_says_what_it_emulates(test_bundles):
+    doc = read_manifest(test_bundles / "tiny-xnnpack-int8-dynamic-per-channel")
+    ref = doc["references"]["int8-dynamic-per-channel"]
+    assert ref["emulates"] == "xnnpack-qd8"
+    assert "qd8" in ref["description"]

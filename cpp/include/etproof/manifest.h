@@ -110,6 +110,12 @@ struct ReferenceInfo {
   bool captured = false;
   std::string description;  // captured: how it was computed
   std::string reason;       // not captured: why not (e.g. an operator without a float64 kernel)
+  // A recipe's emulation: what arithmetic it reproduces. "pt2e" (or empty, bundles exported
+  // before the field): the converted PT2E graph as it is; "xnnpack-qd8": with its dynamically
+  // quantized activations quantized as XNNPACK's qd8 kernels do (per row of a linear's input,
+  // per batch element of a convolution's), which matches the lowered program to float32
+  // rounding (python/etproof/quantize.py, EMULATES).
+  std::string emulates;
 };
 
 // The user's accuracy budget for what the recipe costs (the recipe's emulation against the

@@ -13,8 +13,13 @@
 //       float16/bfloat16 (widen_by_reference). A kernel closer to the truth than the golden is
 //       therefore never called drifted, and anything the old golden-based bound passed still
 //       passes (triangle inequalities, see widen_by_reference).
-//     - int8 recipes: the output against the recipe's own eager emulation, with the recipe's row
-//       measured against that emulation (few quantization steps), not against the float32 golden.
+//     - int8-dynamic-per-channel, where the emulation follows XNNPACK's qd8 arithmetic
+//       (ReferenceInfo::emulates "xnnpack-qd8": activations quantized per row / per pixel / per
+//       image as the lowered program does): the output against that emulation, with the recipe's
+//       row measured against it (bounds.cpp), not against the float32 golden.
+//     - int8-static-per-channel (and an int8-dynamic bundle whose emulation is the PT2E graph as
+//       it is): against the float32 golden — XNNPACK's static kernels are several output steps
+//       from the PT2E emulation (measured, bounds.cpp); the emulation gives the cost.
 //     - integer and bool outputs: against the float32 golden, exactly (gate.h).
 //     - a bundle without the references (exported before them), a caller-supplied bound, or a
 //       pair the table has no reference row for: against the float32 golden with the golden-basis
@@ -110,10 +115,10 @@ struct RecipeCost {
   size_t top1_rows = 0;      // classifier outputs: rows (samples; the last axis is the classes)
   size_t top1_agreed = 0;    //   and how many of them keep the golden's top-1 class
   std::string over_budget;   // the per-output budget rules it breaks (SQNR, cosine); empty: within
-                             // or none (top-1 agreement is judged over the bundle: Top1Budget)
+                             // or none (top-1 agreement is judged over the bundle: Top1Agreement in replay.h)
   // The program's output against the same emulation (set by the replay): how far the delegate is
-  // from its recipe's eager emulation — reported, not judged (gate.cpp says why int8 is judged
-  // against the golden).
+  // from its recipe's eager emulation — reported here; it is the verdict itself where the column
+  // is judged against the emulation (int8-dynamic with the qd8 emulation).
   std::optional<ReferenceError> program_vs_emulation;
 };
 [[nodiscard]] RecipeCost recipe_cost(const std::string& reference_name, const HostTensor& emulation,
