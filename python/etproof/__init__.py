@@ -7,6 +7,7 @@ from etproof.errors import (  # noqa: E402
     ExportError,
     InvalidArgument,
     ManifestError,
+    NothingToQuantize,
     QuantizationError,
 )
 
@@ -16,5 +17,6 @@ __all__ = [
     "ExportError",
     "InvalidArgument",
     "ManifestError",
+    "NothingToQuantize",
     "QuantizationError",
 ]

@@ -62,6 +62,15 @@ class QuantizationError(ExportError):
         super().__init__(cause, remedy, stage="quantize")
 
 
+class NothingToQuantize(QuantizationError):
+    """A quantized recipe that quantized nothing: the quantizer annotates no operator of the
+    model (no quantize/dequantize op after convert). Not a failure of the toolchain but a recipe
+    that does not apply, so it is a refusal: recorded as ``export-refused``, like a backend whose
+    toolchain is absent, and it never fails a matrix by itself."""
+
+    kind = "export-refused"
+
+
 class ManifestError(EtproofError):
     """A manifest document is invalid; ``field`` names the offending field (dotted path)."""
 

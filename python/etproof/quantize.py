@@ -12,7 +12,7 @@ May import: errors and toolchain facts; torch, torchao and ExecuTorch only insid
 
 from __future__ import annotations
 
-from etproof.errors import QuantizationError
+from etproof.errors import NothingToQuantize, QuantizationError
 from etproof.toolchain import version
 
 # Scheme (etproof.recipes.QUANT_OF) -> what it does, written as the manifest's quantization.scheme.
@@ -114,7 +114,8 @@ def quantize(ep, scheme: str, example_inputs: tuple, cases: list):
     Returns (the re-exported quantized program, the manifest's ``quantization`` record
     {"scheme", "quantizer", "skipped"}, output_quantization of the converted graph, the converted
     GraphModule itself: the recipe's eager emulation, etproof.references). Raises
-    QuantizationError when the converted graph has no quantize/dequantize op.
+    NothingToQuantize (a QuantizationError recorded as export-refused) when the converted graph
+    has no quantize/dequantize op.
     """
     import torch
     from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
@@ -154,7 +155,7 @@ def quantize(ep, scheme: str, example_inputs: tuple, cases: list):
     n_q = sum(1 for n in converted.graph.nodes
               if n.op == "call_function" and _is_quant_op(n.target))
     if n_q == 0:
-        raise QuantizationError(
+        raise NothingToQuantize(
             "recipe claims int8 but quantized nothing: the converted graph has no "
             "quantize/dequantize op",
             "the model has no operator this quantizer handles (or all were skipped); use the "

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Callable
 
 from etproof import cache
-from etproof.errors import EtproofError, InvalidArgument, error_line
+from etproof.errors import EtproofError, InvalidArgument, NothingToQuantize, error_line
 from etproof.export import export_model
 from etproof.manifest import canonical_dumps
 
@@ -23,7 +23,10 @@ def result_for_error(backend: str, recipe: str, e: EtproofError,
     model: the model key (NAME in NAME-BACKEND-RECIPE), where known; an xfail record's export
     half matches entries by it (docs/xfail.md). Absent when the model was never loaded.
     """
-    status = "export-refused" if isinstance(e, InvalidArgument) else "export-failed"
+    # Refused: a usage error or missing prerequisite (InvalidArgument), or a quantized recipe
+    # that quantizes nothing here (NothingToQuantize); anything else is a failure.
+    status = ("export-refused" if isinstance(e, (InvalidArgument, NothingToQuantize))
+              else "export-failed")
     r = {"backend": backend, "recipe": recipe, "status": status,
          "stage": e.stage or "export", "reason": str(e)}
     if model:

@@ -181,13 +181,23 @@ def test_untraceable_model_fails_at_export_stage_and_leaves_nothing(tmp_path):
 
 
 def test_quantized_nothing_is_refused(tmp_path):
+    from etproof.errors import NothingToQuantize
+    from etproof.runner import result_for_error
+
     x = torch.randn(1, 8)
-    with pytest.raises(QuantizationError) as e:
+    with pytest.raises(NothingToQuantize) as e:
         export_model(nn.Hardswish(), (x,), "nothing", tmp_path, "xnnpack",
                      "int8-dynamic-per-channel", ["x"], ["y"], [("c0", "synthetic", "randn", (x,))])
     assert e.value.stage == "quantize"
     assert "quantized nothing" in e.value.cause
+    assert isinstance(e.value, QuantizationError)
     assert _only_bundles(tmp_path) == []
+    # A refusal, not a failure: the export report lists it as export-refused (never failing a
+    # matrix by itself), with its stage and reason.
+    entry = result_for_error("xnnpack", "int8-dynamic-per-channel", e.value, model="nothing")
+    assert entry["status"] == "export-refused"
+    assert entry["stage"] == "quantize"
+    assert "quantized nothing" in entry["reason"]
 
 
 def test_failed_reexport_keeps_the_old_bundle(tmp_path):
