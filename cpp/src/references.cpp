@@ -236,7 +236,10 @@ JudgePlan plan_judgement(const Manifest& m, const PrecisionHere& here, bool use_
               "'s own error against truth";
     } else {
       p.against = own;
-      p.why = "against the recipe's own eager emulation (" + own + ")";
+      p.why = "against the recipe's own eager emulation (" + own +
+              (faithful_emulation(m, own) ? ", activations quantized as XNNPACK's qd8 kernels do"
+                                          : std::string()) +
+              ")";
     }
     return p;
   } else {

@@ -92,7 +92,9 @@ std::string to_text(const ParityReport& r) {
         os << " (floor " << fmt(r.bound.min_sqnr_db, 4) << " dB)";
       os << "\n";
       if (t.against != "golden" || !t.widened_by.empty()) {
-        os << "    against " << (t.against == "float64" ? "float64 truth" : t.against);
+        os << "    against "
+           << (t.against == "float64" ? std::string("float64 truth")
+                                      : "the " + t.against + " emulation");
         if (!t.widened_by.empty() && t.widening_error)
           os << "; bound widened by " << fmt(kReferenceMargin, 3) << "x the " << t.widened_by
              << "'s own error against truth, " << fmt(*t.widening_error, 3);
