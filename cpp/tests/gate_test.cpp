@@ -33,14 +33,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 using etproof::testing::f64;
 
-HostTensor f32(std::vector<float> v, std::vector<int64_t> shape = {}) {
-  HostTensor t;
-  t.dtype = DType::kFloat32;
-  t.shape = shape.empty() ? std::vector<int64_t>{static_cast<int64_t>(v.size())} : shape;
-  t.data.resize(v.size() * sizeof(float));
-  std::memcpy(t.data.data(), v.data(), t.data.size());
-  return t;
-}
+using etproof::testing::f32;
 
 // A float32 tensor's values times k (float32 again).
 HostTensor scaled(const HostTensor& t, double k) {

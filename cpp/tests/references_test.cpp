@@ -150,6 +150,22 @@ TEST(Plan, WithoutTruthTheGoldenBasisAndWhy) {
   EXPECT_NE(p.why.find("aten.foo has no float64 kernel"), std::string::npos) << p.why;
 }
 
+// The derived rows hold the numbers their argument gives (bounds.cpp): 4 unit roundoffs u of the
+// precision on the range, cosine 1 − (4u)²/2, and an SQNR floor −20·log10(4u) rounded down to
+// 0.1 dB (the one figure the table states as a literal).
+TEST(Plan, DerivedRowsAreTheirUnitRoundoffArgument) {
+  for (const auto& [precision, u] : {std::pair<std::string, double>{"float16", 1.0 / 2048},
+                                     {"bfloat16", 1.0 / 256}}) {
+    SCOPED_TRACE(precision);
+    const Bound b = derive_bound("fp32", precision, std::nullopt, BoundBasis::kReference);
+    EXPECT_DOUBLE_EQ(b.atol_range, 4 * u);
+    EXPECT_DOUBLE_EQ(b.min_cosine, 1 - (4 * u) * (4 * u) / 2);
+    const double exact = -20 * std::log10(4 * u);
+    EXPECT_LE(b.min_sqnr_db, exact);
+    EXPECT_GT(b.min_sqnr_db, exact - 0.1);
+  }
+}
+
 TEST(Plan, Float16IsDerivedFromItsEmulationWithNoDeviceMeasurement) {
   Manifest m = manifest("coreml", "fp32", "float16");
   capture(m, "float64");

@@ -38,14 +38,22 @@ inline std::filesystem::path fixture(const std::string& name) {
   return std::filesystem::path(ETPROOF_SOURCE_DIR) / "tests" / "fixtures" / name;
 }
 
-// A float64 tensor of `v`, shaped `shape` (default: 1-D of v's size), for the gate's own tests.
-inline HostTensor f64(const std::vector<double>& v, std::vector<int64_t> shape = {}) {
+// A tensor of `v` in dtype `D` (element type T), shaped `shape` (default: 1-D of v's size).
+template <typename T, DType D>
+inline HostTensor tensor_of(const std::vector<T>& v, std::vector<int64_t> shape = {}) {
   HostTensor t;
-  t.dtype = DType::kFloat64;
+  t.dtype = D;
   t.shape = shape.empty() ? std::vector<int64_t>{static_cast<int64_t>(v.size())} : shape;
-  t.data.resize(v.size() * sizeof(double));
-  std::memcpy(t.data.data(), v.data(), t.data.size());
+  t.data.resize(v.size() * sizeof(T));
+  if (!v.empty()) std::memcpy(t.data.data(), v.data(), t.data.size());
   return t;
+}
+// Float64 and float32 tensors for the gate's own tests.
+inline HostTensor f64(const std::vector<double>& v, std::vector<int64_t> shape = {}) {
+  return tensor_of<double, DType::kFloat64>(v, std::move(shape));
+}
+inline HostTensor f32(const std::vector<float>& v, std::vector<int64_t> shape = {}) {
+  return tensor_of<float, DType::kFloat32>(v, std::move(shape));
 }
 
 // A fresh, empty scratch directory for one test (removed at the start of the next run).
