@@ -324,7 +324,7 @@ int run_cli(int argc, char** argv) {
   std::string out_dir;
   auto* run = app.add_subcommand("run", "run a bundle on .npy inputs");
   run->add_option("BUNDLE", bundle, "bundle directory or manifest")->required();
-  run->add_option("--input", input_args, "NAME=FILE.npy, once per input")->required();
+  run->add_option("--input", input_args, "NAME=FILE.npy, once per input (none for a program without inputs)");
   run->add_option("--out", out_dir, "write NAME.npy per output here");
 
   // A caller bound (parity and matrix): each flag replaces that field of the derived bound.

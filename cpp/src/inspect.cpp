@@ -15,12 +15,17 @@ nlohmann::json spec_json(const TensorSpec& s) {
                    {"dtype", std::string(to_string(s.dtype))},
                    {"shape", s.shape}};
   if (s.layout) j["layout"] = *s.layout;
+  for (const auto& d : s.dynamic_dims)
+    j["dynamic_dims"].push_back({{"axis", d.axis}, {"name", d.name}, {"min", d.min}, {"max", d.max}});
   return j;
 }
 
 std::string spec_text(const TensorSpec& s) {
-  return s.name + " " + std::string(to_string(s.dtype)) + " " +
-         shape_to_string(s.shape) + (s.layout ? " " + *s.layout : "");
+  std::string dims;
+  for (const auto& d : s.dynamic_dims)
+    dims += " " + d.name + "[" + std::to_string(d.axis) + "]=" + std::to_string(d.min) + ".." + std::to_string(d.max);
+  return s.name + " " + std::string(to_string(s.dtype)) + " " + shape_to_string(s.shape) +
+         (s.layout ? " " + *s.layout : "") + dims;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // (etproof/bundle.h, LoadedModel).
 #include <algorithm>
 #include <climits>
+#include <optional>
 #include <set>
 
 #include <executorch/extension/data_loader/buffer_data_loader.h>
@@ -123,10 +124,34 @@ const char* remedy_for(ErrorKind k) {
     case ErrorKind::kDtypeMismatch:
       return "convert the input to the dtype the manifest lists (etproof never casts silently)";
     case ErrorKind::kShapeMismatch:
-      return "give the input in the shape the manifest lists (-1 = any size in that dimension)";
+      return "give the input in the shape the manifest lists (-1 = any size inside that dimension's range; "
+             "`etproof inspect BUNDLE` shows it), or re-export with a Dim whose range covers it";
     default:
       return "give every input the manifest lists, once, by name";
   }
+}
+
+// A dynamic dimension given a size outside its range: the manifest's (dynamic_dims), else the
+// program's own upper bound (`bounds`, MethodMeta's sizes). `shape` already fits spec.shape.
+std::optional<std::string> dynamic_size_problem(const TensorSpec& spec, const std::vector<int64_t>& shape,
+                                                const std::vector<int64_t>& bounds) {
+  for (size_t axis = 0; axis < spec.shape.size(); ++axis) {
+    if (spec.shape[axis] != -1) continue;
+    const int64_t size = shape[axis];
+    const auto dim = std::find_if(spec.dynamic_dims.begin(), spec.dynamic_dims.end(),
+                                  [&](const DynamicDim& d) { return d.axis == int64_t(axis); });
+    if (dim != spec.dynamic_dims.end()) {
+      if (size < dim->min || size > dim->max)
+        return "dimension " + std::to_string(axis) + " ('" + dim->name + "') is " + std::to_string(size) +
+               ", outside the range " + std::to_string(dim->min) + ".." + std::to_string(dim->max) +
+               " the program was exported for";
+    } else if (axis < bounds.size() && size > bounds[axis]) {
+      return "dimension " + std::to_string(axis) + " is " + std::to_string(size) +
+             ", above the program's upper bound " + std::to_string(bounds[axis]) + " (the largest size ExecuTorch "
+             "planned memory for)";
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -147,6 +172,9 @@ struct LoadedModel::Impl {
   std::shared_ptr<const Bytes> program;
   std::unique_ptr<Module> module;
   std::vector<bool> input_planned;  // per input: ExecuTorch copies it into planned memory
+  // Per input: the sizes the program records (MethodMeta). For a dynamic dimension that is the
+  // largest size ExecuTorch planned memory for (a dynamic-bound tensor's upper bound).
+  std::vector<std::vector<int64_t>> input_bounds;
 };
 
 LoadedModel::LoadedModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -289,6 +317,8 @@ LoadedModel LoadedModel::load(const Bundle& bundle) {
   for (size_t i = 0; i < meta->num_inputs(); ++i) {
     auto info = meta->input_tensor_meta(i);
     impl->input_planned.push_back(info.ok() && info->is_memory_planned());
+    impl->input_bounds.push_back(info.ok() ? std::vector<int64_t>(info->sizes().begin(), info->sizes().end())
+                                           : std::vector<int64_t>{});
   }
   check_sig(false, meta->num_outputs(), m.outputs);
   if (!disagree.empty())
@@ -316,7 +346,8 @@ std::map<std::string, HostTensor> LoadedModel::run(const std::map<std::string, H
     if (!find_spec(s.inputs, name))
       problems.push_back({ErrorKind::kInvalidArgument,
                           "unknown input '" + name + "' (the program's inputs: " + join(spec_names(s.inputs), ", ") + ")"});
-  for (const auto& spec : s.inputs) {
+  for (size_t i = 0; i < s.inputs.size(); ++i) {
+    const TensorSpec& spec = s.inputs[i];
     auto it = inputs.find(spec.name);
     if (it == inputs.end()) {
       problems.push_back({ErrorKind::kInvalidArgument, "input '" + spec.name + "' not given"});
@@ -333,6 +364,8 @@ std::map<std::string, HostTensor> LoadedModel::run(const std::map<std::string, H
     else if (std::any_of(t.shape.begin(), t.shape.end(), [](int64_t d) { return d < 0 || d > INT32_MAX; }))
       problems.push_back({ErrorKind::kShapeMismatch,
                           "input '" + spec.name + "': shape " + shape_to_string(t.shape) + " is outside what ExecuTorch carries"});
+    else if (auto out_of_range = dynamic_size_problem(spec, t.shape, s.input_bounds[i]))
+      problems.push_back({ErrorKind::kShapeMismatch, "input '" + spec.name + "': " + *out_of_range});
     else if (t.data.size() != t.numel() * dtype_size(t.dtype))
       problems.push_back({ErrorKind::kInvalidArgument,
                           "input '" + spec.name + "': holds " + std::to_string(t.data.size()) + " bytes, its shape and dtype need " +

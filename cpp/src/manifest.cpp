@@ -221,6 +221,44 @@ class Reader : public detail::JsonReader {
     return out;
   }
 
+  // inputs[i].dynamic_dims: [{"axis", "name", "min", "max"}], sorted by axis, each a -1 of the
+  // shape, 0 <= min <= max.
+  void dynamic_dims(const json& e, const std::string& path, TensorSpec& t) {
+    const json* arr = array_at(e, path, "dynamic_dims", /*required=*/false);
+    if (!arr) return;
+    const std::string dp = at(path, "dynamic_dims");
+    if (arr->empty()) problem(dp, "lists no dimension; omit it when none is dynamic");
+    for (size_t k = 0; k < arr->size(); ++k) {
+      const json& d = (*arr)[k];
+      const std::string kp = at(dp, k);
+      if (!expect_type(d, kp, d.is_object(), "an object")) continue;
+      DynamicDim dim;
+      auto axis = int_at(d, kp, "axis", true, 0);
+      auto name = string_at(d, kp, "name");
+      auto lo = int_at(d, kp, "min", true, 0);
+      auto hi = int_at(d, kp, "max", true, 0);
+      if (!axis || !name || !lo || !hi) continue;
+      if (*axis >= int64_t(t.shape.size()) || t.shape[size_t(*axis)] != -1) {
+        problem(at(kp, "axis"), std::to_string(*axis) + " is not a -1 (dynamic) entry of shape " +
+                                    shape_to_string(t.shape));
+        continue;
+      }
+      if (!t.dynamic_dims.empty() && *axis <= t.dynamic_dims.back().axis) {
+        problem(at(kp, "axis"), "must be sorted and distinct");
+        continue;
+      }
+      if (*hi < *lo) {
+        problem(at(kp, "max"), std::to_string(*hi) + " is below min " + std::to_string(*lo));
+        continue;
+      }
+      dim.axis = *axis;
+      dim.name = *name;
+      dim.min = *lo;
+      dim.max = *hi;
+      t.dynamic_dims.push_back(std::move(dim));
+    }
+  }
+
   std::vector<TensorSpec> tensor_specs(const json& doc, const char* key) {
     std::vector<TensorSpec> specs;
     const json* arr = array_at(doc, "", key);
@@ -262,7 +300,9 @@ class Reader : public detail::JsonReader {
       if (std::string(key) == "outputs") {
         t.quantization = output_quantization(e, path);
         output_options(e, path, t);
+        if (e.contains("dynamic_dims")) problem(at(path, "dynamic_dims"), "is only defined for inputs");
       } else {
+        dynamic_dims(e, path, t);
         for (const char* k : {"quantization", "slice_axis", "integer_atol"})
           if (e.contains(k)) problem(at(path, k), "is only defined for outputs");
       }

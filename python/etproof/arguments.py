@@ -24,6 +24,7 @@ from etproof.manifest import (
     check_output_specs,
     check_preprocessing,
     check_weights,
+    shape_fits,
 )
 from etproof.recipes import RECIPES, supported_pairs_text
 
@@ -55,6 +56,10 @@ class ExportArguments:
     cases: list
     model_name: str
     preprocessing: dict | None
+    # torch.export's dynamic_shapes, positional (one None or {axis: Dim} per input); None: static
+    dynamic_shapes: tuple | None = None
+    # the manifest's inputs[i].dynamic_dims as declared, per input ([] where static)
+    dynamic_dims: list | None = None
 
 
 def _bad(cause: str, remedy: str) -> InvalidArgument:
@@ -72,22 +77,25 @@ def _check_name(kind: str, value: Any) -> str:
 def check_export_arguments(model, example_inputs, name, backend, recipe, input_names,
                            output_names, golden_inputs, preprocessing=None, labels=None,
                            model_name=None, golden_meta=None, layouts=None, compute_unit=None,
-                           weights=None, slice_axis=None, integer_atol=None, budget=None):
+                           weights=None, slice_axis=None, integer_atol=None, budget=None,
+                           dynamic_shapes=None):
     """Every check export_model makes before it writes anything; raises InvalidArgument.
 
     Returns the normalized arguments and the input tensor specs. slice_axis and integer_atol are
     checked here by output name and value; against each output's rank and dtype once the eager
-    outputs give them (apply_output_options).
+    outputs give them (apply_output_options). dynamic_shapes: see check_dynamic_shapes.
     """
     args = _check_arguments(model, example_inputs, name, backend, recipe, input_names,
                             output_names, golden_inputs, preprocessing, labels, model_name,
-                            golden_meta, layouts, compute_unit)
+                            golden_meta, layouts, compute_unit, dynamic_shapes)
     if weights is not None:
         _as_argument(check_weights, "weights", weights)
     _check_output_options(slice_axis, integer_atol, list(output_names))
     if budget is not None:
         _as_argument(check_budget, "budget", budget)
     in_specs = tensor_specs(input_names, args.example_inputs, layouts or {}, "input")
+    for spec, dims in zip(in_specs, args.dynamic_dims or []):
+        set_dynamic_dims(spec, dims)
     if args.preprocessing is not None:
         _as_argument(check_preprocessing, "preprocessing", args.preprocessing, in_specs)
     return args, in_specs
@@ -158,7 +166,7 @@ GOLDEN_DATA_MEANING = ("'real' for real-domain inputs (photos, sentences, record
 
 def _check_arguments(model, example_inputs, name, backend, recipe, input_names,
                      output_names, golden_inputs, preprocessing, labels, model_name,
-                     golden_meta, layouts, compute_unit) -> ExportArguments:
+                     golden_meta, layouts, compute_unit, dynamic_shapes=None) -> ExportArguments:
     import torch
 
     _check_name("bundle name", name)
@@ -176,8 +184,8 @@ def _check_arguments(model, example_inputs, name, backend, recipe, input_names,
     example_inputs = tuple(example_inputs)
     input_names = list(input_names)
     output_names = list(output_names)
-    if not example_inputs or not all(isinstance(t, torch.Tensor) for t in example_inputs):
-        raise _bad("example_inputs must be a non-empty tuple of tensors",
+    if not all(isinstance(t, torch.Tensor) for t in example_inputs):
+        raise _bad("example_inputs must be a tuple of tensors (empty for a model without inputs)",
                    "pass the model's positional inputs as tensors")
     if len(input_names) != len(example_inputs):
         raise _bad(f"{len(input_names)} input names for {len(example_inputs)} example inputs",
@@ -192,6 +200,8 @@ def _check_arguments(model, example_inputs, name, backend, recipe, input_names,
         raise _bad(f"tensor names repeat: {all_names}", "give each input and output its own name")
     for t, n in zip(example_inputs, input_names):
         dtype_name(t.dtype, n)
+    torch_dynamic, dynamic_dims = check_dynamic_shapes(dynamic_shapes, example_inputs,
+                                                       input_names)
 
     # golden cases
     cases = []
@@ -223,10 +233,19 @@ def _check_arguments(model, example_inputs, name, backend, recipe, input_names,
         if len(tensors) != len(example_inputs):
             raise _bad(f"golden case {cid!r} has {len(tensors)} inputs, the model takes "
                        f"{len(example_inputs)}", "give every golden case all inputs")
-        for t, e, n in zip(tensors, example_inputs, input_names):
-            if not isinstance(t, torch.Tensor) or t.shape != e.shape or t.dtype != e.dtype:
+        for t, e, n, dims in zip(tensors, example_inputs, input_names, dynamic_dims):
+            want = _spec_shape(e, dims)
+            if (not isinstance(t, torch.Tensor) or t.dtype != e.dtype
+                    or not shape_fits(t.shape, want)):
                 raise _bad(f"golden case {cid!r}: input {n!r} must be a {e.dtype} tensor of shape "
-                           f"{list(e.shape)}", "golden inputs must match the example inputs")
+                           f"{want}" + (" (-1: a dynamic dimension)" if dims else ""),
+                           "golden inputs must match the example inputs")
+            for d in dims:
+                if not d["min"] <= t.shape[d["axis"]] <= d["max"]:
+                    raise _bad(f"golden case {cid!r}: input {n!r} has size {t.shape[d['axis']]} in "
+                               f"dimension {d['axis']} ({d['name']!r}), outside its range "
+                               f"{d['min']}..{d['max']}", "give golden inputs inside the range "
+                               "the dynamic dimension declares")
         cases.append(GoldenCase(cid, data, origin, tensors))
     if not cases:
         raise _bad("no golden inputs", "pass at least one golden case (real data where the model "
@@ -234,6 +253,7 @@ def _check_arguments(model, example_inputs, name, backend, recipe, input_names,
     ids = [c.id for c in cases]
     if len(set(ids)) != len(ids):
         raise _bad(f"golden case ids repeat: {ids}", "give each golden case its own id")
+    _check_dynamic_coverage(cases, input_names, dynamic_dims)
 
     for n, lay in (layouts or {}).items():
         if n not in all_names:
@@ -270,7 +290,119 @@ def _check_arguments(model, example_inputs, name, backend, recipe, input_names,
                        f"outputs: {output_names}")
     if compute_unit is not None and (not isinstance(compute_unit, str) or not compute_unit):
         raise _bad("compute_unit must be a non-empty string", "omit it where the backend has none")
-    return ExportArguments(example_inputs, cases, model_name, pre)
+    return ExportArguments(example_inputs, cases, model_name, pre,
+                           torch_dynamic, dynamic_dims if torch_dynamic else None)
+
+
+def check_dynamic_shapes(dynamic_shapes, example_inputs: tuple, input_names: list):
+    """Normalizes the model spec's ``dynamic_shapes``: torch.export's own form, either positional
+    (a tuple with one ``None`` or ``{axis: torch.export.Dim(NAME, min=LO, max=HI)}`` per input)
+    or keyed by input name (``{input name: {axis: Dim}}``). Every Dim needs a finite ``max``
+    (ExecuTorch plans memory for the largest size). The example input's size must lie inside the
+    range; one Dim may be shared between inputs (the same symbol: the sizes must agree).
+
+    Returns (the positional tuple torch.export takes, or None when nothing is dynamic; per input
+    the manifest's ``dynamic_dims`` as declared: ``[{"axis", "name", "min", "max"}]``, sorted by
+    axis). Raises InvalidArgument naming the input, the axis and the remedy.
+    """
+    import torch
+
+    n = len(example_inputs)
+    if dynamic_shapes is None:
+        return None, [[] for _ in range(n)]
+    if isinstance(dynamic_shapes, dict):
+        unknown = [k for k in dynamic_shapes if k not in input_names]
+        if unknown:
+            raise _bad(f"dynamic_shapes names unknown inputs {unknown}",
+                       f"key it by input name (inputs: {input_names}) or give a tuple, one "
+                       "entry per input")
+        per_input = [dynamic_shapes.get(nm) for nm in input_names]
+    elif isinstance(dynamic_shapes, (tuple, list)) and len(dynamic_shapes) == n:
+        per_input = list(dynamic_shapes)
+    else:
+        raise _bad(f"dynamic_shapes must be a dict {{input name: {{axis: Dim}}}} or a tuple of "
+                   f"{n} entries (None or {{axis: Dim}}), got {type(dynamic_shapes).__name__}"
+                   + (f" of {len(dynamic_shapes)}" if isinstance(dynamic_shapes, (tuple, list))
+                      else ""),
+                   "see `python -m etproof export --help`, 'dynamic_shapes'")
+    dims_out: list[list[dict]] = []
+    size_of: dict[str, int] = {}
+    for t, nm, entry in zip(example_inputs, input_names, per_input):
+        dims: list[dict] = []
+        if entry is not None:
+            if not isinstance(entry, dict):
+                raise _bad(f"dynamic_shapes of {nm!r} must be a dict {{axis: Dim}} or None, got "
+                           f"{type(entry).__name__}", "torch.export.Dim('NAME', min=LO, max=HI)")
+            for axis, dim in sorted(entry.items(), key=lambda kv: str(kv[0])):
+                if isinstance(axis, bool) or not isinstance(axis, int) or not 0 <= axis < t.dim():
+                    raise _bad(f"dynamic_shapes of {nm!r}: axis {axis!r} is not a dimension of "
+                               f"its rank-{t.dim()} example input", "give axes 0..rank-1")
+                if dim is None:
+                    continue
+                if not isinstance(dim, torch.export.Dim):
+                    raise _bad(f"dynamic_shapes of {nm!r}, axis {axis}: {dim!r} is not a "
+                               "torch.export.Dim", "use torch.export.Dim('NAME', min=LO, max=HI)")
+                lo, hi = dim.min, dim.max
+                if not isinstance(hi, int) or hi > 2**31 - 1:
+                    raise _bad(f"dynamic_shapes of {nm!r}, axis {axis}: Dim {dim.__name__!r} has "
+                               "no finite max", f"give Dim({dim.__name__!r}, min=LO, max=HI): "
+                               "ExecuTorch plans memory for the largest size")
+                size = int(t.shape[axis])
+                if not lo <= size <= hi:
+                    raise _bad(f"dynamic_shapes of {nm!r}, axis {axis}: the example input's size "
+                               f"{size} is outside Dim {dim.__name__!r}'s range {lo}..{hi}",
+                               "give an example input inside the range (not its minimum when "
+                               "that is 0 or 1: torch.export specializes those)")
+                if size_of.setdefault(dim.__name__, size) != size:
+                    raise _bad(f"dynamic_shapes: Dim {dim.__name__!r} has size "
+                               f"{size_of[dim.__name__]} and {size} in the example inputs",
+                               "inputs that share a Dim must have the same size in it")
+                dims.append({"axis": axis, "name": dim.__name__, "min": int(lo), "max": int(hi)})
+        dims_out.append(sorted(dims, key=lambda d: d["axis"]))
+    if not any(dims_out):
+        return None, dims_out
+    torch_form = tuple({d["axis"]: entry[d["axis"]] for d in dims} if dims else None
+                       for dims, entry in zip(dims_out, per_input))
+    return torch_form, dims_out
+
+
+def _spec_shape(t, dims: list) -> list:
+    """The manifest shape of tensor ``t`` with its dynamic axes (``dims``) as -1."""
+    shape = [int(d) for d in t.shape]
+    for d in dims:
+        shape[d["axis"]] = -1
+    return shape
+
+
+def set_dynamic_dims(spec: dict, dims: list) -> None:
+    """Marks ``dims`` (``[{"axis", "name", "min", "max"}]``) on a manifest tensor spec: -1 in its
+    shape and its ``dynamic_dims``; nothing when ``dims`` is empty."""
+    if dims:
+        for d in dims:
+            spec["shape"][d["axis"]] = -1
+        spec["dynamic_dims"] = [dict(d) for d in dims]
+
+
+def _check_dynamic_coverage(cases: list, input_names: list, dynamic_dims: list) -> None:
+    """Each dynamic dimension's golden sizes must include its minimum, its maximum and one size
+    between (where the range has one): a dynamic program judged at one size is judged nowhere
+    else (docs/design.md §5). Raises InvalidArgument naming the dimension and the sizes."""
+    seen: dict[str, tuple[dict, set]] = {}
+    for i, dims in enumerate(dynamic_dims):
+        for d in dims:
+            entry = seen.setdefault(d["name"], (d, set()))
+            for c in cases:
+                entry[1].add(int(c.inputs[i].shape[d["axis"]]))
+    for name, (d, sizes) in seen.items():
+        lo, hi = d["min"], d["max"]
+        missing = [what for what, ok in (
+            (f"the minimum {lo}", lo in sizes), (f"the maximum {hi}", hi in sizes),
+            ("a size between", hi - lo < 2 or any(lo < s < hi for s in sizes))) if not ok]
+        if missing:
+            raise _bad(f"dynamic dimension {name!r} (range {lo}..{hi}): the golden cases have "
+                       f"sizes {sorted(sizes)}, not {', '.join(missing)}",
+                       "give golden cases at the minimum, the maximum and one size between, or "
+                       "narrow the Dim's range to the sizes the model is used at")
 
 
 def dtype_name(dtype, tensor_name: str | None = None) -> str:

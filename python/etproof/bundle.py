@@ -122,7 +122,9 @@ def write_references(gdir: Path, per_case: dict) -> dict:
 
 def save_npy(path: Path, t) -> None:
     """Writes a torch tensor as a C-contiguous ``.npy`` file (its own dtype and shape)."""
-    arr = np.ascontiguousarray(t.detach().cpu().numpy())
+    # torch's contiguous(), not np.ascontiguousarray: that one makes a 0-d (scalar-shaped)
+    # tensor 1-d, and the manifest's shape [] would no longer be the file's.
+    arr = t.detach().cpu().contiguous().numpy()
     with open(path, "wb") as f:
         np.save(f, arr, allow_pickle=False)
 

@@ -62,7 +62,7 @@ from etproof.lower import (
     lower,
     verify_runs,
 )
-from etproof.manifest import MANIFEST_SUFFIX, SCHEMA_VERSION, write_manifest
+from etproof.manifest import MANIFEST_SUFFIX, SCHEMA_VERSION, shape_fits, write_manifest
 from etproof.quantize import (
     EMULATES,
     PAD_SKIP_REASON,
@@ -112,6 +112,7 @@ def export_model(
     slice_axis: dict | None = None,
     integer_atol: dict | None = None,
     budget: dict | None = None,
+    dynamic_shapes=None,
     verify: bool = True,
     log: Callable[[str], None] | None = None,
 ) -> Path:
@@ -126,6 +127,9 @@ def export_model(
     do not slice; absent: the gate's default); integer_atol: ``{integer or bool output name:
     number >= 0}`` (absent: exact); budget: ``{"min_sqnr_db"?, "min_cosine"?,
     "top1_agreement"?}``, the accuracy the recipe may cost. All three go into the manifest.
+    dynamic_shapes: torch.export's, with a finite ``max`` on every Dim (check_dynamic_shapes);
+    the manifest records each input's dynamic dimensions with the range torch.export kept, and
+    golden cases may have any size inside it (at least the minimum, the maximum and one between).
     Besides the goldens, each case's references (etproof.references.reference_names: the float64
     truth, the recipe's emulation, float16/bfloat16 emulations) are written as
     ``CASE.ref.NAME.OUTPUT.npy``; one that cannot be computed is recorded, never fatal.
@@ -143,7 +147,7 @@ def export_model(
     args, in_specs = check_export_arguments(
         model, example_inputs, name, backend, recipe, input_names, output_names, golden_inputs,
         preprocessing, labels, model_name, golden_meta, layouts, compute_unit, weights,
-        slice_axis, integer_atol, budget)
+        slice_axis, integer_atol, budget, dynamic_shapes)
     facts = RECIPES[(backend, recipe)]
     compute_unit = resolve_compute_unit(backend, recipe, compute_unit)
     check_export_needs(backend)
@@ -159,15 +163,20 @@ def export_model(
         # 1. goldens: float32 eager outputs of the source model, before anything else.
         with in_stage("goldens"):
             say(f"{name}: eager goldens ({len(args.cases)} cases)")
-            out_specs, golden_outs = _eager_goldens(model, args, output_names, layouts)
+            example_outs, golden_outs = _eager_goldens(model, args, output_names)
+
+        # 2. torch.export; the dynamic dimensions' ranges as torch.export kept them
+        with in_stage("export"):
+            say(f"{name}: torch.export")
+            ep = torch.export.export(model, args.example_inputs,
+                                     dynamic_shapes=args.dynamic_shapes)
+            if args.dynamic_shapes is not None:
+                _program_input_ranges(ep, in_specs, args)
+        with in_stage("goldens"):
+            out_specs = _output_specs(ep, example_outs, golden_outs, args, output_names, layouts)
         if labels is not None:
             check_output_labels(labels, out_specs)
         apply_output_options(out_specs, slice_axis, integer_atol)
-
-        # 2. torch.export
-        with in_stage("export"):
-            say(f"{name}: torch.export")
-            ep = torch.export.export(model, args.example_inputs)
 
         # 3. PT2E quantization
         quant_record = None
@@ -176,7 +185,7 @@ def export_model(
             with in_stage("quantize"):
                 say(f"{name}: quantizing ({recipe})")
                 ep, quant_record, out_quant, emulation = quantize(
-                    ep, facts["quant"], args.example_inputs, args.cases)
+                    ep, facts["quant"], args.example_inputs, args.cases, args.dynamic_shapes)
                 # Each output's quantization scale where the converted graph has one (int8
                 # static); the gate can then state its atol in quantization steps.
                 if len(out_quant) == len(out_specs):
@@ -270,25 +279,81 @@ def export_model(
     return final
 
 
-def _eager_goldens(model, args, output_names, layouts) -> tuple[list, list]:
-    """The source model's eager outputs on the example inputs (their specs: the manifest's
-    ``outputs``) and on every golden case; a case whose outputs differ in shape or dtype from the
-    example's is ExportError (stage "goldens")."""
+def _eager_goldens(model, args, output_names) -> tuple[list, list]:
+    """The source model's float32 eager outputs on the example inputs and on every golden case."""
     import torch
 
     with torch.no_grad():
         example_outs = _run_eager(model, args.example_inputs, len(output_names))
         golden_outs = [_run_eager(model, c.inputs, len(output_names)) for c in args.cases]
-    out_specs = tensor_specs(output_names, example_outs, layouts or {}, "output")
+    return example_outs, golden_outs
+
+
+def _user_nodes(ep, kind: str) -> list:
+    """The exported program's user input placeholders, or its user outputs, in order."""
+    nodes = list(ep.graph.nodes)
+    if kind == "input":
+        by_name = {n.name: n for n in nodes if n.op == "placeholder"}
+        return [by_name[n] for n in ep.graph_signature.user_inputs]
+    out = next(n for n in nodes if n.op == "output")
+    flat = out.args[0] if isinstance(out.args[0], (tuple, list)) else [out.args[0]]
+    return list(flat)[-len(ep.graph_signature.user_outputs):]
+
+
+def _program_input_ranges(ep, in_specs: list, args) -> None:
+    """Replaces each declared dynamic dimension's range by the one torch.export kept (it may
+    narrow a Dim's range; ep.range_constraints) and checks the golden cases still fit it.
+    ExportError (stage "export") when torch.export made a declared dimension static or narrowed
+    it below a golden case's size."""
+    import torch
+
+    for i, (spec, node) in enumerate(zip(in_specs, _user_nodes(ep, "input"))):
+        for d in spec.get("dynamic_dims", []):
+            size = node.meta["val"].shape[d["axis"]]
+            if not isinstance(size, torch.SymInt):
+                raise ExportError(
+                    f"torch.export made dimension {d['axis']} ({d['name']!r}) of input "
+                    f"{spec['name']!r} static (size {int(size)}): the model fixes that size",
+                    "remove the Dim from dynamic_shapes, or change the model so the size can "
+                    "vary", stage="export")
+            vr = ep.range_constraints.get(size.node.expr)
+            if vr is None:
+                continue
+            lo, hi = int(vr.lower), int(vr.upper)
+            if (lo, hi) != (d["min"], d["max"]):
+                outside = sorted({int(c.inputs[i].shape[d["axis"]]) for c in args.cases
+                                  if not lo <= int(c.inputs[i].shape[d["axis"]]) <= hi})
+                if outside:
+                    raise ExportError(
+                        f"torch.export narrowed dimension {d['axis']} ({d['name']!r}) of input "
+                        f"{spec['name']!r} to {lo}..{hi}; golden sizes {outside} fall outside",
+                        f"declare Dim({d['name']!r}, min={lo}, max={hi}) and golden cases "
+                        "inside it", stage="export")
+                d["min"], d["max"] = lo, hi
+
+
+def _output_specs(ep, example_outs, golden_outs, args, output_names, layouts) -> list:
+    """The manifest's outputs: the eager example outputs' dtypes and shapes, -1 wherever the
+    exported program's output size is symbolic (it follows a dynamic input). A golden output
+    that does not fit is ExportError (stage "goldens")."""
+    import torch
+
+    specs = tensor_specs(output_names, example_outs, layouts or {}, "output")
+    if args.dynamic_shapes is not None:
+        for spec, node in zip(specs, _user_nodes(ep, "output")):
+            val = node.meta.get("val") if hasattr(node, "meta") else None
+            for axis, size in enumerate(getattr(val, "shape", ())):
+                if isinstance(size, torch.SymInt) and axis < len(spec["shape"]):
+                    spec["shape"][axis] = -1
     for c, outs in zip(args.cases, golden_outs):
-        for o_name, o, spec in zip(output_names, outs, out_specs):
-            if list(o.shape) != spec["shape"] or dtype_name(o.dtype) != spec["dtype"]:
+        for o_name, o, spec in zip(output_names, outs, specs):
+            if not shape_fits(o.shape, spec["shape"]) or dtype_name(o.dtype) != spec["dtype"]:
                 raise ExportError(
                     f"golden case {c.id!r}: output {o_name!r} is {dtype_name(o.dtype)} "
                     f"{list(o.shape)}, the example input gives {spec['dtype']} {spec['shape']}",
-                    "golden inputs must have the example inputs' shapes and dtypes",
-                    stage="goldens")
-    return out_specs, golden_outs
+                    "golden inputs must have the example inputs' shapes and dtypes (or sizes "
+                    "inside a dynamic dimension's range)", stage="goldens")
+    return specs
 
 
 def _run_eager(model, inputs: tuple, n_outputs: int) -> list:

@@ -139,14 +139,14 @@ def _file_ref(v: _V, ref: Any, field: str) -> None:
 
 def _tensor_specs(v: _V, specs: Any, field: str) -> None:
     v.array(specs, field)
-    if not specs:
+    if not specs and field == "outputs":  # a program may take no inputs; it returns something
         v.fail(field, "must name at least one tensor")
     seen = set()
     for i, s in enumerate(specs):
         f = f"{field}[{i}]"
         v.obj(s, f, ("name", "dtype", "shape"),
               ("layout", "quantization", "slice_axis", "integer_atol") if field == "outputs"
-              else ("layout",))
+              else ("layout", "dynamic_dims"))
         name = v.string(s["name"], f"{f}.name", pattern=NAME_RE)
         if name in seen:
             v.fail(f"{f}.name", f"repeats {name!r}")
@@ -155,6 +155,8 @@ def _tensor_specs(v: _V, specs: Any, field: str) -> None:
         shape = v.array(s["shape"], f"{f}.shape")
         for j, d in enumerate(shape):
             v.integer(d, f"{f}.shape[{j}]", minimum=-1)  # -1 = dynamic dimension
+        if "dynamic_dims" in s:
+            _dynamic_dims(v, s["dynamic_dims"], shape, f"{f}.dynamic_dims")
         if "layout" in s:
             v.string(s["layout"], f"{f}.layout", choices=LAYOUTS)
             if len(shape) != 4:
@@ -172,6 +174,37 @@ def _tensor_specs(v: _V, specs: Any, field: str) -> None:
             if s["dtype"] not in INTEGER_DTYPES:
                 v.fail(f"{f}.integer_atol", f"is only defined for integer and bool outputs "
                        f"({s['name']!r} is {s['dtype']})")
+
+
+def _dynamic_dims(v: _V, dims: Any, shape: list, field: str) -> None:
+    """An input's dynamic dimensions (added within schema 1): one entry per -1 of its shape whose
+    range torch.export recorded, ``{"axis", "name", "min", "max"}``, sorted by axis."""
+    v.array(dims, field)
+    if not dims:
+        v.fail(field, "must list at least one dimension (omit it when none is dynamic)")
+    last = -1
+    for k, d in enumerate(dims):
+        f = f"{field}[{k}]"
+        v.obj(d, f, ("axis", "name", "min", "max"))
+        axis = v.integer(d["axis"], f"{f}.axis", minimum=0)
+        if axis >= len(shape) or shape[axis] != -1:
+            v.fail(f"{f}.axis", f"is {axis}, which is not a -1 (dynamic) entry of shape {shape}")
+        if axis <= last:
+            v.fail(f"{f}.axis", "must be sorted and distinct")
+        last = axis
+        v.string(d["name"], f"{f}.name", pattern=NAME_RE)
+        lo = v.integer(d["min"], f"{f}.min", minimum=0)
+        hi = v.integer(d["max"], f"{f}.max", minimum=0)
+        if hi < lo:
+            v.fail(f"{f}.max", f"is {hi}, below min {lo}")
+
+
+def shape_fits(shape, spec_shape) -> bool:
+    """True when ``shape`` (concrete) has ``spec_shape``'s rank and equals it wherever the spec
+    is not -1 (a dynamic dimension)."""
+    shape, spec_shape = list(shape), list(spec_shape)
+    return len(shape) == len(spec_shape) and all(
+        s == -1 or int(d) == s for d, s in zip(shape, spec_shape))
 
 
 def _output_quantization(v: _V, q: Any, field: str) -> None:

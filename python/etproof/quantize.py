@@ -107,9 +107,10 @@ def _padded_convs_quantized(ep, quantizer) -> list[tuple[str, str]]:
     return found
 
 
-def quantize(ep, scheme: str, example_inputs: tuple, cases: list):
+def quantize(ep, scheme: str, example_inputs: tuple, cases: list, dynamic_shapes=None):
     """Quantizes the exported program ``ep`` with ``scheme`` (a QUANT_SCHEMES key), calibrating
-    on ``cases`` (objects with ``.inputs``, the golden input tensors).
+    on ``cases`` (objects with ``.inputs``, the golden input tensors); the quantized program is
+    exported again with ``dynamic_shapes`` (torch.export's, as ``ep`` was).
 
     Returns (the re-exported quantized program, the manifest's ``quantization`` record
     {"scheme", "quantizer", "skipped"}, output_quantization of the converted graph, the converted
@@ -161,7 +162,7 @@ def quantize(ep, scheme: str, example_inputs: tuple, cases: list):
             "the model has no operator this quantizer handles (or all were skipped); use the "
             "fp32 recipe")
     out_quant = output_quantization(converted)
-    ep_q = torch.export.export(converted, example_inputs)
+    ep_q = torch.export.export(converted, example_inputs, dynamic_shapes=dynamic_shapes)
     record = {"scheme": QUANT_SCHEMES[scheme], "quantizer": type(quantizer).__name__,
               "skipped": skipped}
     emulation = qd8_emulation(converted) if EMULATES[scheme] == "xnnpack-qd8" else converted

@@ -1,5 +1,6 @@
 """Small bundles for the C++ tests: tiny-{portable-fp32,xnnpack-fp32,xnnpack-int8-dynamic-...,
-openvino-fp32}.
+openvino-fp32}, and the shapes-and-inputs models of etproof.models.shapes (a dynamic batch,
+integer/bool/scalar inputs, no inputs).
 
 The C++ tests build a matrix over this whole directory and expect every column in it to agree;
 they check the columns they name, not a count. `etproof backends` finds each delegate's runtime
@@ -12,17 +13,27 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from etproof.models import tiny
+from etproof.models import shapes, tiny
 from etproof.runner import export_pairs
 
 TEST_PAIRS = [("portable", "fp32"), ("xnnpack", "fp32"), ("xnnpack", "int8-dynamic-per-channel"),
               ("openvino", "fp32")]
 
+# (model key, spec factory, pairs): etproof.models.shapes, for the shapes-and-inputs tests.
+SHAPE_BUNDLES = [
+    ("dynbatch", shapes.dynamic_batch_spec,
+     [("portable", "fp32"), ("xnnpack", "fp32"), ("xnnpack", "int8-dynamic-per-channel")]),
+    ("tokens", shapes.token_inputs_spec, [("portable", "fp32"), ("xnnpack", "fp32")]),
+    ("noinputs", shapes.no_inputs_spec, [("portable", "fp32")]),
+]
+
 
 def export_test_bundles(out: Path, force: bool = False, log=print) -> list[dict]:
-    """Exports TEST_PAIRS of the tiny model into ``out`` (reusing up-to-date bundles unless
-    ``force``); returns the export-report results."""
+    """Exports TEST_PAIRS of the tiny model and SHAPE_BUNDLES into ``out`` (reusing up-to-date
+    bundles unless ``force``); returns the export-report results, tiny's first."""
     t0 = time.monotonic()
     results = export_pairs(tiny.spec, "tiny", TEST_PAIRS, Path(out), force=force, log=log)
+    for key, factory, pairs in SHAPE_BUNDLES:
+        results += export_pairs(factory, key, pairs, Path(out), force=force, log=log)
     log(f"test bundles in {out} ({time.monotonic() - t0:.1f} s)")
     return results

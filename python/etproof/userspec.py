@@ -22,7 +22,7 @@ BUILTIN = {"efficientnet_lite0": "etproof.models.efficientnet_lite0:spec",
 
 REQUIRED = ("model", "example_inputs", "input_names", "output_names", "golden_inputs")
 OPTIONAL = ("name", "model_name", "layouts", "preprocessing", "labels", "golden_meta",
-            "compute_unit", "weights", "slice_axis", "integer_atol", "budget")
+            "compute_unit", "weights", "slice_axis", "integer_atol", "budget", "dynamic_shapes")
 
 # The example of the contract; README.md's MODULE:FUNCTION paragraph shows the same lines, and a
 # test exports it.
@@ -44,7 +44,9 @@ MODEL is efficientnet_lite0, tiny, MODULE:FUNCTION or FILE.py:FUNCTION. FUNCTION
 arguments and returns a dict:
 
   model           a torch.nn.Module (put it in eval mode)
-  example_inputs  a tuple of tensors: the positional inputs torch.export traces with
+  example_inputs  a tuple of tensors: the positional inputs torch.export traces with; any
+                  dtype the manifest carries (float32, int64 token ids, bool masks, ...), any
+                  rank (0: a scalar-shaped tensor); () for a model that takes no inputs
   input_names     a list of str, one per example input, in order ([A-Za-z0-9._-]+)
   output_names    a list of str, one per model output, in order
   golden_inputs   a list of (case_id, data, origin, tensors), at least one:
@@ -52,8 +54,15 @@ arguments and returns a dict:
                     data     "real" for real-domain inputs such as photos or sentences,
                              "synthetic" for generated ones (torch.randn, constants)
                     origin   where they came from: a file, a package, "torch.randn, seed 0"
-                    tensors  a tuple with the example inputs' shapes and dtypes
+                    tensors  a tuple with the example inputs' shapes and dtypes (any
+                             size inside a dynamic dimension's range)
 optional:
+  dynamic_shapes  torch.export's dynamic_shapes: {{input name: {{axis: Dim}}}} or a tuple with
+                  one None or {{axis: Dim}} per input, each torch.export.Dim(NAME, min=LO,
+                  max=HI) with a finite max (ExecuTorch plans memory for the largest size);
+                  one Dim may be shared by several inputs. The golden cases must include the
+                  minimum, the maximum and one size between of every Dim; the runtime half
+                  refuses a size outside the range by name
   name            the bundle name stem: bundles are NAME-BACKEND-RECIPE; default: the
                   function's name (the export says so). model_name is the same key.
   layouts         {{tensor name: "nchw" | "nhwc"}} for rank-4 tensors whose layout is known
@@ -177,12 +186,11 @@ def problems(spec) -> list[str]:
     if "example_inputs" in spec:
         ex = spec["example_inputs"]
         ex = (ex,) if isinstance(ex, torch.Tensor) else ex
-        if (isinstance(ex, (tuple, list)) and ex
-                and all(isinstance(t, torch.Tensor) for t in ex)):
+        if isinstance(ex, (tuple, list)) and all(isinstance(t, torch.Tensor) for t in ex):
             examples = tuple(ex)
         else:
-            p.append("example_inputs must be a non-empty tuple of tensors, got "
-                     f"{type(spec['example_inputs']).__name__}")
+            p.append("example_inputs must be a tuple of tensors (() for a model without "
+                     f"inputs), got {type(spec['example_inputs']).__name__}")
 
     names: dict[str, list | None] = {}
     for key in ("input_names", "output_names"):
@@ -190,8 +198,9 @@ def problems(spec) -> list[str]:
             names[key] = None
             continue
         v = spec[key]
-        if not isinstance(v, (list, tuple)) or not v:
-            p.append(f"{key} must be a non-empty list of str, got {v!r}")
+        if not isinstance(v, (list, tuple)) or (not v and key == "output_names"):
+            p.append(f"{key} must be a {'non-empty ' if key == 'output_names' else ''}list of "
+                     f"str, got {v!r}")
             names[key] = None
             continue
         bad = [n for n in v if not is_name(n)]
@@ -206,7 +215,7 @@ def problems(spec) -> list[str]:
 
     if "golden_inputs" in spec:
         p += _golden_problems(spec["golden_inputs"], spec.get("golden_meta"), examples, ins,
-                              GOLDEN_DATA_MEANING, is_name)
+                              GOLDEN_DATA_MEANING, is_name, "dynamic_shapes" in spec)
 
     name, model_name = spec.get("name"), spec.get("model_name")
     for key, v in (("name", name), ("model_name", model_name)):
@@ -260,7 +269,10 @@ def problems(spec) -> list[str]:
     return []
 
 
-def _golden_problems(golden, meta, examples, ins, data_meaning, is_name) -> list[str]:
+def _golden_problems(golden, meta, examples, ins, data_meaning, is_name,
+                     dynamic: bool) -> list[str]:
+    """Problems of golden_inputs; with ``dynamic`` shapes, sizes are left to
+    check_export_arguments (each dimension against its Dim's range)."""
     import torch
 
     if not isinstance(golden, (list, tuple)) or not golden:
@@ -304,8 +316,8 @@ def _golden_problems(golden, meta, examples, ins, data_meaning, is_name) -> list
             else:
                 for j, (t, e) in enumerate(zip(tensors, examples)):
                     n = ins[j] if ins and len(ins) == len(examples) else f"#{j}"
-                    if (not isinstance(t, torch.Tensor) or t.shape != e.shape
-                            or t.dtype != e.dtype):
+                    if (not isinstance(t, torch.Tensor) or t.dtype != e.dtype
+                            or (t.shape != e.shape if not dynamic else t.dim() != e.dim())):
                         got = (f"{t.dtype} {list(t.shape)}" if isinstance(t, torch.Tensor)
                                else type(t).__name__)
                         p.append(f"{where}: input {n!r} must be {e.dtype} {list(e.shape)} like "
