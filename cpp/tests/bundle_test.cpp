@@ -9,6 +9,7 @@
 #include <functional>
 #include <iterator>
 #include <optional>
+#include <set>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -16,6 +17,7 @@
 #include "etproof/bundle.h"
 #include "etproof/error.h"
 #include "etproof/registry.h"
+#include "etproof/replay.h"
 #include "test_support.h"
 
 namespace etproof {
@@ -58,7 +60,7 @@ std::string sha256_hex(const std::vector<uint8_t>& bytes) {
 
 // A copy of an exported bundle in this test's scratch directory.
 fs::path copy_bundle(const std::string& name) {
-  const fs::path dst = testing::scratch_dir() / name;
+  const fs::path dst = testing::scratch_dir() / fs::path(name).filename();
   fs::copy(exported(name), dst, fs::copy_options::recursive);
   return dst;
 }
@@ -591,6 +593,102 @@ TEST(Bundle, LoadedModelIsMovable) {
   const auto first = b.run({{"x", float_tensor({1, 3, 16, 16}, 0.5f)}}).at("y");
   const auto second = b.run({{"x", float_tensor({1, 3, 16, 16}, 0.5f)}}).at("y");
   EXPECT_EQ(first.data, second.data) << "the same input twice gives the same bytes";
+}
+
+
+// ---- shapes and inputs beyond one fixed float tensor (python/etproof/models/shapes.py) ---------
+
+// build/test-bundles/shapes/ (python/etproof/testbundles.py SHAPE_BUNDLES).
+const char* const kDynBatch = "shapes/dynbatch-xnnpack-fp32";  // x float32 [-1, 6], Dim batch 1..8
+
+// Every golden case of `name` replays and passes its bound; returns the report.
+ParityReport expect_all_cases_pass(const std::string& name) {
+  const Bundle b = open_bundle(exported(name));
+  const ParityReport r = run_parity(b);
+  EXPECT_TRUE(r.passed) << name;
+  EXPECT_EQ(r.cases.size(), b.manifest.goldens.size()) << name;
+  return r;
+}
+
+TEST(Shapes, DynamicBatchIsRecordedWithItsRangeAndJudgedAtEveryGoldenSize) {
+  for (const char* name : {"shapes/dynbatch-portable-fp32", kDynBatch, "shapes/dynbatch-xnnpack-int8-dynamic-per-channel"}) {
+    ETPROOF_REQUIRE_BUNDLE(exported(name));
+    const Bundle b = open_bundle(exported(name));
+    const TensorSpec& x = b.manifest.inputs.at(0);
+    EXPECT_EQ(x.shape, (std::vector<int64_t>{-1, 6})) << name;
+    ASSERT_EQ(x.dynamic_dims.size(), 1u) << name;
+    EXPECT_EQ(x.dynamic_dims[0].axis, 0);
+    EXPECT_EQ(x.dynamic_dims[0].name, "batch");
+    EXPECT_EQ(x.dynamic_dims[0].min, 1);
+    EXPECT_EQ(x.dynamic_dims[0].max, 8);
+    EXPECT_EQ(b.manifest.outputs.at(0).shape, (std::vector<int64_t>{-1, 3})) << name;
+    // The goldens sit at the minimum, one size between and the maximum, and each is replayed.
+    std::set<int64_t> sizes;
+    for (const auto& c : b.manifest.goldens) sizes.insert(read_golden_inputs(b, c).at("x").shape.at(0));
+    EXPECT_EQ(sizes, (std::set<int64_t>{1, 3, 8})) << name;
+    expect_all_cases_pass(name);
+  }
+}
+
+TEST(Shapes, ASizeOutsideTheDynamicRangeIsRefusedByNameBeforeRunning) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kDynBatch));
+  LoadedModel m = LoadedModel::load(open_bundle(exported(kDynBatch)));
+  for (int64_t batch : {1, 8})  // the range's ends run
+    EXPECT_EQ(m.run({{"x", float_tensor({batch, 6}, 0.5f)}}).at("y").shape, (std::vector<int64_t>{batch, 3}));
+  for (int64_t batch : {0, 9}) {
+    const Error e = expect_error(ErrorKind::kShapeMismatch, [&] { (void)m.run({{"x", float_tensor({batch, 6}, 0.5f)}}); });
+    EXPECT_TRUE(contains(e.cause(), "dimension 0 ('batch') is " + std::to_string(batch))) << e.cause();
+    EXPECT_TRUE(contains(e.cause(), "outside the range 1..8")) << e.cause();
+  }
+  // A static dimension of a dynamic input is still fixed.
+  expect_error(ErrorKind::kShapeMismatch, [&] { (void)m.run({{"x", float_tensor({2, 5}, 0.5f)}}); });
+}
+
+TEST(Shapes, WithoutARecordedRangeTheProgramsUpperBoundStillRefuses) {
+  // A manifest from before dynamic_dims (or written by hand) has -1 and no range: the program's
+  // own upper bound (the size ExecuTorch planned memory for) is what refuses.
+  ETPROOF_REQUIRE_BUNDLE(exported(kDynBatch));
+  const fs::path dir = copy_bundle(kDynBatch);
+  json doc = load_json(manifest_of(dir));
+  doc["inputs"][0].erase("dynamic_dims");
+  save_json(manifest_of(dir), doc);
+  LoadedModel m = LoadedModel::load(open_bundle(dir));
+  EXPECT_EQ(m.run({{"x", float_tensor({8, 6}, 0.5f)}}).at("y").shape, (std::vector<int64_t>{8, 3}));
+  const Error e = expect_error(ErrorKind::kShapeMismatch, [&] { (void)m.run({{"x", float_tensor({9, 6}, 0.5f)}}); });
+  EXPECT_TRUE(contains(e.cause(), "above the program's upper bound 8")) << e.cause();
+}
+
+TEST(Shapes, ADynamicDimsEntryOnAStaticAxisIsManifestInvalid) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kDynBatch));
+  const fs::path dir = copy_bundle(kDynBatch);
+  json doc = load_json(manifest_of(dir));
+  doc["inputs"][0]["dynamic_dims"][0]["axis"] = 1;
+  save_json(manifest_of(dir), doc);
+  const Error e = expect_error(ErrorKind::kManifestInvalid, [&] { (void)open_bundle(dir); });
+  EXPECT_TRUE(contains(e.cause(), "inputs[0].dynamic_dims[0].axis")) << e.cause();
+}
+
+TEST(Shapes, IntegerBoolAndScalarShapedInputsRunAndAgree) {
+  for (const char* name : {"shapes/tokens-portable-fp32", "shapes/tokens-xnnpack-fp32"}) {
+    ETPROOF_REQUIRE_BUNDLE(exported(name));
+    const Bundle b = open_bundle(exported(name));
+    ASSERT_EQ(b.manifest.inputs.size(), 3u);
+    EXPECT_EQ(b.manifest.inputs[0].dtype, DType::kInt64) << "token ids";
+    EXPECT_EQ(b.manifest.inputs[1].dtype, DType::kBool) << "mask";
+    EXPECT_EQ(b.manifest.inputs[2].dtype, DType::kFloat32);
+    EXPECT_TRUE(b.manifest.inputs[2].shape.empty()) << "scalar-shaped";
+    EXPECT_EQ(b.manifest.outputs.at(1).dtype, DType::kInt64) << "an integer output, compared exactly";
+    expect_all_cases_pass(name);
+  }
+}
+
+TEST(Shapes, AProgramWithoutInputsRunsAndAgrees) {
+  ETPROOF_REQUIRE_BUNDLE(exported("shapes/noinputs-portable-fp32"));
+  const Bundle b = open_bundle(exported("shapes/noinputs-portable-fp32"));
+  EXPECT_TRUE(b.manifest.inputs.empty());
+  LoadedModel m = LoadedModel::load(b);
+  EXPECT_EQ(m.run({}).at("y").shape, (std::vector<int64_t>{2, 3}));
+  expect_all_cases_pass("shapes/noinputs-portable-fp32");
 }
 
 }  // namespace

@@ -1,9 +1,10 @@
 """Small bundles for the C++ tests: tiny-{portable-fp32,xnnpack-fp32,xnnpack-int8-dynamic-...,
-openvino-fp32}, and the shapes-and-inputs models of etproof.models.shapes (a dynamic batch,
-integer/bool/scalar inputs, no inputs).
+openvino-fp32}, and in ``shapes/`` the shapes-and-inputs models of etproof.models.shapes (a
+dynamic batch, integer/bool/scalar inputs, no inputs).
 
-The C++ tests build a matrix over this whole directory and expect every column in it to agree;
-they check the columns they name, not a count. `etproof backends` finds each delegate's runtime
+The C++ tests build a matrix over the top directory (the tiny columns) and expect every column in
+it to agree; the shapes bundles sit one level down so that matrix, the runtime probes and the
+tolerance re-measurements keep to the tiny model. `etproof backends` finds each delegate's runtime
 probe bundle here by delegate id (the OpenVINO one is tiny-openvino-fp32). Export other pairs of
 the tiny model with ``python -m etproof export tiny --backend B --recipe R --out DIR``.
 """
@@ -28,12 +29,17 @@ SHAPE_BUNDLES = [
 ]
 
 
+SHAPES_DIR = "shapes"
+
+
 def export_test_bundles(out: Path, force: bool = False, log=print) -> list[dict]:
-    """Exports TEST_PAIRS of the tiny model and SHAPE_BUNDLES into ``out`` (reusing up-to-date
-    bundles unless ``force``); returns the export-report results, tiny's first."""
+    """Exports TEST_PAIRS of the tiny model into ``out`` and SHAPE_BUNDLES into ``out/shapes``
+    (reusing up-to-date bundles unless ``force``); returns the export-report results, tiny's
+    first."""
     t0 = time.monotonic()
     results = export_pairs(tiny.spec, "tiny", TEST_PAIRS, Path(out), force=force, log=log)
     for key, factory, pairs in SHAPE_BUNDLES:
-        results += export_pairs(factory, key, pairs, Path(out), force=force, log=log)
+        results += export_pairs(factory, key, pairs, Path(out) / SHAPES_DIR, force=force,
+                                log=log)
     log(f"test bundles in {out} ({time.monotonic() - t0:.1f} s)")
     return results
