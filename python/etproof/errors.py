@@ -142,9 +142,13 @@ def _node_text(node) -> str:
         shown = target
     elif getattr(target, "namespace", None) == "higher_order":  # torch.cond, torch.while_loop
         shown = f"torch.ops.higher_order.{target.name()}"
+    elif str(target).startswith("<"):  # a Python function: its qualified name, not its repr
+        name = getattr(target, "__qualname__", None) or getattr(target, "__name__", None)
+        mod = getattr(target, "__module__", None)
+        shown = f"{mod}.{name}" if name and mod and mod not in (
+            "builtins", "_operator", "operator") else name
     else:
-        shown = getattr(target, "__name__", None) if type(target).__name__ == (
-            "builtin_function_or_method") else str(target)
+        shown = str(target)
     text = f"{getattr(node, 'name', '?')}" + (f" ({shown})" if shown else "")
     meta = getattr(node, "meta", None)
     stack = meta.get("stack_trace") if isinstance(meta, dict) else None
