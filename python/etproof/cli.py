@@ -64,6 +64,9 @@ def _detail_lines(detail: dict | None) -> list[str]:
                  + " (no message)"]
     if detail.get("node"):
         lines.append(f"  while handling node {detail['node']}")
+    if detail.get("log"):
+        lines.append("  ExecuTorch's log about it:")
+        lines += [f"    {ln}" for ln in detail["log"]]
     return lines
 
 
@@ -176,8 +179,8 @@ def cmd_export(a) -> int:
                             stage="export")
         _try_report(out, [result_for_error(b, r, e)])
         raise e
-    with _library_output(a, out):
-        return _export_columns(a, model_ref, pairs, out)
+    with _library_output(a, out) as capture:
+        return _export_columns(a, model_ref, pairs, out, capture)
 
 
 @contextlib.contextmanager
@@ -186,14 +189,13 @@ def _library_output(a, out: Path):
     one line, with the traceback of a failure; the terminal as before with --verbose, or where
     the log cannot be written."""
     with contextlib.ExitStack() as stack:
-        captured = False
+        capture = None
         if not a.verbose:
             log = out / quiet.LOG_NAME
             try:
                 out.mkdir(parents=True, exist_ok=True)
-                stack.enter_context(quiet.library_output_to(
+                capture = stack.enter_context(quiet.library_output_to(
                     log, "etproof " + " ".join(sys.argv[1:])))
-                captured = True
             except OSError as e:  # export_model says what is wrong with OUT
                 print(f"warning: cannot write {log} ({e.strerror or e}); library output is "
                       "shown here", file=sys.stderr)
@@ -201,14 +203,23 @@ def _library_output(a, out: Path):
                 print(f"ExecuTorch's and the backends' output (logs, progress): {log} "
                       "(--verbose shows it here)", file=quiet.out(), flush=True)
         try:
-            yield
+            yield capture
         except Exception as e:
-            if captured:  # the whole traceback, beside the library's logs
+            if capture is not None:  # the whole traceback, beside the library's logs
                 traceback.print_exception(e.__cause__ or e, file=sys.stderr)
             raise
 
 
-def _export_columns(a, model_ref: str, pairs: list[tuple[str, str]], out: Path) -> int:
+def _with_runtime_log(e: EtproofError, capture) -> None:
+    """ExecuTorch's own runtime log lines about a failure (e.g. the operator a "0x14" load error
+    misses), kept with the library's error where its output went to the log."""
+    logged = capture.runtime_errors() if capture is not None else []
+    if logged and e.detail is not None:
+        e.detail["log"] = logged
+
+
+def _export_columns(a, model_ref: str, pairs: list[tuple[str, str]], out: Path,
+                    capture) -> int:
     loaded = userspec.load(model_ref)  # once, checked, before any column
     names = [a.name or f"{loaded.stem}-{b}-{r}" for b, r in pairs]
     if loaded.stem_from_function and not a.name:
@@ -227,6 +238,7 @@ def _export_columns(a, model_ref: str, pairs: list[tuple[str, str]], out: Path) 
         path = export_model(name=names[0], out_dir=out, backend=backend, recipe=recipe, log=_log,
                             **loaded.kwargs)
     except EtproofError as e:
+        _with_runtime_log(e, capture)
         _try_report(out, [result_for_error(backend, recipe, e, loaded.stem)])
         raise
     _try_report(out, [{"backend": backend, "recipe": recipe, "bundle": path.name,

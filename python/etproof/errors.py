@@ -320,9 +320,16 @@ def in_stage(stage: str, recipe: str | None = None):
     """Re-raises anything but an EtproofError as ExportError(stage): ``STAGE failed: TYPE:
     SUMMARY`` (summary_line), the whole error kept as ``detail`` (error_detail) and the remedy of
     stage_remedy (``recipe``: the recipe being exported, so the remedy never suggests it).
-    Interrupts (BaseException) pass through unchanged."""
+    An ExportError raised inside from a library's exception (``raise ... from e``) without a
+    ``detail`` gets that exception's. Interrupts (BaseException) pass through unchanged."""
     try:
         yield
+    except ExportError as e:
+        cause = e.__cause__
+        if e.detail is None and isinstance(cause, Exception) and not isinstance(
+                cause, EtproofError):
+            e.detail = error_detail(cause)
+        raise
     except EtproofError:
         raise
     except Exception as e:  # noqa: BLE001 - every failure becomes a typed, staged error

@@ -15,11 +15,19 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import sys
 import time
 from pathlib import Path
 
 LOG_NAME = "export-log.txt"
+
+# An ExecuTorch runtime log line ("[method.cpp:822] Missing operator: [0] aten::bucketize...")
+# that reports a failure: what runtime_errors picks from the log for a failed export.
+_RUNTIME_LINE = re.compile(r"^\[[\w.]+\.(?:cpp|cc|c|h|mm?):\d+\] ")
+_FAILURE_WORDS = re.compile(r"missing|not found|error|fail|unsupported|cannot", re.IGNORECASE)
+# Startup chatter that says "fail" about nothing this export needs.
+_NOT_FAILURES = ("cpuinfo_utils.cpp",)
 
 # Where etproof's own lines go while library output is redirected (None: sys.stdout/sys.stderr).
 _out = None
@@ -74,17 +82,46 @@ def _flush_all() -> None:
         ctypes.CDLL(None).fflush(None)
 
 
+class Capture:
+    """What library_output_to yields: the log's ``path`` and where this run's part ``start``s."""
+
+    def __init__(self, path: Path, start: int):
+        self.path = path
+        self.start = start
+
+    def runtime_errors(self, limit: int = 12) -> list[str]:
+        """The ExecuTorch runtime log lines of this run that report a failure (a missing
+        operator or kernel, a delegate's error), the last ``limit`` of them, in order."""
+        _flush_all()
+        try:
+            with open(self.path, encoding="utf-8", errors="replace") as f:
+                f.seek(self.start)
+                text = f.read()
+        except OSError:
+            return []
+        found = []
+        for line in text.splitlines():
+            # C output may run on without a newline into the next write; split at each "[x.cpp:N]"
+            for part in re.split(r"(?=\[[\w.]+\.(?:cpp|cc|c|h|mm?):\d+\] )", line):
+                part = part.strip()
+                if (_RUNTIME_LINE.match(part) and _FAILURE_WORDS.search(part)
+                        and not part.startswith(tuple(f"[{n}" for n in _NOT_FAILURES))):
+                    found.append(part[:500])
+        return found[-limit:]
+
+
 @contextlib.contextmanager
 def library_output_to(path: Path, header: str = ""):
     """While inside: fd 1 and 2 and Python's sys.stdout/sys.stderr write to ``path`` (appended,
     ``header`` and the time first); out() and err() write where stdout and stderr went before.
-    Restored on any exit. Raises OSError where the log cannot be opened (nothing is changed
+    Yields a Capture. Restored on any exit. Raises OSError where the log cannot be opened (nothing is changed
     then)."""
     global _out, _err
     path = Path(path)
     log = open(path, "a", encoding="utf-8", errors="replace", buffering=1)
     log.write(f"=== {time.strftime('%Y-%m-%d %H:%M:%S')} {header}\n")
     log.flush()
+    start = log.tell()
     _flush_all()
     saved: dict[int, int] = {}
     terminals = []
@@ -112,7 +149,7 @@ def library_output_to(path: Path, header: str = ""):
             os.dup2(log.fileno(), fd)
         _out, _err = term
         sys.stdout, sys.stderr = swapped
-        yield path
+        yield Capture(path, start)
     finally:
         _flush_all()
         sys.stdout, sys.stderr = old_streams

@@ -160,3 +160,34 @@ def test_two_torch_cond_on_coreml_names_the_frame(tmp_path):
         pytest.skip("this ExecuTorch lowers two torch.cond calls for Core ML now: no bare "
                     "AssertionError to name (test_an_empty_message_names_its_frame_and_node "
                     "covers the formatting)")
+
+
+class Bucketize(nn.Module):
+    """torch.bucketize: XNNPACK takes nothing of it, and ExecuTorch's Python runtime has no
+    portable kernel for it, so the written program fails to load (0x14, OperatorMissing)."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("bounds", torch.tensor([-1.0, 0.0, 1.0]))
+
+    def forward(self, x):
+        return torch.bucketize(x, self.bounds).to(torch.float32) + x
+
+
+def test_a_program_that_does_not_load_keeps_executorchs_error_and_log(tmp_path, capsys):
+    """The user's bucketize case: the whole runtime error reaches the report and the terminal,
+    and ExecuTorch's own log lines naming the missing operator come with it (the libraries'
+    output itself goes to the log file)."""
+    out = tmp_path / "out"
+    assert main(["export", _spec_file(tmp_path, "Bucketize"), "--backend", "xnnpack",
+                 "--recipe", "fp32", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    (entry,) = json.loads((out / "export-report.json").read_text())["results"]
+    assert entry["status"] == "export-failed" and entry["stage"] == "lower"
+    e = entry["error"]
+    assert e["type"] and e["message"] and ".py:" in e["where"]
+    assert e["message"] in err  # whole, on the terminal too
+    assert any("bucketize" in line for line in e["log"]), e
+    assert "bucketize" in err
+    assert "fp32 recipe" not in entry["reason"]
+    assert "bucketize" in (out / "export-log.txt").read_text()
