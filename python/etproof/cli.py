@@ -1,21 +1,25 @@
 """Command line of the export half: ``python -m etproof {export,probe,demo,golden-set,test-bundles}``.
 
 Exit status: 0 when everything asked for was exported, 2 on any error (the C++ ``etproof export``
-execs this). Errors print ``error [STAGE]: CAUSE`` and ``remedy: REMEDY`` on stderr.
+execs this). Errors print ``error [STAGE]: CAUSE``, the library's whole error where one failed,
+and ``remedy: REMEDY`` on stderr. During ``export`` the libraries' own output (ExecuTorch's and
+the backends' logs, progress bars) goes to OUT/export-log.txt unless --verbose (etproof.quiet).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import json
 import logging
 import sys
 import time
+import traceback
 import warnings
 from pathlib import Path
 
-from etproof import backends, probe, userspec
+from etproof import backends, probe, quiet, userspec
 from etproof.demo import run_demo
 from etproof.errors import EtproofError, InvalidArgument
 from etproof.export import export_model
@@ -44,11 +48,36 @@ def _quiet() -> None:
     logging.getLogger("torchao").setLevel(logging.ERROR)
 
 
+def _detail_lines(detail: dict | None) -> list[str]:
+    """The whole error of the library that failed (errors.error_detail), indented under the
+    ``error`` line: its type and where it was raised, then every line of its message."""
+    if not detail:
+        return []
+    message = detail.get("message", "")
+    head = f"  {detail['type']}"
+    if detail.get("where"):
+        head += f" raised at {detail['where']}"
+    if message.strip():
+        lines = [head + ":"] + [f"    {ln}".rstrip() for ln in message.splitlines()]
+    else:  # no message: the line that raised says what was checked
+        lines = [head + (f": {detail['source']}" if detail.get("source") else "")
+                 + " (no message)"]
+    if detail.get("node"):
+        lines.append(f"  while handling node {detail['node']}")
+    if detail.get("log"):
+        lines.append("  ExecuTorch's log about it:")
+        lines += [f"    {ln}" for ln in detail["log"]]
+    return lines
+
+
 def _print_error(e: EtproofError) -> None:
     label = e.stage or e.kind
-    print(f"error [{label}]: {e.cause}", file=sys.stderr)
+    err = quiet.err()
+    print(f"error [{label}]: {e.cause}", file=err)
+    for line in _detail_lines(e.detail):
+        print(line, file=err)
     if e.remedy:
-        print(f"remedy: {e.remedy}", file=sys.stderr)
+        print(f"remedy: {e.remedy}", file=err)
 
 
 def _usage(cause: str, remedy: str) -> InvalidArgument:
@@ -106,13 +135,17 @@ def _pairs_for(backend: str, recipe: str | None) -> list[tuple[str, str]]:
 
 
 def _error_lines(results: list[dict]) -> list[str]:
-    """One ``error [STAGE]: COLUMNS: REASON`` line per distinct failure, columns grouped."""
+    """One ``error [STAGE]: COLUMNS: REASON`` line per distinct failure, columns grouped, each
+    followed by the library's whole error where one failed (_detail_lines)."""
     groups: dict[tuple[str, str], list[str]] = {}
+    details: dict[tuple[str, str], dict | None] = {}
     for r in results:
         if r["status"] != "exported":
             groups.setdefault((r["stage"], r["reason"]), []).append(
                 f"{r['backend']}/{r['recipe']}")
-    return [f"error [{stage}]: {', '.join(cols)}: {reason}"
+            details.setdefault((r["stage"], r["reason"]), r.get("error"))
+    return ["\n".join([f"error [{stage}]: {', '.join(cols)}: {reason}"]
+                      + _detail_lines(details[(stage, reason)]))
             for (stage, reason), cols in groups.items()]
 
 
@@ -121,7 +154,7 @@ def _try_report(out: Path, results: list[dict]) -> None:
         out.mkdir(parents=True, exist_ok=True)
         write_report(out, results, merge=True)
     except OSError as e:
-        print(f"warning: could not update {out}/export-report.json: {e}", file=sys.stderr)
+        print(f"warning: could not update {out}/export-report.json: {e}", file=quiet.err())
 
 
 def cmd_export(a) -> int:
@@ -146,29 +179,71 @@ def cmd_export(a) -> int:
                             stage="export")
         _try_report(out, [result_for_error(b, r, e)])
         raise e
+    with _library_output(a, out) as capture:
+        return _export_columns(a, model_ref, pairs, out, capture)
+
+
+@contextlib.contextmanager
+def _library_output(a, out: Path):
+    """The libraries' output during the export into OUT/export-log.txt (etproof.quiet), said in
+    one line, with the traceback of a failure; the terminal as before with --verbose, or where
+    the log cannot be written."""
+    with contextlib.ExitStack() as stack:
+        capture = None
+        if not a.verbose:
+            log = out / quiet.LOG_NAME
+            try:
+                out.mkdir(parents=True, exist_ok=True)
+                capture = stack.enter_context(quiet.library_output_to(
+                    log, "etproof " + " ".join(sys.argv[1:])))
+            except OSError as e:  # export_model says what is wrong with OUT
+                print(f"warning: cannot write {log} ({e.strerror or e}); library output is "
+                      "shown here", file=sys.stderr)
+            else:
+                print(f"ExecuTorch's and the backends' output (logs, progress): {log} "
+                      "(--verbose shows it here)", file=quiet.out(), flush=True)
+        try:
+            yield capture
+        except Exception as e:
+            if capture is not None:  # the whole traceback, beside the library's logs
+                traceback.print_exception(e.__cause__ or e, file=sys.stderr)
+            raise
+
+
+def _with_runtime_log(e: EtproofError, capture) -> None:
+    """ExecuTorch's own runtime log lines about a failure (e.g. the operator a "0x14" load error
+    misses), kept with the library's error where its output went to the log."""
+    logged = capture.runtime_errors() if capture is not None else []
+    if logged and e.detail is not None:
+        e.detail["log"] = logged
+
+
+def _export_columns(a, model_ref: str, pairs: list[tuple[str, str]], out: Path,
+                    capture) -> int:
     loaded = userspec.load(model_ref)  # once, checked, before any column
     names = [a.name or f"{loaded.stem}-{b}-{r}" for b, r in pairs]
     if loaded.stem_from_function and not a.name:
         print(f"bundle name{'s' if len(names) > 1 else ''}: {', '.join(names)} (from the "
-              "function name; set 'name' to change it)", flush=True)
+              "function name; set 'name' to change it)", file=quiet.out(), flush=True)
     if len(pairs) > 1:
         results = export_pairs(lambda: loaded.kwargs, loaded.stem, pairs, out, force=True,
                                log=_log, log_errors=False)
         _try_report(out, results)
         errors = _error_lines(results)
         for line in errors:
-            print(line, file=sys.stderr)
+            print(line, file=quiet.err())
         return EXIT_ERROR if errors else EXIT_OK
     (backend, recipe), = pairs
     try:
         path = export_model(name=names[0], out_dir=out, backend=backend, recipe=recipe, log=_log,
                             **loaded.kwargs)
     except EtproofError as e:
+        _with_runtime_log(e, capture)
         _try_report(out, [result_for_error(backend, recipe, e, loaded.stem)])
         raise
     _try_report(out, [{"backend": backend, "recipe": recipe, "bundle": path.name,
                        "model": loaded.stem, "status": "exported"}])
-    print(path)
+    print(path, file=quiet.out())
     return EXIT_OK
 
 
@@ -235,7 +310,7 @@ def cmd_probe(a) -> int:
 
 
 def _log(msg: str) -> None:
-    print(msg, flush=True)
+    print(msg, file=quiet.out(), flush=True)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -262,6 +337,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--out", required=True, help="output directory (bundles go in OUT/NAME/)")
     e.add_argument("--name", help="bundle name (default NAME-BACKEND-RECIPE, NAME from the dict's "
                                   "'name', else the function's name)")
+    e.add_argument("--verbose", action="store_true",
+                   help="show ExecuTorch's and the backends' logs and progress bars here "
+                        f"(default: appended to OUT/{quiet.LOG_NAME}, beside export-report.json)")
     e.set_defaults(func=cmd_export)
     t = sub.add_parser("test-bundles", help="the tiny bundles the C++ tests use")
     t.add_argument("--out", default="build/test-bundles")

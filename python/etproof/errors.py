@@ -1,12 +1,17 @@
 """Typed errors. Each carries a cause and a remedy; str() is "cause (remedy: ...)".
 
-Also the export stages' vocabulary (EXPORT_STAGES, STAGE_REMEDY, in_stage) and the one-line form
-of any exception (first_line, error_line). Imports nothing from etproof: every module may use it.
+Also the export stages' vocabulary (EXPORT_STAGES, STAGE_REMEDY, stage_remedy, in_stage), the
+one-line form of any exception (first_line, error_line) and its whole form (error_detail: type,
+whole message, the operators and dtypes it names, where it was raised and the graph node being
+handled; summary_line). Imports nothing from etproof: every module may use it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import linecache
+import os
+import re
 import traceback
 
 EXPORT_STAGES = ("export", "quantize", "lower", "serialize", "goldens")
@@ -18,8 +23,7 @@ STAGE_REMEDY = {
               "no unsupported ops); see the torch.export error above",
     "quantize": "quantization failed for this model; try the fp32 recipe or another quantized "
                 "recipe",
-    "lower": "the backend could not lower or run this model; try another backend, or the fp32 "
-             "recipe",
+    "lower": "the backend could not lower or run this model; try another backend",
     "serialize": "ExecuTorch could not serialize the program or the bundle could not be written; "
                  "check disk space and permissions of the output directory",
 }
@@ -34,10 +38,14 @@ class EtproofError(Exception):
 
     kind = "error"
 
-    def __init__(self, cause: str, remedy: str = "", *, stage: str | None = None):
+    def __init__(self, cause: str, remedy: str = "", *, stage: str | None = None,
+                 detail: dict | None = None):
         self.cause = str(cause)
         self.remedy = str(remedy)
         self.stage = stage
+        # The whole error of the library that failed (error_detail), where one did; the export
+        # report keeps it as "error" and the terminal shows its message in full.
+        self.detail = detail
         super().__init__(str(self))
 
     def __str__(self) -> str:
@@ -49,10 +57,11 @@ class ExportError(EtproofError):
 
     kind = "export-failed"
 
-    def __init__(self, cause: str, remedy: str = "", *, stage: str = "export"):
+    def __init__(self, cause: str, remedy: str = "", *, stage: str = "export",
+                 detail: dict | None = None):
         if stage not in EXPORT_STAGES:
             raise ValueError(f"unknown export stage {stage!r}")
-        super().__init__(cause, remedy, stage=stage)
+        super().__init__(cause, remedy, stage=stage, detail=detail)
 
 
 class QuantizationError(ExportError):
@@ -102,14 +111,229 @@ def error_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {first_line(e)}"
 
 
+# The longest message error_detail keeps (a graph dump can run to megabytes); the cut is said.
+MAX_MESSAGE = 20000
+
+# An operator as ExecuTorch, torch and the partitioners spell it: aten.abs.default,
+# aten::bucketize.Tensor_out, quantized_decomposed.quantize_per_tensor.default, ...
+_OP_NAMESPACES = ("aten", "quantized_decomposed", "dim_order_ops", "executorch_prim", "prims",
+                  "torchao", "llama", "cadence", "tosa", "et_vk", "coreml", "mlx", "higher_order")
+_OP = re.compile(r"\b(?:torch\.ops\.)?(?:" + "|".join(_OP_NAMESPACES)
+                 + r")(?:\.|::)[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?")
+# ExecuTorch's edge verifier: "Operator: <EdgeOpOverload: aten.abs.default>: schema = ... with
+# args: {'self': torch.complex64, '__ret_0': torch.float32}"
+_EDGE_OP_ARGS = re.compile(r"<EdgeOpOverload: ([^>]+)>[^\n]*?with args: \{([^}]*)\}")
+_DTYPE = re.compile(r"\btorch\.(complex(?:32|64|128)|float(?:16|32|64)|bfloat16|u?int(?:8|16|32|64)"
+                    r"|bool|float8_\w+)")
+_COMPLEX = re.compile(r"\b(?:torch\.)?complex(?:32|64|128)\b|ComplexFloat|ComplexDouble")
+
+
+def _short_path(path: str) -> str:
+    """A library file as its package path (executorch/exir/graph_module.py), else as given."""
+    marker = os.sep + "site-packages" + os.sep
+    return path.split(marker, 1)[1] if marker in path else path
+
+
+def _node_text(node) -> str:
+    """``NAME (TARGET)`` of a torch.fx Node, with the model's source line where its stack trace
+    names a real file (not generated code)."""
+    target = getattr(node, "target", None)
+    if target is None or isinstance(target, str):
+        shown = target
+    elif getattr(target, "namespace", None) == "higher_order":  # torch.cond, torch.while_loop
+        shown = f"torch.ops.higher_order.{target.name()}"
+    elif str(target).startswith("<"):  # a Python function: its qualified name, not its repr
+        name = getattr(target, "__qualname__", None) or getattr(target, "__name__", None)
+        mod = getattr(target, "__module__", None)
+        shown = f"{mod}.{name}" if name and mod and mod not in (
+            "builtins", "_operator", "operator") else name
+    else:
+        shown = str(target)
+    text = f"{getattr(node, 'name', '?')}" + (f" ({shown})" if shown else "")
+    meta = getattr(node, "meta", None)
+    stack = meta.get("stack_trace") if isinstance(meta, dict) else None
+    if isinstance(stack, str):
+        files = re.findall(r'File "([^"<][^"]*)", line (\d+), in (\S+)', stack)
+        if files:
+            f, line, fn = files[-1]
+            text += f" from {f}:{line} in {fn}"
+    return text
+
+
+def _frames(e: BaseException):
+    tb = e.__traceback__
+    out = []
+    while tb is not None:
+        out.append(tb)
+        tb = tb.tb_next
+    return out
+
+
+def _node_being_handled(e: BaseException) -> str | None:
+    """The torch.fx Node in the innermost frame that holds one (a local named ``node`` first):
+    the graph node ExecuTorch or the partitioner was handling when it raised."""
+    for tb in reversed(_frames(e)):
+        try:
+            local = tb.tb_frame.f_locals
+        except Exception:  # noqa: BLE001 - a frame whose locals cannot be read names nothing
+            continue
+        # (the graph's output node is what a loop over the nodes leaves behind, not a node
+        # being handled)
+        found = [v for k, v in local.items() if type(v).__name__ == "Node"
+                 and type(v).__module__ == "torch.fx.node" and getattr(v, "op", "") != "output"]
+        if not found:
+            continue
+        named = local.get("node")
+        node = named if any(named is v for v in found) else found[0]
+        try:
+            return _node_text(node)
+        except Exception:  # noqa: BLE001
+            return None
+    return None
+
+
+def error_detail(e: BaseException) -> dict:
+    """The whole of an exception as the export report keeps it:
+
+    ``type`` (qualified), ``message`` (all of str(e), cut at MAX_MESSAGE and said), ``where``
+    (the innermost frame: ``FILE:LINE in FUNCTION``, with its source line as ``source``),
+    ``operators`` (every operator the message names, in order, where it names any), ``dtypes``
+    (per operator of ExecuTorch's dtype check, ``{"aten.abs.default": "self: complex64 ->
+    float32"}``), ``model_source`` (the model's line the message's stack trace names) and,
+    where the message names no operator, ``node`` (the graph node being handled, where a frame
+    holds one).
+    """
+    t = type(e)
+    mod = t.__module__
+    d: dict = {"type": t.__qualname__ if mod in ("builtins", "__main__") else
+               f"{mod}.{t.__qualname__}"}
+    msg = str(e)
+    if len(msg) > MAX_MESSAGE:
+        msg = msg[:MAX_MESSAGE] + f"\n... ({len(msg) - MAX_MESSAGE} more characters cut)"
+    d["message"] = msg
+    frames = _frames(e)
+    if frames:
+        tb = frames[-1]
+        code = tb.tb_frame.f_code
+        d["where"] = f"{code.co_filename}:{tb.tb_lineno} in {code.co_name}"
+        src = linecache.getline(code.co_filename, tb.tb_lineno).strip()
+        if src:
+            d["source"] = src
+    ops: list[str] = []
+    for m in _OP.finditer(msg):
+        op = m.group(0).replace("torch.ops.", "", 1)
+        if msg[m.end():m.end() + 1] == "(":  # a schema ("aten::abs(Tensor self)"), not a use
+            continue
+        if op not in ops:
+            ops.append(op)
+    # aten::abs where aten.abs.default is named too is the same operator
+    ops = [op for op in ops if "::" not in op or not any(
+        o.startswith(op.replace("::", ".") + ".") for o in ops)]
+    if ops:
+        d["operators"] = ops
+    dtypes = {}
+    for op, args in _EDGE_OP_ARGS.findall(msg):
+        pairs = re.findall(r"'([^']+)': torch\.(\w+)", args)
+        ins = [f"{k}: {v}" for k, v in pairs if not k.startswith("__ret")]
+        outs = [v for k, v in pairs if k.startswith("__ret")]
+        dtypes[op.strip()] = ", ".join(ins) + (f" -> {', '.join(outs)}" if outs else "")
+    if dtypes:
+        d["dtypes"] = dtypes
+    source = re.findall(r'stack trace: File "([^"<][^"]*)", line (\d+), in (\S+)', msg)
+    if source:
+        d["model_source"] = "{}:{} in {}".format(*source[0])
+    if not ops:  # where the message names no operator, the node being handled may
+        node = _node_being_handled(e)
+        if node:
+            d["node"] = node
+    return d
+
+
+def summary_line(e: BaseException, detail: dict | None = None) -> str:
+    """``TYPE: FIRST LINE`` where the first line says what failed; else completed from the rest:
+    a first line that stops at ":" gets the operators (and dtypes) the message names; an empty
+    message gets where it was raised (``raised at FILE:LINE in FUNCTION: SOURCE``) and the node
+    being handled."""
+    d = detail if detail is not None else error_detail(e)
+    name = type(e).__name__
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    head = lines[0][:500] if lines else ""
+    if not head or head.endswith(":"):
+        named = [f"{op} ({d['dtypes'][op]})" if op in d.get("dtypes", {}) else op
+                 for op in d.get("operators", [])]
+        if named:
+            head = f"{head} {', '.join(named)}".strip()
+            if d.get("model_source"):
+                head += f" at {d['model_source']}"
+        elif head and len(lines) > 1:
+            head = f"{head} {lines[1][:300]}"
+    if not lines:
+        where = d.get("where")
+        if where:
+            path, _, rest = where.rpartition(":")
+            head = f"(no message) raised at {_short_path(path)}:{rest}"
+            if d.get("source"):
+                head += f": {d['source'][:200]}"
+        else:
+            head = "(no message)"
+        if d.get("node"):
+            head += f"; while handling node {d['node']}"
+    return f"{name}: {head}"
+
+
+def stage_remedy(stage: str, recipe: str | None = None, detail: dict | None = None) -> str:
+    """The remedy of a failure at ``stage``: STAGE_REMEDY, made specific where the error names an
+    operator (rewrite or decompose it, or pick a backend that supports it), a complex dtype
+    (compute from the real and imaginary parts) or nothing (where it was raised: a limitation or bug
+    of the lowering at that frame). Never suggests the fp32 recipe to an fp32 export (nor to one
+    whose recipe is not known)."""
+    d = detail or {}
+    other_recipe = (" or the fp32 recipe" if recipe is not None and recipe != "fp32"
+                    and stage in ("lower", "quantize") else "")
+    ops = d.get("operators", [])
+    text = d.get("message", "")
+    if stage in ("lower", "serialize") and _COMPLEX.search(text):
+        what = ", ".join(f"{op} ({d['dtypes'][op]})" if op in d.get("dtypes", {}) else op
+                         for op in ops) or "an operator"
+        return (f"{what} on a complex tensor cannot be lowered by ExecuTorch: compute it from "
+                "the real and imaginary parts instead (for |z| of torch.fft.rfft: r = "
+                "torch.view_as_real(z); (r * r).sum(-1).sqrt()), or keep complex values out of "
+                "the model" + other_recipe)
+    if stage == "lower" and ops:
+        return (f"{ops[0] if len(ops) == 1 else ', '.join(ops)} cannot be lowered for this "
+                "backend: rewrite or decompose it in the model into operators the backend "
+                "supports, or pick a backend that supports it" + other_recipe)
+    if stage == "lower" and not text.strip() and d.get("where"):
+        path, _, rest = d["where"].rpartition(":")
+        node = f" on node {d['node']}" if d.get("node") else ""
+        return (f"the lowering failed an internal check at {_short_path(path)}:{rest}{node} "
+                "(a construct the backend's lowering does not handle, e.g. several torch.cond "
+                "calls): simplify that part of the model or pick another backend"
+                + other_recipe + "; report it upstream with the frame named above")
+    if stage == "lower":
+        return STAGE_REMEDY["lower"] + other_recipe
+    return STAGE_REMEDY[stage]
+
+
 @contextlib.contextmanager
-def in_stage(stage: str):
-    """Re-raises anything but an EtproofError as ExportError(stage) with STAGE_REMEDY[stage]:
-    ``STAGE failed: TYPE: FIRST LINE``. Interrupts (BaseException) pass through unchanged."""
+def in_stage(stage: str, recipe: str | None = None):
+    """Re-raises anything but an EtproofError as ExportError(stage): ``STAGE failed: TYPE:
+    SUMMARY`` (summary_line), the whole error kept as ``detail`` (error_detail) and the remedy of
+    stage_remedy (``recipe``: the recipe being exported, so the remedy never suggests it).
+    An ExportError raised inside from a library's exception (``raise ... from e``) without a
+    ``detail`` gets that exception's. Interrupts (BaseException) pass through unchanged."""
     try:
         yield
+    except ExportError as e:
+        cause = e.__cause__
+        if e.detail is None and isinstance(cause, Exception) and not isinstance(
+                cause, EtproofError):
+            e.detail = error_detail(cause)
+        raise
     except EtproofError:
         raise
     except Exception as e:  # noqa: BLE001 - every failure becomes a typed, staged error
-        raise ExportError(f"{stage} failed: {error_line(e)}", STAGE_REMEDY[stage],
-                          stage=stage) from e
+        detail = error_detail(e)
+        raise ExportError(f"{stage} failed: {summary_line(e, detail)}",
+                          stage_remedy(stage, recipe, detail), stage=stage,
+                          detail=detail) from e

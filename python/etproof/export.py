@@ -195,7 +195,7 @@ def export_model(
 
         # 4. references: the float64 truth and the emulations of the recipe and precision, on
         # the golden inputs (etproof.references); one that cannot be computed is recorded.
-        with in_stage("lower"):
+        with in_stage("lower", recipe):
             precision = effective_precision(backend, recipe)
         with in_stage("goldens"):
             ref_names = reference_names(backend, recipe, precision, bool(facts["quant"]))
@@ -208,7 +208,7 @@ def export_model(
             emulation = None  # the converted graph is not needed past here
 
         # 5. lower
-        with in_stage("lower"):
+        with in_stage("lower", recipe):
             say(f"{name}: lowering for {backend}")
             edge, backend_config, rejections = lower(ep, backend, recipe, facts)
             delegation = delegation_record(edge, rejections)
@@ -221,7 +221,7 @@ def export_model(
             delegates = delegates_in_program(program_bytes)
 
         if verify:
-            with in_stage("lower"):
+            with in_stage("lower", recipe):
                 data_path = tmp / data_files[0] if data_files else None
                 verify_runs(pte if data_path else program_bytes, data_path, args.cases[0].inputs,
                             delegates, len(output_names), say, name)

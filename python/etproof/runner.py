@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Callable
 
 from etproof import cache
-from etproof.errors import EtproofError, InvalidArgument, NothingToQuantize, error_line
+from etproof.errors import (EtproofError, InvalidArgument, NothingToQuantize, error_detail,
+                            summary_line)
 from etproof.export import export_model
 from etproof.manifest import canonical_dumps
 
@@ -22,6 +23,8 @@ def result_for_error(backend: str, recipe: str, e: EtproofError,
 
     model: the model key (NAME in NAME-BACKEND-RECIPE), where known; an xfail record's export
     half matches entries by it (docs/xfail.md). Absent when the model was never loaded.
+    "reason" is one line (the matrix shows it); "error" keeps the whole error of the library that
+    failed (errors.error_detail: type, message, operators, where, node), where one did.
     """
     # Refused: a usage error or missing prerequisite (InvalidArgument), or a quantized recipe
     # that quantizes nothing here (NothingToQuantize); anything else is a failure.
@@ -29,6 +32,8 @@ def result_for_error(backend: str, recipe: str, e: EtproofError,
               else "export-failed")
     r = {"backend": backend, "recipe": recipe, "status": status,
          "stage": e.stage or "export", "reason": str(e)}
+    if e.detail:
+        r["error"] = e.detail
     if model:
         r["model"] = model
     return r
@@ -118,7 +123,8 @@ def export_pairs(spec_factory: Callable[[], dict], model_key: str, pairs, out: P
                 + (f": {e}" if log_errors else ""))
         except Exception as e:  # noqa: BLE001 - one column's failure never stops the others
             result = {"backend": backend, "recipe": recipe, "model": model_key,
-                      "status": "export-failed", "stage": "export", "reason": error_line(e)}
+                      "status": "export-failed", "stage": "export", "reason": summary_line(e),
+                      "error": error_detail(e)}
             log(f"{name}: export-failed [export]" + (f": {result['reason']}" if log_errors
                                                      else ""))
         results.append(result)

@@ -32,7 +32,9 @@ def test_cli_export_and_error(tmp_path, capsys):
         # the remedy lists every pair this export half supports (the backend table's recipes)
         assert ("remedy: supported (backend/recipe) pairs: "
                 + ", ".join(f"{b}/{r}" for b, r in supported_pairs())) in err
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["cli-tiny", "export-report.json"]
+    # the libraries' output of the export went to the log beside the report (etproof.quiet)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cli-tiny", "export-log.txt",
+                                                          "export-report.json"]
     report = json.loads((tmp_path / "export-report.json").read_text())["results"]
     assert [(r["backend"], r["recipe"], r["status"]) for r in report] == [
         ("portable", "fp32", "exported"),
@@ -125,3 +127,58 @@ def test_python_m_etproof_exit_code(tmp_path):
     assert r.returncode == 2
     assert "error [export]: unknown model 'nope'" in r.stderr
     assert "remedy: " in r.stderr
+
+
+def _library_noise_backend() -> tuple[str, str | None]:
+    """Core ML when it lowers here (coremltools' progress bars and warnings: Python-level
+    output), else XNNPACK (ExecuTorch's C++ log lines); with the marker the library prints."""
+    try:
+        from etproof.lower import check_export_needs
+
+        check_export_needs("coreml")
+        return "coreml", "Converting PyTorch Frontend ==> MIL Ops"
+    except Exception:  # noqa: BLE001 - no Core ML here: the C++ side's log still speaks
+        return "xnnpack", None
+
+
+def test_export_keeps_library_output_in_a_log_unless_verbose(tmp_path):
+    """An export's terminal carries etproof's own lines only; ExecuTorch's and the backend's
+    logs and progress bars are in OUT/export-log.txt (said in one line); --verbose brings them
+    back to the terminal and writes no log."""
+    backend, marker = _library_noise_backend()
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    env.pop("PYTHONWARNINGS", None)
+
+    def export(out, *extra):
+        r = subprocess.run([sys.executable, "-m", "etproof", "export", "tiny", "--backend",
+                            backend, "--recipe", "fp32", "--out", str(out), *extra],
+                           capture_output=True, text=True, cwd=REPO, env=env, timeout=300)
+        assert r.returncode == 0, r.stderr
+        return r
+
+    name = f"tiny-{backend}-fp32"
+    quiet_out = tmp_path / "quiet"
+    r = export(quiet_out)
+    log = quiet_out / "export-log.txt"
+    lines = r.stdout.splitlines()
+    assert lines[0] == (f"ExecuTorch's and the backends' output (logs, progress): {log} "
+                        "(--verbose shows it here)"), r.stdout
+    own = [ln for ln in lines[1:] if ln.startswith(f"{name}: ") or ln == str(quiet_out / name)]
+    assert own == lines[1:], r.stdout  # nothing but etproof's own progress and the bundle
+    assert r.stderr == "", r.stderr
+    logged = log.read_text()
+    assert logged.startswith("=== ") and f"export tiny --backend {backend}" in logged
+    library = [ln for ln in logged.splitlines()[1:] if ln.strip()]
+    assert library, "the export's library output should be in the log"
+    if marker:
+        assert marker in logged
+    verbose = export(tmp_path / "verbose", "--verbose")
+    assert not (tmp_path / "verbose" / "export-log.txt").exists()
+    shown = verbose.stdout + verbose.stderr
+    assert "export-log.txt" not in shown
+    if marker:
+        assert marker in shown
+    else:  # some line the libraries printed is back on the terminal
+        foreign = [ln for ln in shown.splitlines() if not ln.startswith(f"{name}: ")
+                   and ln != str(tmp_path / "verbose" / name)]
+        assert foreign, shown

@@ -14,3 +14,180 @@ def test_error_shape():
     assert issubclass(ManifestError, EtproofError) and issubclass(InvalidArgument, EtproofError)
     with pytest.raises(ValueError):
         ExportError("x", "y", stage="nope")
+
+
+# ---- the whole error, named (issue 10) ----------------------------------------------------------
+
+import json
+import os
+import sys
+
+import torch
+from torch import nn
+
+from etproof.cli import main
+from etproof.errors import in_stage
+
+
+class RfftAbs(nn.Module):
+    """|rfft(x)|: aten.abs on a complex64 tensor, which ExecuTorch's edge verifier refuses."""
+
+    def forward(self, x):
+        return torch.fft.rfft(x).abs()
+
+
+class TwoCond(nn.Module):
+    """Two torch.cond calls, the second on the first's result."""
+
+    def forward(self, x):
+        y = torch.cond(x.sum() > 0, lambda t: t + 1, lambda t: t - 1, (x,))
+        return torch.cond(y.mean() > 0, lambda t: t * 2, lambda t: t * 3, (y,))
+
+
+def _spec_file(tmp_path, cls_name: str) -> str:
+    """A FILE.py:FUNCTION model spec for the CLI, using this file's model class."""
+    f = tmp_path / "spec_model.py"
+    f.write_text(
+        "import sys, torch\n"
+        f"sys.path.insert(0, {str(os.path.dirname(__file__))!r})\n"
+        f"from test_errors import {cls_name}\n"
+        "def build():\n"
+        "    torch.manual_seed(0)\n"
+        "    x = torch.randn(1, 16)\n"
+        f"    return {{'model': {cls_name}(), 'example_inputs': (x,), 'input_names': ['x'],\n"
+        "            'output_names': ['y'], 'golden_inputs': [('c0', 'synthetic', "
+        "'torch.randn seed 0', (x,))]}\n")
+    return f"{f}:build"
+
+
+def _fds():
+    return [(os.fstat(fd).st_dev, os.fstat(fd).st_ino) for fd in (1, 2)]
+
+
+def test_complex_abs_is_named_whole_at_export(tmp_path, capsys):
+    """torch.fft.rfft(x).abs() (portable fp32: ExecuTorch's edge verifier; XNNPACK's compile
+    config skips that check): the error names aten.abs.default on complex64 on the terminal and
+    in the report, keeps ExecuTorch's whole message, and its remedy is a rewrite, not the fp32
+    recipe the export already uses."""
+    out = tmp_path / "out"
+    fds, streams = _fds(), (sys.stdout, sys.stderr)
+    assert main(["export", _spec_file(tmp_path, "RfftAbs"), "--backend", "portable",
+                 "--recipe", "fp32", "--out", str(out)]) == 2
+    # the library output redirect was undone on the failure
+    assert _fds() == fds and (sys.stdout, sys.stderr) == streams
+    err = capsys.readouterr().err
+    first = err.splitlines()[0]
+    assert first.startswith("error [lower]: lower failed: SpecViolationError: "), err
+    assert "aten.abs.default" in first and "complex64" in first, first
+    assert not first.endswith(":"), first
+    # ExecuTorch's whole message, every line, under the error line
+    assert "with args: {'self': torch.complex64, '__ret_0': torch.float32}" in err
+    assert "Please make sure the dtypes of the Tensor inputs are the same" in err
+    remedy = [ln for ln in err.splitlines() if ln.startswith("remedy: ")]
+    assert len(remedy) == 1 and "fp32 recipe" not in remedy[0], err
+    assert "aten.abs.default" in remedy[0] and "view_as_real" in remedy[0], remedy
+    (entry,) = json.loads((out / "export-report.json").read_text())["results"]
+    assert entry["status"] == "export-failed" and entry["stage"] == "lower"
+    assert "aten.abs.default" in entry["reason"] and "fp32 recipe" not in entry["reason"]
+    e = entry["error"]
+    assert e["type"] == "torch._export.verifier.SpecViolationError"
+    assert e["operators"] == ["aten.abs.default"]
+    assert e["dtypes"] == {"aten.abs.default": "self: complex64 -> float32"}
+    assert e["message"].startswith("These operators are taking Tensor inputs with mismatched "
+                                   "dtypes:\n") and "Please make sure" in e["message"]
+    assert e["model_source"].endswith("in forward") and "test_errors.py" in e["model_source"]
+    assert ".py:" in e["where"]
+    # the traceback went to the log beside the report, not the terminal
+    assert "Traceback" not in err
+    assert "SpecViolationError" in (out / "export-log.txt").read_text()
+
+
+def _assert_node_op(node):
+    # what `assert node.op == "get_attr"` raises outside pytest (which rewrites asserts here)
+    if node.op != "get_attr":
+        raise AssertionError
+
+
+def test_an_empty_message_names_its_frame_and_node():
+    """A bare AssertionError (a real one, raised on a real torch.fx node) becomes a cause that
+    says where it was raised (file:line, function, the failing line) and the node being handled;
+    the remedy names that frame and offers the fp32 recipe only to a recipe that is not fp32."""
+    gm = torch.fx.symbolic_trace(nn.ReLU())
+    node = next(n for n in gm.graph.nodes if n.op == "call_function")
+    for recipe in ("fp32", "int8-static-per-channel"):
+        with pytest.raises(ExportError) as ei:
+            with in_stage("lower", recipe):
+                _assert_node_op(node)
+        e = ei.value
+        line = _assert_node_op.__code__.co_firstlineno + 3
+        assert e.cause == (f"lower failed: AssertionError: (no message) raised at {__file__}:"
+                           f"{line} in _assert_node_op: raise AssertionError; while handling node "
+                           f"{node.name} (torch.nn.functional.relu)"), e.cause
+        assert e.detail["where"] == f"{__file__}:{line} in _assert_node_op"
+        assert e.detail["message"] == "" and e.detail["type"] == "AssertionError"
+        assert f"{__file__}:{line} in _assert_node_op" in e.remedy
+        assert ("fp32 recipe" in e.remedy) == (recipe != "fp32"), e.remedy
+
+
+def test_two_torch_cond_on_coreml_names_the_frame(tmp_path):
+    """The user's case: Core ML fp32 lowering of a model with two torch.cond calls fails with a
+    bare AssertionError inside ExecuTorch; the error names the frame and the cond node."""
+    pytest.importorskip("coremltools", reason="coremltools not installed: Core ML lowering "
+                        "cannot run here")
+    from etproof.export import export_model
+    from etproof.lower import check_export_needs
+
+    try:
+        check_export_needs("coreml")
+    except InvalidArgument as e:
+        pytest.skip(f"Core ML export refused here: {e}")
+    torch.manual_seed(0)
+    x = torch.randn(1, 8)
+    try:
+        export_model(TwoCond(), (x,), "two-cond", tmp_path, "coreml", "fp32", ["x"], ["y"],
+                     [("c0", "synthetic", "torch.randn seed 0", (x,))], verify=False)
+    except ExportError as e:
+        if e.detail is None or e.detail["message"]:
+            raise
+        assert e.stage == "lower"
+        assert e.cause.startswith("lower failed: AssertionError: (no message) raised at "), e.cause
+        assert ".py:" in e.cause and e.detail["where"].split(":")[0].endswith(".py")
+        assert os.path.isfile(e.detail["where"].rsplit(":", 1)[0])
+        assert "torch.ops.higher_order.cond" in e.detail["node"], e.detail
+        assert "test_errors.py" in e.detail["node"]  # the model's own line
+        assert "fp32 recipe" not in e.remedy and e.detail["where"].split(" in ")[1] in e.remedy
+    else:
+        pytest.skip("this ExecuTorch lowers two torch.cond calls for Core ML now: no bare "
+                    "AssertionError to name (test_an_empty_message_names_its_frame_and_node "
+                    "covers the formatting)")
+
+
+class Bucketize(nn.Module):
+    """torch.bucketize: XNNPACK takes nothing of it, and ExecuTorch's Python runtime has no
+    portable kernel for it, so the written program fails to load (0x14, OperatorMissing)."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("bounds", torch.tensor([-1.0, 0.0, 1.0]))
+
+    def forward(self, x):
+        return torch.bucketize(x, self.bounds).to(torch.float32) + x
+
+
+def test_a_program_that_does_not_load_keeps_executorchs_error_and_log(tmp_path, capsys):
+    """The user's bucketize case: the whole runtime error reaches the report and the terminal,
+    and ExecuTorch's own log lines naming the missing operator come with it (the libraries'
+    output itself goes to the log file)."""
+    out = tmp_path / "out"
+    assert main(["export", _spec_file(tmp_path, "Bucketize"), "--backend", "xnnpack",
+                 "--recipe", "fp32", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    (entry,) = json.loads((out / "export-report.json").read_text())["results"]
+    assert entry["status"] == "export-failed" and entry["stage"] == "lower"
+    e = entry["error"]
+    assert e["type"] and e["message"] and ".py:" in e["where"]
+    assert e["message"] in err  # whole, on the terminal too
+    assert any("bucketize" in line for line in e["log"]), e
+    assert "bucketize" in err
+    assert "fp32 recipe" not in entry["reason"]
+    assert "bucketize" in (out / "export-log.txt").read_text()
