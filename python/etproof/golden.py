@@ -45,6 +45,8 @@ def models(photos) -> list[tuple[str, Callable[[], dict], tuple]]:
     out = [
         (minilm.MODEL_NAME, minilm.spec,
          (photos_digest([], (minilm.DIST, "transformers", "tokenizers", "safetensors")),)),
+        (minilm.DYNAMIC_MODEL_NAME, minilm.dynamic_spec,
+         (photos_digest([], (minilm.DIST, "transformers", "tokenizers", "safetensors")),)),
         (mobilenet_v3_small.MODEL_NAME, lambda: mobilenet_v3_small.spec(photos),
          (photos_digest(photos, ("pillow", "scikit-image", "scikit-learn")),)),
     ]
@@ -55,7 +57,8 @@ def models(photos) -> list[tuple[str, Callable[[], dict], tuple]]:
 
 def model_keys() -> list[str]:
     """Every golden model's key, EfficientNet-Lite0 first."""
-    return ([EFFICIENTNET, minilm.MODEL_NAME, mobilenet_v3_small.MODEL_NAME]
+    return ([EFFICIENTNET, minilm.MODEL_NAME, minilm.DYNAMIC_MODEL_NAME,
+             mobilenet_v3_small.MODEL_NAME]
             + [op.name for op in ops.OPS])
 
 

@@ -115,6 +115,28 @@ def test_minilm_inputs_are_padded_token_ids_with_a_mask():
     assert (ids[0, 5:] == 0).all() and (mask[0, 5:] == 0).all()
 
 
+def test_dynamic_minilm_goldens_cover_its_sequence_range(minilm_model):
+    """The dynamic-sequence MiniLM: goldens at the Dim's minimum (the shortest sentence), at each
+    sentence's own length, and at its maximum (the longest, padded); a sentence's embedding does
+    not depend on its padding (the mask removes it), so padded and unpadded agree."""
+    from etproof import userspec
+    from etproof.models import minilm
+
+    spec = minilm.dynamic_spec()
+    assert userspec.problems(spec) == []
+    seq = spec["dynamic_shapes"]["input_ids"][1]
+    assert spec["dynamic_shapes"]["attention_mask"][1] is seq  # one Dim, shared
+    lengths = sorted(c[3][0].shape[1] for c in spec["golden_inputs"])
+    assert lengths[0] == seq.min and lengths[-1] == seq.max == minilm.SEQ_LEN
+    assert len(set(lengths)) >= 3
+    cases = {c[0]: c[3] for c in spec["golden_inputs"]}
+    padded = next(k for k in cases if k.endswith("_padded"))
+    with torch.no_grad():
+        torch.testing.assert_close(minilm_model(*cases[padded]),
+                                   minilm_model(*cases[padded.removesuffix("_padded")]),
+                                   atol=1e-6, rtol=0)
+
+
 def test_mobilenet_v3_small_is_torchvisions_architecture():
     from etproof.models import mobilenet_v3_small as mb
 

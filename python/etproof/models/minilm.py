@@ -95,14 +95,19 @@ def build_model():
     return SentenceEmbedder(bert).eval()
 
 
-def tokenize(text: str, seq_len: int = SEQ_LEN):
-    """(input_ids, attention_mask), int64 [1, seq_len], with the package's tokenizer.json."""
+def tokenize(text: str, seq_len: int | None = SEQ_LEN):
+    """(input_ids, attention_mask), int64 [1, seq_len], with the package's tokenizer.json;
+    seq_len None: the sentence's own length, neither padded nor truncated."""
     import torch
     from tokenizers import Tokenizer
 
     tok = Tokenizer.from_file(str(model_dir() / "tokenizer.json"))
-    tok.enable_truncation(max_length=seq_len)
-    tok.enable_padding(length=seq_len, pad_id=tok.token_to_id("[PAD]"), pad_token="[PAD]")
+    if seq_len is None:
+        tok.no_truncation()
+        tok.no_padding()
+    else:
+        tok.enable_truncation(max_length=seq_len)
+        tok.enable_padding(length=seq_len, pad_id=tok.token_to_id("[PAD]"), pad_token="[PAD]")
     enc = tok.encode(text)
     ids = torch.tensor([enc.ids], dtype=torch.int64)
     mask = torch.tensor([enc.attention_mask], dtype=torch.int64)
@@ -112,6 +117,45 @@ def tokenize(text: str, seq_len: int = SEQ_LEN):
 def golden_inputs():
     return [(cid, "real", f"English sentence {text!r}, tokenized with {DIST}'s tokenizer.json "
              f"(padded to {SEQ_LEN})", tokenize(text)) for cid, text in SENTENCES]
+
+
+DYNAMIC_MODEL_NAME = "minilm_l6_v2_dynseq"
+# The dynamic variant's shortest sentence (with the five above, each at its own length).
+SHORT = ("greeting", "Good morning!")
+
+
+def dynamic_golden_inputs():
+    """Each sentence at its own length (SHORT the shortest), and the longest also padded to
+    SEQ_LEN: the sequence Dim's minimum, sizes between, and its maximum."""
+    cases = [(cid, "real", f"English sentence {text!r}, tokenized with {DIST}'s tokenizer.json "
+              "(its own length, not padded)", tokenize(text, None))
+             for cid, text in (SHORT,) + SENTENCES]
+    cid, text = max(SENTENCES, key=lambda s: tokenize(s[1], None)[0].shape[1])
+    cases.append((f"{cid}_padded", "real", f"English sentence {text!r}, tokenized with {DIST}'s "
+                  f"tokenizer.json (padded to {SEQ_LEN})", tokenize(text)))
+    return cases
+
+
+def dynamic_spec() -> dict:
+    """export_model keyword arguments of the dynamic-sequence variant: input_ids and
+    attention_mask int64 [1, seq], seq a torch.export Dim from the shortest sentence's length to
+    SEQ_LEN; goldens at the shortest, every sentence's own length, and SEQ_LEN (padded)."""
+    import torch
+
+    cases = dynamic_golden_inputs()
+    lengths = [c[3][0].shape[1] for c in cases]
+    seq = torch.export.Dim("seq", min=min(lengths), max=SEQ_LEN)
+    middle = sorted(cases, key=lambda c: c[3][0].shape[1])[len(cases) // 2]
+    return {
+        "model": build_model(),
+        "example_inputs": middle[3],
+        "input_names": list(INPUTS),
+        "output_names": [OUTPUT],
+        "golden_inputs": cases,
+        "dynamic_shapes": {n: {1: seq} for n in INPUTS},
+        "model_name": DYNAMIC_MODEL_NAME,
+        "weights": {"kind": "pretrained", "source": source()},
+    }
 
 
 def spec() -> dict:
