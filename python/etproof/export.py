@@ -81,7 +81,12 @@ from etproof.recipes import (
     supported_recipes,
 )
 from etproof.references import capture_references, reference_names
-from etproof.toolchain import delegates_in_program, toolchain_versions, version
+from etproof.toolchain import (
+    delegates_in_program,
+    operators_in_program,
+    toolchain_versions,
+    version,
+)
 
 __all__ = [
     "EXECUTORCH_BACKENDS", "GOLDEN_DATA_MEANING", "GoldenCase", "PAD_SKIP_REASON",
@@ -210,6 +215,7 @@ def export_model(
             pte, data_files = write_program(et, tmp, name)
             program_bytes = pte.read_bytes()
             delegates = delegates_in_program(program_bytes)
+            operators = operators_in_program(program_bytes)
 
         if verify:
             with in_stage("lower"):
@@ -236,6 +242,7 @@ def export_model(
                 "artifact": file_ref(pte),
                 "backend": backend,
                 "delegates": delegates,
+                "operators": operators,
                 "delegation": delegation,
                 "recipe": recipe,
                 "precision": precision,

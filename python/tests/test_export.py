@@ -8,6 +8,7 @@ from torch import nn
 
 from etproof.errors import ExportError, InvalidArgument, QuantizationError
 from etproof.export import delegates_in_program, export_model, supported_pairs
+from etproof.toolchain import operators_in_program
 from etproof.manifest import read_manifest
 from etproof.models import tiny
 from etproof.references import reference_names
@@ -265,3 +266,17 @@ def test_without_the_pad_workaround_the_program_fails_to_run(tmp_path, monkeypat
     assert e.value.stage == "lower"
     assert "does not run" in e.value.cause
     assert _only_bundles(tmp_path) == []
+
+
+def test_operators_read_from_program(test_bundles):
+    """The manifest records the operators the program calls outside its delegates, as ExecuTorch's
+    kernel registry names them: the portable program's kernels, none for a fully delegated one."""
+    for name in ("tiny-portable-fp32", "tiny-xnnpack-fp32",
+                 "tiny-xnnpack-int8-dynamic-per-channel"):
+        doc = read_manifest(test_bundles / name)
+        program = (test_bundles / name / f"{name}.pte").read_bytes()
+        assert doc["operators"] == operators_in_program(program)
+    ops = read_manifest(test_bundles / "tiny-portable-fp32")["operators"]
+    assert {"aten::convolution.out", "aten::addmm.out", "aten::mean.out"} <= set(ops), ops
+    assert read_manifest(test_bundles / "tiny-xnnpack-fp32")["operators"] == []
+
