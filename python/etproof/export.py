@@ -221,7 +221,7 @@ def export_model(
             with in_stage("lower"):
                 data_path = tmp / data_files[0] if data_files else None
                 verify_runs(pte if data_path else program_bytes, data_path, args.cases[0].inputs,
-                            delegates, len(output_names), say, name)
+                            delegates, len(output_names), say, name, operators=operators)
 
         # 7. goldens and references on disk
         with in_stage("goldens"):
