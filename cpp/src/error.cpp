@@ -24,6 +24,7 @@ std::string_view to_string(ErrorKind kind) {
     case ErrorKind::kDtypeMismatch: return "dtype-mismatch";
     case ErrorKind::kDtypeUnsupported: return "dtype-unsupported";
     case ErrorKind::kShapeMismatch: return "shape-mismatch";
+    case ErrorKind::kKernelMissing: return "kernel-missing";
     case ErrorKind::kLoadFailed: return "load-failed";
     case ErrorKind::kRunFailed: return "run-failed";
     case ErrorKind::kNpyInvalid: return "npy-invalid";

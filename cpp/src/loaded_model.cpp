@@ -14,7 +14,9 @@
 #include "etproof/backend_table.h"
 #include "etproof/bundle.h"
 #include "etproof/error.h"
+#include "etproof/kernels.h"
 #include "etproof/registry.h"
+#include "etproof/runtime_log.h"
 #include "bundle_files.h"
 #include "common.h"
 
@@ -326,15 +328,44 @@ LoadedModel LoadedModel::load(const Bundle& bundle) {
                 "bundle '" + m.name + "': program and manifest disagree: " + join(disagree, "; "),
                 "re-export the bundle; its manifest does not describe its program");
 
-  if (const et::Error e = module.load_method("forward"); e != et::Error::Ok)
+  // Refuse by operator name, before Method::init would fail with OperatorMissing (0x14): the
+  // operators the export half read from the program, asked of this binary's kernel registry.
+  if (m.operators) {
+    if (const auto missing = missing_kernels(*m.operators); !missing.empty())
+      throw kernel_missing_error(m.name, missing,
+                                 "the operators its manifest records, checked against this binary's kernel "
+                                 "registry before loading 'forward'");
+  }
+  // ExecuTorch's Error lines while loading are kept: they name what failed (a bundle without
+  // `operators`, a kernel for other dtypes only), so the error carries them, not "the log above".
+  et::Error e;
+  std::vector<std::string> said;
+  {
+    RuntimeLogCapture capture;
+    e = module.load_method("forward");
+    said = capture.lines();
+  }
+  if (e != et::Error::Ok) {
+    if (e == et::Error::OperatorMissing)
+      if (const auto missing = missing_operators_in_log(said); !missing.empty())
+        throw kernel_missing_error(m.name, missing, "named by ExecuTorch while loading 'forward': " + et_error_text(e),
+                                   uint32_t(e));
+    constexpr size_t kMaxLines = 8;
+    if (said.size() > kMaxLines) {
+      const size_t more = said.size() - kMaxLines;
+      said.resize(kMaxLines);
+      said.push_back("… " + std::to_string(more) + " more");
+    }
     throw Error(ErrorKind::kLoadFailed,
-                "ExecuTorch could not load method 'forward' of bundle '" + m.name + "': " + et_error_text(e),
+                "ExecuTorch could not load method 'forward' of bundle '" + m.name + "': " + et_error_text(e) +
+                    (said.empty() ? std::string() : "; ExecuTorch said: " + join(said, "; ")),
                 e == et::Error::OperatorMissing
-                    ? "this binary lacks a kernel the program uses; link the kernel library the export "
-                      "needs (see ExecuTorch's log above for the operator)"
-                    : "see ExecuTorch's log above for the detail; re-export the bundle with the ExecuTorch "
-                      "version this binary links",
+                    ? "this binary lacks a kernel the program uses; link the kernel library the export needs"
+                    : "re-export the bundle with the ExecuTorch version this binary links",
                 uint32_t(e));
+  }
+  // Loaded: what ExecuTorch said at Error level is still shown, as its own sink would have.
+  for (const auto& line : said) std::fprintf(stderr, "E executorch: %s\n", line.c_str());
   return LoadedModel(std::move(impl));
 }
 

@@ -161,6 +161,28 @@ class Reader : public detail::JsonReader {
     return out;
   }
 
+  // operators (optional): ["NAMESPACE::NAME.OVERLOAD", ...] as ExecuTorch's kernel registry names
+  // them, sorted and distinct; [] for a program that calls none outside its delegates.
+  std::optional<std::vector<std::string>> operators(const json& doc) {
+    const json* a = array_at(doc, "", "operators", /*required=*/false);
+    if (!a) return std::nullopt;
+    std::vector<std::string> ops;
+    for (size_t i = 0; i < a->size(); ++i) {
+      const json& e = (*a)[i];
+      const std::string path = at("operators", i);
+      if (!expect_type(e, path, e.is_string(), "a string")) continue;
+      auto s = e.get<std::string>();
+      const size_t sep = s.find("::");
+      if (sep == std::string::npos || sep == 0 || sep + 2 == s.size() ||
+          s.find_first_of(" \t\n\r\f\v") != std::string::npos || s.find(':') < sep)
+        problem(path, squote(s) + " is not an operator name NAMESPACE::NAME[.OVERLOAD] (e.g. aten::add.out)");
+      if (!ops.empty() && !(ops.back() < s))
+        problem(path, squote(s) + " is out of order or repeated (operators are distinct and sorted)");
+      ops.push_back(std::move(s));
+    }
+    return ops;
+  }
+
   // budget: {"min_sqnr_db"?: number, "min_cosine"?: number in [-1, 1], "top1_agreement"?: [0, 1]}.
   std::optional<Budget> budget(const json& doc) {
     const json* b = object_at(doc, "", "budget", /*required=*/false);
@@ -562,6 +584,7 @@ Manifest parse_manifest(const json& doc, const std::string& origin) {
       m.delegates.push_back(std::move(s));
     }
   }
+  m.operators = r.operators(doc);
   m.delegation = r.delegation(doc);
   m.recipe = r.string_at(doc, "", "recipe").value_or("");
   m.precision = r.string_at(doc, "", "precision").value_or("");

@@ -2,7 +2,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
 #include <string_view>
 
 #include <executorch/runtime/platform/platform.h>
@@ -10,18 +9,15 @@
 namespace etproof {
 
 struct RuntimeLogSink {
-  static std::mutex& mu() {
-    static std::mutex m;
-    return m;
-  }
+  // The innermost capture alive on this thread (ExecuTorch logs on the calling thread).
   static RuntimeLogCapture*& active() {
-    static RuntimeLogCapture* a = nullptr;
+    thread_local RuntimeLogCapture* a = nullptr;
     return a;
   }
   static bool capture(const char* message, size_t length) {
-    std::lock_guard<std::mutex> lock(mu());
-    if (active() == nullptr) return false;
-    active()->lines_.emplace_back(message, length);
+    RuntimeLogCapture* c = active();
+    if (c == nullptr) return false;
+    c->lines_.emplace_back(message, length);
     return true;
   }
 };
@@ -54,13 +50,12 @@ bool install_runtime_log_filter() {
 
 RuntimeLogCapture::RuntimeLogCapture() {
   install_runtime_log_filter();
-  std::lock_guard<std::mutex> lock(RuntimeLogSink::mu());
+  outer_ = RuntimeLogSink::active();
   RuntimeLogSink::active() = this;
 }
 
 RuntimeLogCapture::~RuntimeLogCapture() {
-  std::lock_guard<std::mutex> lock(RuntimeLogSink::mu());
-  if (RuntimeLogSink::active() == this) RuntimeLogSink::active() = nullptr;
+  if (RuntimeLogSink::active() == this) RuntimeLogSink::active() = outer_;
 }
 
 }  // namespace etproof

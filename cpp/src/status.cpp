@@ -62,6 +62,7 @@ Status status_of(const Error& e) {
   switch (e.kind()) {
     case ErrorKind::kBackendNotLinked: return Status::kNotLinked;
     case ErrorKind::kBackendUnavailable: return Status::kUnavailable;
+    case ErrorKind::kKernelMissing:  // the method cannot load here: as ExecuTorch's OperatorMissing was
     case ErrorKind::kLoadFailed: return Status::kLoadFailed;
     case ErrorKind::kRunFailed: return Status::kRunFailed;
     case ErrorKind::kCapabilityUnavailable: return Status::kNoBound;

@@ -16,8 +16,13 @@
 
 #include "etproof/bundle.h"
 #include "etproof/error.h"
+#include "etproof/kernels.h"
 #include "etproof/registry.h"
+<<<<<<< HEAD
 #include "etproof/replay.h"
+=======
+#include "etproof/status.h"
+>>>>>>> wt-kernel
 #include "test_support.h"
 
 namespace etproof {
@@ -240,6 +245,68 @@ TEST(Bundle, ReadsDelegatesFromTheProgram) {
   EXPECT_EQ(x.program_delegates(), std::vector<std::string>{"XnnpackBackend"});
   const LoadedModel p = LoadedModel::load(open_bundle(exported(kPortable)));
   EXPECT_TRUE(p.program_delegates().empty());
+}
+
+// ---- operators without a kernel in this binary ----------------------------------------------------
+
+// torch.bucketize exported for XNNPACK fp32 without the export half's run check: XNNPACK leaves it
+// and no kernel library of ExecuTorch 1.5.1 registers aten::bucketize.Tensor_out
+// (python/etproof/testbundles.py, KERNEL_MISSING_DIR).
+const char* const kKernelMissingDir = "kernel-missing";
+const char* const kBucketize = "bucketize-xnnpack-fp32";
+const char* const kBucketizeOp = "aten::bucketize.Tensor_out";
+
+TEST(Bundle, RecordedOperatorsHaveKernelsHereAndLoad) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kPortable));
+  ETPROOF_REQUIRE_BUNDLE(exported(kXnnpack));
+  const Bundle p = open_bundle(exported(kPortable));
+  ASSERT_TRUE(p.manifest.operators.has_value());
+  EXPECT_TRUE(std::count(p.manifest.operators->begin(), p.manifest.operators->end(), "aten::convolution.out"))
+      << p.manifest.raw["operators"].dump();
+  EXPECT_EQ(missing_kernels(*p.manifest.operators), std::vector<std::string>{});
+  LoadedModel::load(p);
+  const Bundle x = open_bundle(exported(kXnnpack));
+  ASSERT_TRUE(x.manifest.operators.has_value());
+  EXPECT_TRUE(x.manifest.operators->empty());  // every operator delegated
+  LoadedModel::load(x);
+}
+
+TEST(Bundle, OperatorWithoutAKernelIsRefusedByNameBeforeLoading) {
+  const fs::path dir = exported(kKernelMissingDir) / kBucketize;
+  ETPROOF_REQUIRE_BUNDLE(dir);
+  const Bundle b = open_bundle(dir);
+  ASSERT_TRUE(b.manifest.operators.has_value());
+  EXPECT_EQ(missing_kernels(*b.manifest.operators), std::vector<std::string>{kBucketizeOp});
+  const Error e = expect_error(ErrorKind::kKernelMissing, [&] { LoadedModel::load(b); });
+  EXPECT_TRUE(contains(e.cause(), std::string("bundle 'bucketize-xnnpack-fp32': its program calls an operator this "
+                                              "binary has no kernel for: ") + kBucketizeOp +
+                                      " (the operators its manifest records, checked against this binary's "
+                                      "kernel registry before loading 'forward')"))
+      << e.cause();
+  EXPECT_FALSE(e.et_error().has_value()) << "refused before ExecuTorch was asked";
+  EXPECT_TRUE(contains(e.remedy(), std::string(kBucketizeOp) + ": ExecuTorch's portable_kernels / optimized_kernels "
+                                   "(executorch::kernels_optimized is linked here and registers no kernel under "
+                                   "this name"))
+      << e.remedy();
+  EXPECT_TRUE(contains(e.remedy(), "decompose it into operators this binary has")) << e.remedy();
+  EXPECT_EQ(status_of(e), Status::kLoadFailed);  // in a matrix: a column that cannot be judged
+}
+
+// A bundle exported before `operators` existed: ExecuTorch's own "Missing operator" line names it.
+TEST(Bundle, WithoutRecordedOperatorsExecuTorchsLogNamesTheMissingOne) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kKernelMissingDir) / kBucketize);
+  const fs::path dir = testing::scratch_dir() / kBucketize;
+  fs::copy(exported(kKernelMissingDir) / kBucketize, dir, fs::copy_options::recursive);
+  json doc = load_json(manifest_of(dir));
+  doc.erase("operators");
+  save_json(manifest_of(dir), doc);
+  const Bundle b = open_bundle(dir);
+  ASSERT_FALSE(b.manifest.operators.has_value());
+  const Error e = expect_error(ErrorKind::kKernelMissing, [&] { LoadedModel::load(b); });
+  EXPECT_TRUE(contains(e.cause(), std::string("no kernel for: ") + kBucketizeOp +
+                                      " (named by ExecuTorch while loading 'forward': ")) << e.cause();
+  EXPECT_EQ(e.et_error().value_or(0), 0x14u) << "OperatorMissing, kept";
+  EXPECT_TRUE(contains(e.remedy(), "portable_kernels / optimized_kernels")) << e.remedy();
 }
 
 TEST(Bundle, ManifestDelegatesThatLieAreRefused) {

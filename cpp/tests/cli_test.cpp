@@ -201,6 +201,30 @@ TEST(Cli, BadBundleIsATypedErrorWithARemedy) {
   }
 }
 
+// A program calling an operator this binary has no kernel for (torch.bucketize, left by XNNPACK):
+// refused by the operator's name and kernel library, never a bare ExecuTorch code; in a matrix
+// the column is load-failed with the same words.
+TEST(Cli, OperatorWithoutAKernelIsNamedWithItsLibrary) {
+  const fs::path b = test_bundles() / "kernel-missing" / "bucketize-xnnpack-fp32";
+  ETPROOF_REQUIRE_BUNDLE(b);
+  const Result r = etproof_cli("parity " + quote(b.string()) + " --no-ledger");
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_NE(r.err.find("error [kernel-missing]: bundle 'bucketize-xnnpack-fp32': its program calls an "
+                       "operator this binary has no kernel for: aten::bucketize.Tensor_out"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("remedy: link the kernel library that provides it — aten::bucketize.Tensor_out: "
+                       "ExecuTorch's portable_kernels / optimized_kernels"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("executorch error 0x"), std::string::npos) << r.err;  // refused before loading
+
+  const Result m = etproof_cli("matrix " + quote(b.parent_path().string()) + " --no-ledger");
+  EXPECT_EQ(m.rc, 1) << m.out << m.err;
+  EXPECT_NE(m.out.find("load-failed"), std::string::npos) << m.out;
+  EXPECT_NE(m.out.find("aten::bucketize.Tensor_out"), std::string::npos) << m.out;
+}
+
 TEST(Cli, InspectReadsTheDelegatesFromTheProgram) {
   const fs::path b = test_bundles() / "tiny-xnnpack-fp32";
   ETPROOF_REQUIRE_BUNDLE(b);

@@ -119,6 +119,9 @@ TEST(Manifest, FixtureParses) {
   EXPECT_EQ(m.budget->min_cosine, 0.99);
   EXPECT_EQ(m.budget->top1_agreement, 0.9);
   EXPECT_FALSE(m.budget->min_sqnr_db.has_value());
+  // operators (added within schema 1): registry names, sorted and distinct.
+  ASSERT_TRUE(m.operators.has_value());
+  EXPECT_EQ(*m.operators, (std::vector<std::string>{"aten::permute_copy.out", "dim_order_ops::_clone_dim_order.out"}));
 }
 
 // outputs[i].slice_axis null means "do not slice" (-1); integer_atol is read on integer outputs.
@@ -162,7 +165,7 @@ TEST(Manifest, ExportedManifestsReserializeByteIdentical) {
 TEST(Manifest, AbsentOptionalFieldsAreUnknown) {
   json doc = fixture_doc();
   for (const char* k : {"delegation", "quantization", "preprocessing", "labels", "compute_unit", "data_files",
-                        "weights", "references", "budget"})
+                        "weights", "references", "budget", "operators"})
     doc.erase(k);
   for (auto& g : doc["goldens"]) g.erase("references");
   doc["inputs"][0].erase("layout");
@@ -178,6 +181,7 @@ TEST(Manifest, AbsentOptionalFieldsAreUnknown) {
   EXPECT_TRUE(m.data_files.empty());
   EXPECT_TRUE(m.references.empty());
   EXPECT_FALSE(m.budget.has_value());
+  EXPECT_FALSE(m.operators.has_value());  // unknown: LoadedModel::load names a missing one from ExecuTorch's log
   EXPECT_FALSE(m.outputs[0].slice_axis.has_value());
   for (const auto& g : m.goldens) EXPECT_TRUE(g.references.empty());
 }
@@ -343,6 +347,16 @@ TEST(Manifest, RefusesWrongTypesAndValues) {
       {[](json& d) { d["budget"]["min_cosine"] = "high"; }, "budget.min_cosine: expected a number"},
       {[](json& d) { d["budget"]["min_snr"] = 30; }, "budget.min_snr: is not defined by schema_version 1"},
       {[](json& d) { d["budget"] = json::object(); }, "budget: sets no bound"},
+      // operators (added within schema 1)
+      {[](json& d) { d["operators"] = json::array({"dim_order_ops::_clone_dim_order.out", "aten::permute_copy.out"}); },
+       "operators[1]: 'aten::permute_copy.out' is out of order or repeated"},
+      {[](json& d) { d["operators"] = json::array({"aten::add.out", "aten::add.out"}); },
+       "operators[1]: 'aten::add.out' is out of order or repeated"},
+      {[](json& d) { d["operators"][0] = "add.out"; }, "operators[0]: 'add.out' is not an operator name"},
+      {[](json& d) { d["operators"][0] = "aten::add out"; }, "operators[0]: 'aten::add out' is not an operator name"},
+      {[](json& d) { d["operators"][0] = "::add.out"; }, "operators[0]: '::add.out' is not an operator name"},
+      {[](json& d) { d["operators"][0] = 3; }, "operators[0]: expected a string"},
+      {[](json& d) { d["operators"] = "aten::add.out"; }, "operators: expected an array"},
   };
   for (const auto& c : cases) {
     json doc = fixture_doc();

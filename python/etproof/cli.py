@@ -33,7 +33,11 @@ from etproof.recipes import (
 )
 from etproof.runner import export_pairs, result_for_error, write_report
 from etproof.models.verdicts import export_verdict_bundles
-from etproof.testbundles import export_test_bundles
+from etproof.testbundles import (
+    KERNEL_MISSING_DIR,
+    export_kernel_missing_bundles,
+    export_test_bundles,
+)
 
 EXIT_OK = 0
 EXIT_ERROR = 2
@@ -253,7 +257,10 @@ def cmd_test_bundles(a) -> int:
     # OUT sees only the tiny columns; a column refused here (a missing prerequisite) is not an
     # error: its tests skip by name.
     verdicts = export_verdict_bundles(Path(a.out) / "verdicts", force=a.force, log=_log)
-    ok = (all(r["status"] == "exported" for r in results)
+    # A program this runtime cannot load (an operator without a kernel), one level down too.
+    missing = export_kernel_missing_bundles(Path(a.out) / KERNEL_MISSING_DIR, force=a.force,
+                                            log=_log)
+    ok = (all(r["status"] == "exported" for r in results + missing)
           and all(r["status"] in ("exported", "export-refused") for r in verdicts))
     return EXIT_OK if ok else EXIT_ERROR
 

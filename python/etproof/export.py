@@ -81,7 +81,12 @@ from etproof.recipes import (
     supported_recipes,
 )
 from etproof.references import capture_references, reference_names
-from etproof.toolchain import delegates_in_program, toolchain_versions, version
+from etproof.toolchain import (
+    delegates_in_program,
+    operators_in_program,
+    toolchain_versions,
+    version,
+)
 
 __all__ = [
     "EXECUTORCH_BACKENDS", "GOLDEN_DATA_MEANING", "GoldenCase", "PAD_SKIP_REASON",
@@ -219,12 +224,13 @@ def export_model(
             pte, data_files = write_program(et, tmp, name)
             program_bytes = pte.read_bytes()
             delegates = delegates_in_program(program_bytes)
+            operators = operators_in_program(program_bytes)
 
         if verify:
             with in_stage("lower", recipe):
                 data_path = tmp / data_files[0] if data_files else None
                 verify_runs(pte if data_path else program_bytes, data_path, args.cases[0].inputs,
-                            delegates, len(output_names), say, name)
+                            delegates, len(output_names), say, name, operators=operators)
 
         # 7. goldens and references on disk
         with in_stage("goldens"):
@@ -245,6 +251,7 @@ def export_model(
                 "artifact": file_ref(pte),
                 "backend": backend,
                 "delegates": delegates,
+                "operators": operators,
                 "delegation": delegation,
                 "recipe": recipe,
                 "precision": precision,

@@ -163,12 +163,41 @@ def effective_precision(backend: str, recipe: str) -> str:
     return _OV_TYPES.get(hint, hint)
 
 
-def verify_runs(program, data_path, inputs, delegates, n_outputs, say, name) -> bool:
+# The kernel library that registers an operator namespace (the runtime half's twin is
+# cpp/src/kernels.cpp, kLibraries): named in a refusal of an operator without a kernel.
+KERNEL_LIBRARIES = {
+    "aten": "ExecuTorch's portable_kernels / optimized_kernels",
+    "dim_order_ops": "ExecuTorch's portable_kernels / optimized_kernels",
+    "quantized_decomposed": "ExecuTorch's quantized_kernels",
+    "llama": "ExecuTorch's custom_ops (extension/llm/custom_ops)",
+    "torchao": "the TorchAO kernels",
+}
+
+
+def kernel_library_for(op: str) -> str:
+    """The kernel library that would provide operator ``op`` (``NAMESPACE::NAME.OVERLOAD``)."""
+    return KERNEL_LIBRARIES.get(op.split("::", 1)[0], f"the library that registers {op}")
+
+
+def missing_python_kernels(operators) -> list[str]:
+    """The names among ``operators`` (registry names, etproof.toolchain.operators_in_program)
+    that ExecuTorch's Python runtime registers no kernel for, in order."""
+    from executorch.extension.pybindings.portable_lib import _get_operator_names
+
+    have = set(_get_operator_names())
+    return [op for op in operators if op not in have]
+
+
+def verify_runs(program, data_path, inputs, delegates, n_outputs, say, name,
+                operators=None) -> bool:
     """Runs the written program once (method "forward" on ``inputs``) in ExecuTorch's Python
     runtime, where that runtime has every delegate of the program; returns whether it ran.
 
     program: the .pte bytes, or its path where ``data_path`` (its .ptd) is given. A program that
     fails to run, or returns other than ``n_outputs`` outputs, is ExportError (stage "lower").
+    operators: the operators the program calls outside its delegates (registry names); one the
+    Python runtime has no kernel for is ExportError naming it and its kernel library, before
+    anything runs (ExecuTorch itself would say only "error: 0x14", OperatorMissing).
     """
     from executorch.runtime import Runtime
 
@@ -180,6 +209,19 @@ def verify_runs(program, data_path, inputs, delegates, n_outputs, say, name) -> 
         say(f"{name}: not run in Python: ExecuTorch's Python runtime has no available "
             f"{', '.join(missing)} (registered: {have})")
         return False
+    no_kernel = missing_python_kernels(operators or [])
+    if no_kernel:
+        libs = "; ".join(f"{op}: {kernel_library_for(op)}" for op in no_kernel)
+        one = len(no_kernel) == 1
+        raise ExportError(
+            f"the lowered program calls {'an operator' if one else f'{len(no_kernel)} operators'}"
+            f" ExecuTorch {version('executorch')}'s Python runtime has no kernel for: "
+            f"{', '.join(no_kernel)} (its kernel registry, asked before running)",
+            f"the kernel library that would provide {'it' if one else 'each'}: {libs}. Decompose "
+            f"{'it' if one else 'each'} into operators ExecuTorch has kernels for (rewrite that "
+            "part of the model), or lower to a backend whose delegate takes it; a runtime that "
+            "links such a kernel can run the program exported without this check (verify=False)",
+            stage="lower")
     try:
         if data_path is not None:
             loaded = rt.load_program(program, data_path=data_path)

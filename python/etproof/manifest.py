@@ -30,12 +30,14 @@ REQUIRED = (
 )
 OPTIONAL = (
     "data_files", "delegation", "compute_unit", "quantization", "preprocessing", "labels",
-    "weights", "references", "budget",
+    "weights", "references", "budget", "operators",
 )
 INTEGER_DTYPES = ("int8", "uint8", "int16", "int32", "int64", "bool")
 # budget's keys (all optional, at least one): the user's accuracy budget for what the recipe costs.
 BUDGET_KEYS = ("min_sqnr_db", "min_cosine", "top1_agreement")
 WEIGHT_KINDS = ("pretrained", "seeded")
+# operators[i]: a name as ExecuTorch's kernel registry knows it, NAMESPACE::NAME[.OVERLOAD].
+OPERATOR_RE = re.compile(r"^[^ \t\n\r\f\v:]+::[^ \t\n\r\f\v]+$")
 
 
 def canonical_dumps(doc: dict) -> str:
@@ -242,6 +244,14 @@ def validate(doc: Any, origin: str | None = None) -> dict:
         v.string(d, f"delegates[{i}]")
     if delegates != sorted(set(delegates)):
         v.fail("delegates", "must be sorted and distinct")
+    if "operators" in doc:
+        operators = v.array(doc["operators"], "operators")
+        for i, op in enumerate(operators):
+            if not OPERATOR_RE.match(v.string(op, f"operators[{i}]")):
+                v.fail(f"operators[{i}]", f"is not an operator name NAMESPACE::NAME[.OVERLOAD] "
+                       f"(e.g. aten::add.out), got {op!r}")
+        if operators != sorted(set(operators)):
+            v.fail("operators", "must be sorted and distinct")
     if "delegation" in doc:
         d = v.obj(doc["delegation"], "delegation",
                   ("delegated_nodes", "non_delegated_nodes", "by_operator"))

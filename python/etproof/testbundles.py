@@ -1,6 +1,7 @@
 """Small bundles for the C++ tests: tiny-{portable-fp32,xnnpack-fp32,xnnpack-int8-dynamic-...,
-openvino-fp32}, and in ``shapes/`` the shapes-and-inputs models of etproof.models.shapes (a
-dynamic batch, integer/bool/scalar inputs, no inputs).
+openvino-fp32}; one level down, in ``shapes/``, the shapes-and-inputs models of
+etproof.models.shapes (a dynamic batch, integer/bool/scalar inputs, no inputs), and in
+``kernel-missing/`` a program this runtime cannot load.
 
 The C++ tests build a matrix over the top directory (the tiny columns) and expect every column in
 it to agree; the shapes bundles sit one level down so that matrix, the runtime probes and the
@@ -31,6 +32,40 @@ SHAPE_BUNDLES = [
 
 SHAPES_DIR = "shapes"
 
+# The kernel-missing bundle (OUT/kernel-missing/bucketize-xnnpack-fp32): torch.bucketize, which
+# XNNPACK does not take and no kernel library of ExecuTorch 1.5.1 registers, so its program calls
+# aten::bucketize.Tensor_out without a kernel (XNNPACK's edge config admits the non-core-ATen op;
+# the portable backend's edge verifier refuses it). Exported without the export half's run check,
+# which would refuse it by the same name; one level down, so a matrix over OUT never sees it.
+KERNEL_MISSING_DIR = "kernel-missing"
+KERNEL_MISSING_PAIRS = [("xnnpack", "fp32")]
+KERNEL_MISSING_OPERATOR = "aten::bucketize.Tensor_out"
+
+
+def bucketize_spec() -> dict:
+    """export_model keyword arguments of the bucketize model: y = bucketize(x, [-1, 0, 1]) + x,
+    float32 [1, 8], one synthetic case; verify=False (see KERNEL_MISSING_DIR)."""
+    import torch
+
+    class Bucketize(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("boundaries", torch.tensor([-1.0, 0.0, 1.0]))
+
+        def forward(self, x):
+            return torch.bucketize(x, self.boundaries).to(torch.float32) + x
+
+    x = torch.linspace(-2.0, 2.0, 8).reshape(1, 8)
+    return {
+        "model": Bucketize().eval(),
+        "example_inputs": (x,),
+        "input_names": ["x"],
+        "output_names": ["y"],
+        "golden_inputs": [("ramp", "synthetic", "torch.linspace(-2, 2, 8)", (x,))],
+        "model_name": "bucketize",
+        "verify": False,
+    }
+
 
 def export_test_bundles(out: Path, force: bool = False, log=print) -> list[dict]:
     """Exports TEST_PAIRS of the tiny model into ``out`` and SHAPE_BUNDLES into ``out/shapes``
@@ -43,3 +78,10 @@ def export_test_bundles(out: Path, force: bool = False, log=print) -> list[dict]
                                 log=log)
     log(f"test bundles in {out} ({time.monotonic() - t0:.1f} s)")
     return results
+
+
+def export_kernel_missing_bundles(out: Path, force: bool = False, log=print) -> list[dict]:
+    """Exports the kernel-missing bundle into ``out`` (OUT/kernel-missing for the test bundles);
+    returns the export-report results."""
+    return export_pairs(bucketize_spec, "bucketize", KERNEL_MISSING_PAIRS, Path(out), force=force,
+                        log=log)

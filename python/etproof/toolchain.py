@@ -1,10 +1,12 @@
-"""Toolchain facts: the versions of what exports, and the delegates a serialized program calls.
+"""Toolchain facts: the versions of what exports, and the delegates and operators a serialized
+program calls.
 
 Both are read from the installed distributions and from the program's own bytes, never assumed.
-Used by the manifest (``engine``, ``toolchain``, ``delegates``), the export cache's stamps and the
-probe's cache key.
+Used by the manifest (``engine``, ``toolchain``, ``delegates``, ``operators``), the export cache's
+stamps and the probe's cache key.
 
-May import: etproof (its version) and numpy; ExecuTorch only inside delegates_in_program.
+May import: etproof (its version) and numpy; ExecuTorch only inside delegates_in_program and
+operators_in_program.
 Nothing from the export stages, so the cache and the probe can use it without the exporter.
 """
 
@@ -50,3 +52,22 @@ def delegates_in_program(program_bytes: bytes) -> list[str]:
     pte = deserialize_pte_binary(program_bytes)
     program = getattr(pte, "program", pte)
     return sorted({d.id for plan in program.execution_plan for d in plan.delegates})
+
+
+def operator_name(name: str, overload: str) -> str:
+    """The name ExecuTorch's kernel registry knows an operator by (Method::init's lookup,
+    runtime/kernel/operator_registry.h): ``NAMESPACE::NAME.OVERLOAD``, or without ``.OVERLOAD``
+    when the overload is empty (``aten::add.out``)."""
+    return f"{name}.{overload}" if overload else name
+
+
+def operators_in_program(program_bytes: bytes) -> list[str]:
+    """Sorted distinct names (operator_name) of the operators every execution plan of a
+    serialized .pte calls outside its delegates, read with ExecuTorch's own deserializer; [] for
+    a program whose every operator was delegated."""
+    from executorch.exir._serialize._program import deserialize_pte_binary
+
+    pte = deserialize_pte_binary(program_bytes)
+    program = getattr(pte, "program", pte)
+    return sorted({operator_name(op.name, op.overload or "")
+                   for plan in program.execution_plan for op in plan.operators})

@@ -8,6 +8,7 @@ from torch import nn
 
 from etproof.errors import ExportError, InvalidArgument, QuantizationError
 from etproof.export import delegates_in_program, export_model, supported_pairs
+from etproof.toolchain import operators_in_program
 from etproof.manifest import read_manifest
 from etproof.models import tiny
 from etproof.references import reference_names
@@ -265,3 +266,46 @@ def test_without_the_pad_workaround_the_program_fails_to_run(tmp_path, monkeypat
     assert e.value.stage == "lower"
     assert "does not run" in e.value.cause
     assert _only_bundles(tmp_path) == []
+
+
+def test_operators_read_from_program(test_bundles):
+    """The manifest records the operators the program calls outside its delegates, as ExecuTorch's
+    kernel registry names them: the portable program's kernels, none for a fully delegated one."""
+    for name in ("tiny-portable-fp32", "tiny-xnnpack-fp32",
+                 "tiny-xnnpack-int8-dynamic-per-channel"):
+        doc = read_manifest(test_bundles / name)
+        program = (test_bundles / name / f"{name}.pte").read_bytes()
+        assert doc["operators"] == operators_in_program(program)
+    ops = read_manifest(test_bundles / "tiny-portable-fp32")["operators"]
+    assert {"aten::convolution.out", "aten::addmm.out", "aten::mean.out"} <= set(ops), ops
+    assert read_manifest(test_bundles / "tiny-xnnpack-fp32")["operators"] == []
+
+
+def test_operator_without_a_kernel_is_refused_by_name_before_running(tmp_path):
+    """torch.bucketize: XNNPACK leaves it, and ExecuTorch's Python runtime has no kernel for
+    aten::bucketize.Tensor_out; the run check names it and its kernel library, not "0x14"."""
+    from etproof.testbundles import KERNEL_MISSING_OPERATOR, bucketize_spec
+
+    spec = bucketize_spec()
+    spec["verify"] = True
+    with pytest.raises(ExportError) as e:
+        export_model(name="bucketize-verified", out_dir=tmp_path, backend="xnnpack",
+                     recipe="fp32", **spec)
+    assert e.value.stage == "lower"
+    assert KERNEL_MISSING_OPERATOR in e.value.cause, e.value.cause
+    assert "has no kernel for" in e.value.cause and "0x" not in str(e.value)
+    assert "portable_kernels / optimized_kernels" in e.value.remedy, e.value.remedy
+    assert "Decompose it" in e.value.remedy
+    assert _only_bundles(tmp_path) == []
+
+
+def test_operator_without_a_kernel_is_recorded_when_the_check_is_off(tmp_path):
+    """verify=False writes the bundle; its manifest names the operator, so a runtime half can
+    refuse by name (cpp/tests/bundle_test.cpp loads the test-bundles copy)."""
+    from etproof.testbundles import KERNEL_MISSING_OPERATOR, bucketize_spec
+
+    path = export_model(name="bucketize-xnnpack-fp32", out_dir=tmp_path, backend="xnnpack",
+                        recipe="fp32", **bucketize_spec())
+    doc = read_manifest(path)
+    assert KERNEL_MISSING_OPERATOR in doc["operators"]
+    assert doc["delegates"] == ["XnnpackBackend"]

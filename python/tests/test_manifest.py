@@ -79,6 +79,13 @@ def test_canonical_form():
     (lambda d: d["budget"].__setitem__("min_cosine", "high"), "budget.min_cosine"),
     (lambda d: d["budget"].__setitem__("min_snr", 30), "budget.min_snr"),
     (lambda d: d.__setitem__("budget", {}), "budget"),
+    # operators (added within schema 1)
+    (lambda d: d["operators"].reverse(), "operators"),
+    (lambda d: d["operators"].append(d["operators"][-1]), "operators"),
+    (lambda d: d["operators"].__setitem__(0, "add.out"), "operators[0]"),
+    (lambda d: d["operators"].__setitem__(0, "aten::add out"), "operators[0]"),
+    (lambda d: d["operators"].__setitem__(0, 3), "operators[0]"),
+    (lambda d: d.__setitem__("operators", "aten::add.out"), "operators"),
 ])
 def test_validate_names_the_field(mutate, field):
     doc = fixture_doc()
@@ -93,7 +100,7 @@ def test_validate_names_the_field(mutate, field):
 def test_optional_fields_may_be_absent():
     doc = fixture_doc()
     for k in ("delegation", "quantization", "preprocessing", "labels", "weights", "references",
-              "budget"):
+              "budget", "operators"):
         doc.pop(k)
     for g in doc["goldens"]:
         g.pop("references")

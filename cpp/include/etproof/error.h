@@ -25,6 +25,7 @@ enum class ErrorKind {
   kDtypeMismatch,          // a tensor's dtype differs from what the manifest says
   kDtypeUnsupported,       // a dtype etproof or the runtime cannot carry
   kShapeMismatch,          // a tensor's shape differs from what the manifest says
+  kKernelMissing,          // the program calls an operator this binary registers no kernel for
   kLoadFailed,             // ExecuTorch refused to load the program or method
   kRunFailed,              // ExecuTorch failed while executing
   kNpyInvalid,             // a .npy file is malformed or truncated

@@ -164,6 +164,11 @@ struct Manifest {
   std::vector<FileRef> data_files;
   std::string backend;                  // export key requested
   std::vector<std::string> delegates;   // ids present in the program, as recorded at export
+  // The operators the program calls outside its delegates, as ExecuTorch's kernel registry names
+  // them ("aten::add.out"), sorted and distinct, read from the program at export (optional
+  // within schema 1; nullopt: unknown, a bundle exported before the field). LoadedModel::load
+  // refuses, naming each, those this binary has no kernel for (etproof/kernels.h).
+  std::optional<std::vector<std::string>> operators;
   std::optional<Delegation> delegation;
   std::string recipe;
   std::string precision;

@@ -18,9 +18,12 @@ namespace etproof {
 // Idempotent: later calls return the first call's answer.
 bool install_runtime_log_filter();
 
-// While one is alive (on any thread; one at a time), ExecuTorch's Error and Fatal lines are
+// While one is alive, ExecuTorch's Error and Fatal lines logged on the thread that created it are
 // collected into `lines()` instead of printed — e.g. the reason a delegate gives inside
-// is_available(). Needs the filter installed (the constructor installs it).
+// is_available(), or the "Missing operator" lines of a method that does not load. Per thread, so
+// that bundles loaded at once (matrix --jobs) never take each other's lines; ExecuTorch logs on
+// the calling thread. Nested captures on one thread: the innermost collects. Needs the filter
+// installed (the constructor installs it).
 class RuntimeLogCapture {
  public:
   RuntimeLogCapture();
@@ -32,6 +35,7 @@ class RuntimeLogCapture {
  private:
   friend struct RuntimeLogSink;
   std::vector<std::string> lines_;
+  RuntimeLogCapture* outer_ = nullptr;  // the capture this one hides on its thread, restored after
 };
 
 }  // namespace etproof
