@@ -18,11 +18,8 @@
 #include "etproof/error.h"
 #include "etproof/kernels.h"
 #include "etproof/registry.h"
-<<<<<<< HEAD
 #include "etproof/replay.h"
-=======
 #include "etproof/status.h"
->>>>>>> wt-kernel
 #include "test_support.h"
 
 namespace etproof {
