@@ -2,8 +2,9 @@
 
 Exit status: 0 when everything asked for was exported, 2 on any error (the C++ ``etproof export``
 execs this). Errors print ``error [STAGE]: CAUSE``, the library's whole error where one failed,
-and ``remedy: REMEDY`` on stderr. During ``export`` the libraries' own output (ExecuTorch's and
-the backends' logs, progress bars) goes to OUT/export-log.txt unless --verbose (etproof.quiet).
+and ``remedy: REMEDY`` on stderr. During ``export``, ``demo``, ``golden-set`` and
+``test-bundles`` the libraries' own output (ExecuTorch's and the backends' logs, progress bars)
+goes to OUT/export-log.txt unless --verbose (etproof.quiet).
 """
 
 from __future__ import annotations
@@ -252,6 +253,11 @@ def _export_columns(a, model_ref: str, pairs: list[tuple[str, str]], out: Path,
 
 
 def cmd_test_bundles(a) -> int:
+    with _library_output(a, Path(a.out)):
+        return _test_bundles(a)
+
+
+def _test_bundles(a) -> int:
     results = export_test_bundles(Path(a.out), force=a.force, log=_log)
     # The gate's verdict cases (etproof.models.verdicts), one level down so that a matrix over
     # OUT sees only the tiny columns; a column refused here (a missing prerequisite) is not an
@@ -266,6 +272,11 @@ def cmd_test_bundles(a) -> int:
 
 
 def cmd_demo(a) -> int:
+    with _library_output(a, Path(a.out)):
+        return _demo(a)
+
+
+def _demo(a) -> int:
     report = run_demo(Path(a.out), force=a.force, log=_log, all_columns=a.all_columns)
     # A column refused for a missing prerequisite is reported, not a failure of the demo.
     return (EXIT_OK if all(r["status"] in ("exported", "export-refused")
@@ -273,6 +284,11 @@ def cmd_demo(a) -> int:
 
 
 def cmd_golden_set(a) -> int:
+    with _library_output(a, Path(a.out)):
+        return _golden_set(a)
+
+
+def _golden_set(a) -> int:
     report = run_golden_set(Path(a.out), force=a.force, log=_log, all_columns=a.all_columns,
                             reuse_from=Path(a.reuse) if a.reuse else None, only=a.only)
     # A column that does not lower for one model is a finding, reported in export-report.json and
@@ -344,13 +360,12 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--out", required=True, help="output directory (bundles go in OUT/NAME/)")
     e.add_argument("--name", help="bundle name (default NAME-BACKEND-RECIPE, NAME from the dict's "
                                   "'name', else the function's name)")
-    e.add_argument("--verbose", action="store_true",
-                   help="show ExecuTorch's and the backends' logs and progress bars here "
-                        f"(default: appended to OUT/{quiet.LOG_NAME}, beside export-report.json)")
+    _verbose_option(e, "beside export-report.json")
     e.set_defaults(func=cmd_export)
     t = sub.add_parser("test-bundles", help="the tiny bundles the C++ tests use")
     t.add_argument("--out", default="build/test-bundles")
     t.add_argument("--force", action="store_true", help="re-export even when up to date")
+    _verbose_option(t)
     t.set_defaults(func=cmd_test_bundles)
     pr = sub.add_parser("probe", help="the export half of every backend, probed by lowering",
                         description="Lower a one-operation model for each backend of "
@@ -366,6 +381,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--force", action="store_true", help="re-export even when up to date")
     d.add_argument("--all-columns", action="store_true",
                    help="also the columns left out by default (no gate bound yet)")
+    _verbose_option(d)
     d.set_defaults(func=cmd_demo)
     g = sub.add_parser("golden-set", help="every golden model for every demo column, one directory",
                        description="Export the golden set (EfficientNet-Lite0, all-MiniLM-L6-v2, "
@@ -381,8 +397,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="copy EfficientNet-Lite0 bundles that are up to date in DEMO_OUT/bundles "
                         "instead of exporting them again (default build/demo; '' for none)")
     g.add_argument("--only", nargs="+", metavar="MODEL", help="export only these golden models")
+    _verbose_option(g)
     g.set_defaults(func=cmd_golden_set)
     return p
+
+
+def _verbose_option(parser, where: str = "") -> None:
+    parser.add_argument("--verbose", action="store_true",
+                        help="show ExecuTorch's and the backends' logs and progress bars here "
+                             f"(default: appended to OUT/{quiet.LOG_NAME}"
+                             + (f", {where})" if where else ")"))
 
 
 def main(argv=None) -> int:
