@@ -4,6 +4,7 @@ exports (the test bundles' ptd/ directory, etproof.models.external); the C++ hal
 cpp/tests/bundle_test.cpp, "Ptd"."""
 
 import hashlib
+import shutil
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ import torch
 from torch import nn
 
 from etproof import userspec
+from etproof.cache import bundle_intact
 from etproof.arguments import check_export_arguments
 from etproof.errors import ExportError, InvalidArgument
 from etproof.export import export_model
@@ -34,6 +36,21 @@ def test_manifest_lists_the_ptd_with_its_size_and_sha256(test_bundles):
         assert m["artifact"]["bytes"] == (path / f"{path.name}.pte").stat().st_size
         assert sorted(p.name for p in path.iterdir()) == sorted(
             [f"{path.name}.pte", ptd.name, f"{path.name}.etproof.json", f"{path.name}.goldens"])
+
+
+def test_a_changed_or_missing_ptd_is_not_reused(test_bundles, tmp_path):
+    """The export cache re-exports a bundle whose .ptd no longer matches its manifest."""
+    src = _ptd_bundles(test_bundles)[0]
+    path = tmp_path / src.name
+    shutil.copytree(src, path)
+    assert bundle_intact(path)
+    ptd = path / f"{path.name}.ptd"
+    data = bytearray(ptd.read_bytes())
+    data[len(data) // 2] ^= 1
+    ptd.write_bytes(bytes(data))
+    assert not bundle_intact(path)
+    ptd.unlink()
+    assert not bundle_intact(path)
 
 
 def test_the_weights_moved_out_of_the_program(test_bundles, tmp_path):
