@@ -14,7 +14,7 @@
 namespace etproof::bundle_detail {
 
 inline constexpr const char* kReexport =
-    "re-export the bundle; the .pte was changed or truncated after export";
+    "re-export the bundle; the .pte (or its .ptd) was changed or truncated after export";
 
 using Bytes = std::vector<uint8_t>;
 

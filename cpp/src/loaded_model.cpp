@@ -224,11 +224,13 @@ LoadedModel LoadedModel::load(const Bundle& bundle) {
     impl->module = std::make_unique<Module>(pte, data_files, Module::LoadMode::File);
   }
   Module& module = *impl->module;
+  // Where the program's weights come from, for ExecuTorch's refusals (its named-data map reads them).
+  const std::string with_data = data_files.empty() ? "" : " with its data file " + join(data_files, ", ");
 
   // Full flatbuffer verification: a truncated or corrupted program is refused here, not crashed on.
   if (const et::Error e = module.load(et::Program::Verification::InternalConsistency); e != et::Error::Ok)
     throw Error(ErrorKind::kLoadFailed,
-                "ExecuTorch refused the program " + pte + ": " + et_error_text(e),
+                "ExecuTorch refused the program " + pte + with_data + ": " + et_error_text(e),
                 std::string(kReexport) + "; if the hash matches, export it with the ExecuTorch version this "
                 "binary links (see ExecuTorch's log above for the detail)",
                 uint32_t(e));
@@ -357,8 +359,8 @@ LoadedModel LoadedModel::load(const Bundle& bundle) {
       said.push_back("… " + std::to_string(more) + " more");
     }
     throw Error(ErrorKind::kLoadFailed,
-                "ExecuTorch could not load method 'forward' of bundle '" + m.name + "': " + et_error_text(e) +
-                    (said.empty() ? std::string() : "; ExecuTorch said: " + join(said, "; ")),
+                "ExecuTorch could not load method 'forward' of bundle '" + m.name + "'" + with_data + ": " +
+                    et_error_text(e) + (said.empty() ? std::string() : "; ExecuTorch said: " + join(said, "; ")),
                 e == et::Error::OperatorMissing
                     ? "this binary lacks a kernel the program uses; link the kernel library the export needs"
                     : "re-export the bundle with the ExecuTorch version this binary links",

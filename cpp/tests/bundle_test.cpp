@@ -755,5 +755,111 @@ TEST(Shapes, AProgramWithoutInputsRunsAndAgrees) {
   expect_all_cases_pass("shapes/noinputs-portable-fp32");
 }
 
+
+// ---- weights outside the program: NAME.ptd (python/etproof/models/external.py) ----------------
+
+// build/test-bundles/ptd/ (python/etproof/testbundles.py PTD_BUNDLES): external_weights, so the
+// conv and linear weights sit in NAME.ptd, read through ExecuTorch's named-data map.
+const char* const kPtdPortable = "ptd/extweights-portable-fp32";
+const char* const kPtdXnnpack = "ptd/extweights-xnnpack-fp32";
+
+std::string ptd_name(const fs::path& dir) { return dir.filename().string() + ".ptd"; }
+
+TEST(Ptd, BundleListsItsDataFileAndPassesEveryGolden) {
+  for (const char* name : {kPtdPortable, kPtdXnnpack}) {
+    ETPROOF_REQUIRE_BUNDLE(exported(name));
+    SCOPED_TRACE(name);
+    const fs::path dir = exported(name);
+    const Bundle b = open_bundle(dir);
+    ASSERT_EQ(b.manifest.data_files.size(), 1u);
+    const FileRef& df = b.manifest.data_files[0];
+    EXPECT_EQ(df.file, ptd_name(dir));
+    const auto bytes = slurp(dir / df.file);
+    EXPECT_EQ(df.bytes, bytes.size());
+    EXPECT_EQ(df.sha256, sha256_hex(bytes));
+    // The weights moved: the program is smaller than its data (a 288x10 linear and a 3x3 conv).
+    EXPECT_LT(b.manifest.artifact.bytes, df.bytes);
+    EXPECT_TRUE(b.artifact_verified);
+    const ParityReport r = expect_all_cases_pass(name);
+    EXPECT_EQ(r.cases.size(), 2u);
+  }
+}
+
+TEST(Ptd, AChangedOrTruncatedDataFileIsArtifactMismatchNamingIt) {
+  for (const char* name : {kPtdPortable, kPtdXnnpack}) {
+    ETPROOF_REQUIRE_BUNDLE(exported(name));
+    SCOPED_TRACE(name);
+    const fs::path dir = copy_bundle(name);
+    const fs::path ptd = dir / ptd_name(dir);
+    const auto good = slurp(ptd);
+    auto flipped = good;
+    flipped[flipped.size() / 2] ^= 0x40;
+    spit(ptd, flipped);
+    Error e = expect_error(ErrorKind::kArtifactMismatch, [&] { (void)open_bundle(dir); });
+    EXPECT_TRUE(contains(e.cause(), ptd_name(dir) + ": SHA-256")) << e.cause();
+    EXPECT_FALSE(contains(e.cause(), ".pte")) << "the program itself matched: " << e.cause();
+    spit(ptd, std::vector<uint8_t>(good.begin(), good.begin() + good.size() / 2));
+    e = expect_error(ErrorKind::kArtifactMismatch, [&] { (void)open_bundle(dir); });
+    EXPECT_TRUE(contains(e.cause(), ptd_name(dir) + ": " + std::to_string(good.size() / 2) + " bytes, the manifest says " +
+                                        std::to_string(good.size())))
+        << e.cause();
+  }
+}
+
+TEST(Ptd, AMissingDataFileIsRefusedByName) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kPtdXnnpack));
+  const fs::path dir = copy_bundle(kPtdXnnpack);
+  fs::remove(dir / ptd_name(dir));
+  const Error e = expect_error(ErrorKind::kArtifactMismatch, [&] { (void)open_bundle(dir); });
+  EXPECT_TRUE(contains(e.cause(), ptd_name(dir) + ": missing (the manifest names it as the data file)")) << e.cause();
+}
+
+// Bytes that match the manifest but are not the program's weights (truncated and rehashed, the
+// other backend's .ptd, or none listed at all) reach ExecuTorch's own loader: a typed error,
+// never a crash.
+TEST(Ptd, DataExecuTorchCannotUseIsATypedErrorNotACrash) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kPtdPortable));
+  ETPROOF_REQUIRE_BUNDLE(exported(kPtdXnnpack));
+  const auto load_and_run = [](const fs::path& dir) {
+    const Bundle b = open_bundle(dir);
+    LoadedModel m = LoadedModel::load(b);
+    (void)m.run(read_golden_inputs(b, b.manifest.goldens.at(0)));
+  };
+  const auto rehash_ptd = [](const fs::path& dir, const std::vector<uint8_t>& bytes) {
+    spit(dir / ptd_name(dir), bytes);
+    json doc = load_json(manifest_of(dir));
+    doc["data_files"][0]["bytes"] = bytes.size();
+    doc["data_files"][0]["sha256"] = sha256_hex(bytes);
+    save_json(manifest_of(dir), doc);
+  };
+  for (const char* name : {kPtdPortable, kPtdXnnpack}) {
+    SCOPED_TRACE(name);
+    const fs::path dir = copy_bundle(name);
+    const auto good = slurp(dir / ptd_name(dir));
+    for (size_t keep : {size_t(0), size_t(16), good.size() / 2, good.size() - 1}) {
+      SCOPED_TRACE(keep);
+      rehash_ptd(dir, std::vector<uint8_t>(good.begin(), good.begin() + long(keep)));
+      const Error e = expect_error(ErrorKind::kLoadFailed, [&] { load_and_run(dir); });
+      EXPECT_TRUE(e.et_error().has_value()) << "refused by ExecuTorch's loader: " << e.what();
+      EXPECT_TRUE(contains(e.cause(), "with its data file " + (dir / ptd_name(dir)).string())) << e.cause();
+    }
+    fs::remove_all(dir);
+  }
+  // The other backend's weights: a well-formed .ptd without this program's keys.
+  const fs::path dir = copy_bundle(kPtdPortable);
+  const fs::path other = exported(kPtdXnnpack);
+  rehash_ptd(dir, slurp(other / ptd_name(other)));
+  const Error e = expect_error(ErrorKind::kLoadFailed, [&] { load_and_run(dir); });
+  EXPECT_TRUE(e.et_error().has_value()) << e.what();
+  EXPECT_TRUE(contains(e.cause(), "with its data file " + (dir / ptd_name(dir)).string())) << e.cause();
+  // No data file listed: the program's weights are nowhere.
+  fs::remove(dir / ptd_name(dir));
+  json doc = load_json(manifest_of(dir));
+  doc.erase("data_files");
+  save_json(manifest_of(dir), doc);
+  const Error none = expect_error(ErrorKind::kLoadFailed, [&] { load_and_run(dir); });
+  EXPECT_TRUE(none.et_error().has_value()) << none.what();
+}
+
 }  // namespace
 }  // namespace etproof

@@ -78,13 +78,15 @@ def check_export_arguments(model, example_inputs, name, backend, recipe, input_n
                            output_names, golden_inputs, preprocessing=None, labels=None,
                            model_name=None, golden_meta=None, layouts=None, compute_unit=None,
                            weights=None, slice_axis=None, integer_atol=None, budget=None,
-                           dynamic_shapes=None):
+                           dynamic_shapes=None, external_weights=False):
     """Every check export_model makes before it writes anything; raises InvalidArgument.
 
     Returns the normalized arguments and the input tensor specs. slice_axis and integer_atol are
     checked here by output name and value; against each output's rank and dtype once the eager
-    outputs give them (apply_output_options). dynamic_shapes: see check_dynamic_shapes.
+    outputs give them (apply_output_options). dynamic_shapes: see check_dynamic_shapes;
+    external_weights: see check_external_weights.
     """
+    check_external_weights(external_weights, backend)
     args = _check_arguments(model, example_inputs, name, backend, recipe, input_names,
                             output_names, golden_inputs, preprocessing, labels, model_name,
                             golden_meta, layouts, compute_unit, dynamic_shapes)
@@ -99,6 +101,27 @@ def check_export_arguments(model, example_inputs, name, backend, recipe, input_n
     if args.preprocessing is not None:
         _as_argument(check_preprocessing, "preprocessing", args.preprocessing, in_specs)
     return args, in_specs
+
+
+# The backends whose constant weights ExecuTorch can write to a named-data file (NAME.ptd):
+# the portable backend's (ExecutorchBackendConfig.external_constants) and XNNPACK's (its
+# delegate_constant_tag); other delegates keep their weights inside their own blobs.
+EXTERNAL_WEIGHTS_BACKENDS = ("portable", "xnnpack")
+
+
+def check_external_weights(external_weights, backend: str) -> None:
+    """external_weights must be a bool; True only for EXTERNAL_WEIGHTS_BACKENDS. Raises
+    InvalidArgument naming the value or the backend and the remedy."""
+    if not isinstance(external_weights, bool):
+        raise _bad(f"external_weights must be True or False, got {external_weights!r}",
+                   "set external_weights to True to store the program's constant weights in "
+                   "NAME.ptd beside the .pte, or False (the default) to keep them in the .pte")
+    if external_weights and backend not in EXTERNAL_WEIGHTS_BACKENDS:
+        raise _bad(f"external_weights: backend {backend!r} keeps its weights inside its own "
+                   "delegate blob; ExecuTorch writes a NAME.ptd only for "
+                   f"{', '.join(EXTERNAL_WEIGHTS_BACKENDS)}",
+                   "drop external_weights for this backend, or export with "
+                   f"{' or '.join(EXTERNAL_WEIGHTS_BACKENDS)}")
 
 
 def check_output_labels(labels: dict, out_specs: list) -> None:

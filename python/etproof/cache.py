@@ -80,13 +80,16 @@ def adopt(src: Path, out: Path, name: str, stamp: str) -> dict | None:
 
 
 def bundle_intact(bundle: Path) -> bool:
-    """Whether ``bundle`` holds a valid manifest whose artifact matches the program file (size
-    and SHA-256), every golden file it names, and every reference file (size and SHA-256)."""
+    """Whether ``bundle`` holds a valid manifest whose artifact and data files (NAME.ptd) match
+    the files (size and SHA-256), every golden file it names, and every reference file (size and
+    SHA-256)."""
     try:
         doc = read_manifest(bundle)
         art = doc["artifact"]
         gdir = bundle / f"{doc['name']}.goldens"
         return file_ref(bundle / art["file"]) == art and all(
+            file_ref(bundle / ref["file"]) == ref for ref in doc.get("data_files", [])
+        ) and all(
             (gdir / fn).is_file()
             for g in doc["goldens"] for part in ("inputs", "outputs") for fn in g[part].values()
         ) and all(file_ref(gdir / ref["file"]) == ref

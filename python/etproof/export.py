@@ -60,6 +60,7 @@ from etproof.lower import (
     check_export_needs,
     effective_precision,
     lower,
+    tag_external_weights,
     verify_runs,
 )
 from etproof.manifest import MANIFEST_SUFFIX, SCHEMA_VERSION, shape_fits, write_manifest
@@ -118,6 +119,7 @@ def export_model(
     integer_atol: dict | None = None,
     budget: dict | None = None,
     dynamic_shapes=None,
+    external_weights: bool = False,
     verify: bool = True,
     log: Callable[[str], None] | None = None,
 ) -> Path:
@@ -138,6 +140,9 @@ def export_model(
     Besides the goldens, each case's references (etproof.references.reference_names: the float64
     truth, the recipe's emulation, float16/bfloat16 emulations) are written as
     ``CASE.ref.NAME.OUTPUT.npy``; one that cannot be computed is recorded, never fatal.
+    external_weights: True writes the program's constant weights into ``NAME.ptd`` beside the
+    .pte (ExecuTorch's external constants, delegated XNNPACK weights included) and lists it in
+    the manifest's data_files; portable and xnnpack only (arguments.check_external_weights).
     verify: run the written program once in ExecuTorch's Python runtime (first golden) when the
     runtime has the program's delegates; a program that fails to run is an export failure
     (stage "lower").
@@ -152,7 +157,7 @@ def export_model(
     args, in_specs = check_export_arguments(
         model, example_inputs, name, backend, recipe, input_names, output_names, golden_inputs,
         preprocessing, labels, model_name, golden_meta, layouts, compute_unit, weights,
-        slice_axis, integer_atol, budget, dynamic_shapes)
+        slice_axis, integer_atol, budget, dynamic_shapes, external_weights)
     facts = RECIPES[(backend, recipe)]
     compute_unit = resolve_compute_unit(backend, recipe, compute_unit)
     check_export_needs(backend)
@@ -212,16 +217,25 @@ def export_model(
                 log=lambda m: say(f"{name}: {m}"))
             emulation = None  # the converted graph is not needed past here
 
-        # 5. lower
+        # 5. lower (external weights: tagged first, so a delegate writes them as named data)
         with in_stage("lower", recipe):
+            if external_weights:
+                say(f"{name}: tagging the weights for {name}.ptd")
+                ep = tag_external_weights(ep, name, args.example_inputs, args.dynamic_shapes)
             say(f"{name}: lowering for {backend}")
-            edge, backend_config, rejections = lower(ep, backend, recipe, facts)
+            edge, backend_config, rejections = lower(ep, backend, recipe, facts,
+                                                     name if external_weights else None)
             delegation = delegation_record(edge, rejections)
 
         # 6. serialize: program (+ named data), read back what was written
         with in_stage("serialize"):
             et = edge.to_executorch(backend_config) if backend_config else edge.to_executorch()
             pte, data_files = write_program(et, tmp, name)
+            if external_weights and not data_files:
+                raise ExportError(f"external_weights is set but ExecuTorch moved no weights out "
+                                  f"of the program: the model has no constant weights that "
+                                  f"{backend} stores as named data",
+                                  "drop external_weights for this model", stage="serialize")
             program_bytes = pte.read_bytes()
             delegates = delegates_in_program(program_bytes)
             operators = operators_in_program(program_bytes)

@@ -114,14 +114,49 @@ def minimum_partitioner(key: str, cls):
     return cls()
 
 
-def lower(ep, backend: str, recipe: str, facts: dict):
+def tag_external_weights(ep, tag: str, example_inputs: tuple, dynamic_shapes):
+    """ExecuTorch's delegate_external_constants_pass_unlifted on ``ep``'s unlifted module (every
+    constant tagged ``tag``), then torch.export again, strict (the tag lives in the nodes'
+    meta["custom"], which only a strict export carries over to the lifted placeholders).
+
+    Delegates that read the tag (XNNPACK) then put those weights in the named data ``tag``
+    instead of their blob; lower's ``external_tag`` does the same for non-delegated constants.
+    Returns the re-exported program. Raises whatever torch.export raises.
+    """
+    import torch
+    from executorch.exir.passes.external_constants_pass import (
+        delegate_external_constants_pass_unlifted,
+    )
+
+    module = ep.module()
+    delegate_external_constants_pass_unlifted(module, lambda _node: tag)
+    return torch.export.export(module, tuple(example_inputs), dynamic_shapes=dynamic_shapes,
+                               strict=True)
+
+
+def lower(ep, backend: str, recipe: str, facts: dict, external_tag: str | None = None):
     """Lowers the exported program ``ep`` with the table's partitioner, configured for the recipe
     (make_partitioner; ``facts`` is RECIPES[(backend, recipe)]).
+
+    external_tag: the program's non-delegated constants go into the named data ``external_tag``
+    (ExecutorchBackendConfig.external_constants), written beside the program (NAME.ptd); a
+    delegate's weights only where tag_external_weights tagged ``ep`` first.
 
     Returns (edge program, ExecutorchBackendConfig or None, Rejections heard while lowering).
     Raises whatever ExecuTorch raises (the caller stages it as "lower"), and RuntimeError for a
     pair named in TEST_FAIL_ENV.
     """
+    edge, config, rejections = _lower(ep, backend, recipe, facts)
+    if external_tag is not None:
+        if config is None:
+            from executorch.exir import ExecutorchBackendConfig
+
+            config = ExecutorchBackendConfig()
+        config.external_constants = lambda _node: external_tag
+    return edge, config, rejections
+
+
+def _lower(ep, backend: str, recipe: str, facts: dict):
     from executorch.exir import to_edge_transform_and_lower
 
     forced = os.environ.get(TEST_FAIL_ENV, "")

@@ -22,7 +22,8 @@ BUILTIN = {"efficientnet_lite0": "etproof.models.efficientnet_lite0:spec",
 
 REQUIRED = ("model", "example_inputs", "input_names", "output_names", "golden_inputs")
 OPTIONAL = ("name", "model_name", "layouts", "preprocessing", "labels", "golden_meta",
-            "compute_unit", "weights", "slice_axis", "integer_atol", "budget", "dynamic_shapes")
+            "compute_unit", "weights", "slice_axis", "integer_atol", "budget", "dynamic_shapes",
+            "external_weights")
 
 # The example of the contract; README.md's MODULE:FUNCTION paragraph shows the same lines, and a
 # test exports it.
@@ -77,6 +78,10 @@ optional:
   budget          {{"min_sqnr_db"?: DB, "min_cosine"?: C, "top1_agreement"?: F in [0, 1]}}:
                   what the recipe may cost, its emulation against the float32 golden; absent:
                   the cost is reported, not judged
+  external_weights  True: the program's constant weights go into NAME.ptd beside NAME.pte
+                  (ExecuTorch's external constants; the manifest's data_files lists it with
+                  its size and SHA-256) instead of inside the .pte. portable and xnnpack
+                  only: other backends refuse it. Default False
   golden_meta, compute_unit: as export_model (etproof.export) takes them
 
 Example:
@@ -262,6 +267,9 @@ def problems(spec) -> list[str]:
     # Everything above is fine: run export_model's own checks as well, so the two never disagree.
     kwargs = {k: v for k, v in spec.items() if k != "name"}
     backend, recipe = supported_pairs()[0]
+    if spec.get("external_weights") is True:
+        # checked on a backend that writes NAME.ptd; the others refuse it column by column
+        backend, recipe = "portable", "fp32"
     try:
         check_export_arguments(name="check", backend=backend, recipe=recipe, **kwargs)
     except InvalidArgument as e:

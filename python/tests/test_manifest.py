@@ -125,7 +125,13 @@ def test_read_manifest_accepts_dir_and_file(test_bundles):
 
 
 def test_writer_output_validates_and_round_trips(test_bundles):
-    for b in sorted(p for p in test_bundles.iterdir() if p.is_dir()):
+    from etproof.testbundles import PTD_DIR, SHAPES_DIR
+
+    dirs = (test_bundles, test_bundles / SHAPES_DIR, test_bundles / PTD_DIR)
+    bundles = sorted(p for d in dirs for p in d.iterdir()
+                     if (p / f"{p.name}.etproof.json").is_file())
+    assert any(b.parent.name == PTD_DIR for b in bundles)
+    for b in bundles:
         raw = (b / f"{b.name}.etproof.json").read_bytes()
         doc = read_manifest(b)
         assert canonical_dumps(doc).encode("utf-8") == raw

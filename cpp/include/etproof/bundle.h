@@ -60,7 +60,7 @@ Bundle open_bundle(const std::filesystem::path& path, const OpenOptions& options
 
 // Checks that the artifact exists and that its size and SHA-256 equal the manifest's, and the same
 // for each data file; every problem is listed at once in one Error{kArtifactMismatch} ("re-export
-// the bundle; the .pte was changed or truncated after export"). Error{kIo} when a file exists but
+// the bundle; the .pte (or its .ptd) was changed or truncated after export"). Error{kIo} when a file exists but
 // cannot be read. Reads each file once: the .pte of a bundle without data files into
 // bundle.program (one sized read; the SHA-256 is taken of those bytes), data files streamed.
 // Sets bundle.artifact_verified. Does nothing when the bundle is already verified.
