@@ -184,8 +184,11 @@ def cmd_export(a) -> int:
                             stage="export")
         _try_report(out, [result_for_error(b, r, e)])
         raise e
+    # The model dict is loaded and checked before OUT (and its log) is created: a refused dict
+    # leaves nothing behind.
+    loaded = userspec.load(model_ref)
     with _library_output(a, out) as capture:
-        return _export_columns(a, model_ref, pairs, out, capture)
+        return _export_columns(a, loaded, pairs, out, capture)
 
 
 @contextlib.contextmanager
@@ -223,9 +226,7 @@ def _with_runtime_log(e: EtproofError, capture) -> None:
         e.detail["log"] = logged
 
 
-def _export_columns(a, model_ref: str, pairs: list[tuple[str, str]], out: Path,
-                    capture) -> int:
-    loaded = userspec.load(model_ref)  # once, checked, before any column
+def _export_columns(a, loaded, pairs: list[tuple[str, str]], out: Path, capture) -> int:
     names = [a.name or f"{loaded.stem}-{b}-{r}" for b, r in pairs]
     if loaded.stem_from_function and not a.name:
         print(f"bundle name{'s' if len(names) > 1 else ''}: {', '.join(names)} (from the "
