@@ -82,12 +82,7 @@ from etproof.recipes import (
     supported_recipes,
 )
 from etproof.references import capture_references, reference_names
-from etproof.toolchain import (
-    delegates_in_program,
-    operators_in_program,
-    toolchain_versions,
-    version,
-)
+from etproof.toolchain import delegates_in_program, program_calls, toolchain_versions, version
 
 __all__ = [
     "EXECUTORCH_BACKENDS", "GOLDEN_DATA_MEANING", "GoldenCase", "PAD_SKIP_REASON",
@@ -237,8 +232,7 @@ def export_model(
                                   f"{backend} stores as named data",
                                   "drop external_weights for this model", stage="serialize")
             program_bytes = pte.read_bytes()
-            delegates = delegates_in_program(program_bytes)
-            operators = operators_in_program(program_bytes)
+            delegates, operators = program_calls(program_bytes)
 
         if verify:
             with in_stage("lower", recipe):

@@ -5,8 +5,7 @@ Both are read from the installed distributions and from the program's own bytes,
 Used by the manifest (``engine``, ``toolchain``, ``delegates``, ``operators``), the export cache's
 stamps and the probe's cache key.
 
-May import: etproof (its version) and numpy; ExecuTorch only inside delegates_in_program and
-operators_in_program.
+May import: etproof (its version) and numpy; ExecuTorch only inside _program (the deserializer).
 Nothing from the export stages, so the cache and the probe can use it without the exporter.
 """
 
@@ -44,14 +43,27 @@ def toolchain_versions() -> dict:
     }
 
 
-def delegates_in_program(program_bytes: bytes) -> list[str]:
-    """Sorted distinct delegate ids (the names backends register under) of every execution plan
-    of a serialized .pte, read with ExecuTorch's own deserializer; [] for a portable program."""
+def _program(program_bytes: bytes):
+    """A serialized .pte read with ExecuTorch's own deserializer: its Program."""
     from executorch.exir._serialize._program import deserialize_pte_binary
 
     pte = deserialize_pte_binary(program_bytes)
-    program = getattr(pte, "program", pte)
+    return getattr(pte, "program", pte)
+
+
+def _delegates(program) -> list[str]:
     return sorted({d.id for plan in program.execution_plan for d in plan.delegates})
+
+
+def _operators(program) -> list[str]:
+    return sorted({operator_name(op.name, op.overload or "")
+                   for plan in program.execution_plan for op in plan.operators})
+
+
+def delegates_in_program(program_bytes: bytes) -> list[str]:
+    """Sorted distinct delegate ids (the names backends register under) of every execution plan
+    of a serialized .pte, read with ExecuTorch's own deserializer; [] for a portable program."""
+    return _delegates(_program(program_bytes))
 
 
 def operator_name(name: str, overload: str) -> str:
@@ -65,9 +77,11 @@ def operators_in_program(program_bytes: bytes) -> list[str]:
     """Sorted distinct names (operator_name) of the operators every execution plan of a
     serialized .pte calls outside its delegates, read with ExecuTorch's own deserializer; [] for
     a program whose every operator was delegated."""
-    from executorch.exir._serialize._program import deserialize_pte_binary
+    return _operators(_program(program_bytes))
 
-    pte = deserialize_pte_binary(program_bytes)
-    program = getattr(pte, "program", pte)
-    return sorted({operator_name(op.name, op.overload or "")
-                   for plan in program.execution_plan for op in plan.operators})
+
+def program_calls(program_bytes: bytes) -> tuple[list[str], list[str]]:
+    """(delegates_in_program, operators_in_program) of one .pte, deserialized once (a large
+    program's deserialization is not free; the export reads both)."""
+    program = _program(program_bytes)
+    return _delegates(program), _operators(program)
