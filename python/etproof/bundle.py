@@ -80,30 +80,32 @@ def write_program(et, tmp: Path, name: str) -> tuple[Path, list[str]]:
     return pte, [fn]
 
 
-def write_goldens(gdir: Path, cases, outputs, input_names, output_names) -> list[dict]:
-    """Writes each case's input and output tensors as ``.npy`` (numpy, no pickle) into the new
-    directory ``gdir``; returns the manifest's ``goldens`` entries, in case order.
+def write_goldens(gdir: Path, cases, outputs, input_names, output_names,
+                  prefix: str = "") -> list[dict]:
+    """Writes each case's input and output tensors as ``.npy`` (numpy, no pickle) into the
+    existing directory ``gdir`` as ``PREFIXCASE.in.INPUT.npy`` / ``PREFIXCASE.out.OUTPUT.npy``;
+    returns the manifest's ``goldens`` entries, in case order.
 
     cases: objects with ``.id``, ``.data``, ``.origin`` and ``.inputs`` (tensors, in input order);
-    outputs: per case, its output tensors in output order.
+    outputs: per case, its output tensors in output order; prefix: ``METHOD.`` for a method of a
+    program with several (docs/manifest.md, schema 2), else "".
     """
-    gdir.mkdir()
     goldens = []
     for c, outs in zip(cases, outputs):
         entry = {"id": c.id, "data": c.data, "origin": c.origin, "inputs": {}, "outputs": {}}
         for part, names, tensors, io in (("inputs", input_names, c.inputs, "in"),
                                          ("outputs", output_names, outs, "out")):
             for t_name, t in zip(names, tensors):
-                fn = f"{c.id}.{io}.{t_name}.npy"
+                fn = f"{prefix}{c.id}.{io}.{t_name}.npy"
                 save_npy(gdir / fn, t)
                 entry[part][t_name] = fn
         goldens.append(entry)
     return goldens
 
 
-def write_references(gdir: Path, per_case: dict) -> dict:
+def write_references(gdir: Path, per_case: dict, prefix: str = "") -> dict:
     """Writes each case's references (etproof.references) into the existing directory ``gdir``
-    as ``CASE.ref.NAME.OUTPUT.npy`` and returns the golden entries' ``references``:
+    as ``PREFIXCASE.ref.NAME.OUTPUT.npy`` (prefix: as write_goldens) and returns the golden entries' ``references``:
     {case id: {NAME: {OUTPUT: file_ref}}} (cases without references map to {}).
 
     per_case: case id -> reference name -> output name -> tensor.
@@ -114,7 +116,7 @@ def write_references(gdir: Path, per_case: dict) -> dict:
         for name, tensors in refs.items():
             out[cid][name] = {}
             for o_name, t in tensors.items():
-                path = gdir / f"{cid}.ref.{name}.{o_name}.npy"
+                path = gdir / f"{prefix}{cid}.ref.{name}.{o_name}.npy"
                 save_npy(path, t)
                 out[cid][name][o_name] = file_ref(path)
     return out

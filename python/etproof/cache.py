@@ -16,7 +16,7 @@ from pathlib import Path
 from etproof.backends import table_hash
 from etproof.bundle import file_ref, install, staging_dir
 from etproof.errors import EtproofError
-from etproof.manifest import read_manifest
+from etproof.manifest import all_goldens, read_manifest
 from etproof.toolchain import toolchain_versions
 
 STAMPS_FILE = ".etproof-stamps.json"
@@ -87,13 +87,14 @@ def bundle_intact(bundle: Path) -> bool:
         doc = read_manifest(bundle)
         art = doc["artifact"]
         gdir = bundle / f"{doc['name']}.goldens"
+        goldens = all_goldens(doc)
         return file_ref(bundle / art["file"]) == art and all(
             file_ref(bundle / ref["file"]) == ref for ref in doc.get("data_files", [])
         ) and all(
             (gdir / fn).is_file()
-            for g in doc["goldens"] for part in ("inputs", "outputs") for fn in g[part].values()
+            for g in goldens for part in ("inputs", "outputs") for fn in g[part].values()
         ) and all(file_ref(gdir / ref["file"]) == ref
-                  for g in doc["goldens"] for per_output in g.get("references", {}).values()
+                  for g in goldens for per_output in g.get("references", {}).values()
                   for ref in per_output.values())
     except (EtproofError, OSError, KeyError):
         return False

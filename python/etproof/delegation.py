@@ -100,25 +100,32 @@ def delegation_record(edge, rejections: Rejections | None = None) -> dict:
     non-delegated operator."""
     from executorch.devtools.backend_debug import get_delegation_info
 
-    gm = edge.exported_program().graph_module
-    info = get_delegation_info(gm)
-    by_op = [{"op": op, "delegated": int(b.delegated), "non_delegated": int(b.non_delegated)}
-             for op, b in info.delegation_by_operator.items()]
-    by_op.sort(key=lambda e: e["op"])
-    if rejections is not None:
-        # get_delegation_info names an op by its node's name less a trailing _N; the nodes left
-        # in the top-level graph are the non-delegated ones.
-        reasons: dict[str, list[str]] = {}
-        for n in gm.graph.nodes:
-            if n.op != "call_function":
-                continue
-            op = re.sub(r"_[\d]+$", "", n.name)
-            for r in rejections.reasons(n):
-                if r not in reasons.setdefault(op, []):
-                    reasons[op].append(r)
-        for e in by_op:
-            if e["non_delegated"] and reasons.get(e["op"]):
-                e["reasons"] = sorted(reasons[e["op"]])
-    return {"delegated_nodes": int(info.num_delegated_nodes),
-            "non_delegated_nodes": int(info.num_non_delegated_nodes),
-            "by_operator": by_op}
+    # Every method of the program (one, "forward", unless the model has several), summed.
+    methods = sorted(getattr(edge, "methods", None) or ["forward"])
+    totals = {"delegated_nodes": 0, "non_delegated_nodes": 0}
+    by_op_counts: dict[str, dict] = {}
+    reasons: dict[str, list[str]] = {}
+    for method in methods:
+        gm = edge.exported_program(method).graph_module
+        info = get_delegation_info(gm)
+        totals["delegated_nodes"] += int(info.num_delegated_nodes)
+        totals["non_delegated_nodes"] += int(info.num_non_delegated_nodes)
+        for op, b in info.delegation_by_operator.items():
+            e = by_op_counts.setdefault(op, {"op": op, "delegated": 0, "non_delegated": 0})
+            e["delegated"] += int(b.delegated)
+            e["non_delegated"] += int(b.non_delegated)
+        if rejections is not None:
+            # get_delegation_info names an op by its node's name less a trailing _N; the nodes
+            # left in the top-level graph are the non-delegated ones.
+            for n in gm.graph.nodes:
+                if n.op != "call_function":
+                    continue
+                op = re.sub(r"_[\d]+$", "", n.name)
+                for r in rejections.reasons(n):
+                    if r not in reasons.setdefault(op, []):
+                        reasons[op].append(r)
+    by_op = sorted(by_op_counts.values(), key=lambda e: e["op"])
+    for e in by_op:
+        if e["non_delegated"] and reasons.get(e["op"]):
+            e["reasons"] = sorted(reasons[e["op"]])
+    return {**totals, "by_operator": by_op}

@@ -32,6 +32,8 @@ from its own module.
 from __future__ import annotations
 
 import datetime as _dt
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
@@ -54,7 +56,7 @@ from etproof.bundle import (
     write_references,
 )
 from etproof.delegation import delegation_record
-from etproof.errors import ExportError, InvalidArgument, in_stage
+from etproof.errors import ExportError, InvalidArgument, NothingToQuantize, in_stage
 from etproof.lower import (
     TEST_FAIL_ENV,
     check_export_needs,
@@ -63,7 +65,13 @@ from etproof.lower import (
     tag_external_weights,
     verify_runs,
 )
-from etproof.manifest import MANIFEST_SUFFIX, SCHEMA_VERSION, shape_fits, write_manifest
+from etproof.manifest import (
+    MANIFEST_SUFFIX,
+    SCHEMA_VERSION,
+    SCHEMA_VERSION_METHODS,
+    shape_fits,
+    write_manifest,
+)
 from etproof.quantize import (
     EMULATES,
     PAD_SKIP_REASON,
@@ -87,22 +95,70 @@ from etproof.toolchain import delegates_in_program, program_calls, toolchain_ver
 __all__ = [
     "EXECUTORCH_BACKENDS", "GOLDEN_DATA_MEANING", "GoldenCase", "PAD_SKIP_REASON",
     "PAD_WORKAROUND", "QUANT_SCHEMES", "RECIPES", "TEST_FAIL_ENV", "check_export_arguments",
-    "check_export_needs", "delegates_in_program", "effective_precision", "export_model",
+    "check_export_needs", "check_methods_spec", "delegates_in_program", "effective_precision", "export_model",
     "find_padded_convs", "output_quantization", "supported_backends", "supported_pairs",
     "supported_pairs_text", "supported_recipes", "toolchain_versions",
 ]
 
 
+# An ExecuTorch method name (a Python attribute of the model): docs/manifest.md, schema 2.
+METHOD_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# The keys of one entry of ``methods`` (export_model): what differs between methods.
+METHOD_REQUIRED = ("example_inputs", "input_names", "output_names", "golden_inputs")
+METHOD_OPTIONAL = ("golden_meta", "dynamic_shapes")
+
+
+@dataclass
+class _Method:
+    """One method of the program as the stages fill it in (export_model)."""
+
+    name: str                 # the ExecuTorch method name ("forward" for a one-method program)
+    module: Any               # what torch.export traces: the model, or _MethodModule
+    input_names: list
+    output_names: list
+    args: Any = None          # ExportArguments
+    in_specs: list = field(default_factory=list)
+    out_specs: list = field(default_factory=list)
+    golden_outs: list = field(default_factory=list)
+    ep: Any = None
+    quant_record: dict | None = None
+    emulation: Any = None
+    refs: Any = None          # etproof.references.References
+    goldens: list = field(default_factory=list)  # the manifest's goldens entries
+
+
+def _method_module(model, method: str):
+    """A module whose forward is ``model.METHOD`` (torch.export traces forward only), with the
+    method's own signature (so dynamic_shapes keyed or positioned as for the method apply); it
+    holds ``model`` as a submodule, so the weights are the model's own."""
+    import inspect
+
+    import torch
+
+    class MethodModule(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def forward(self, *args):
+            return getattr(self.model, method)(*args)
+
+    params = list(inspect.signature(getattr(model, method)).parameters.values())
+    self_param = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    MethodModule.forward.__signature__ = inspect.Signature([self_param] + params)
+    return MethodModule().eval()
+
+
 def export_model(
     model,
-    example_inputs: Sequence,
-    name: str,
-    out_dir,
-    backend: str,
-    recipe: str,
-    input_names: Sequence[str],
-    output_names: Sequence[str],
-    golden_inputs: Iterable,
+    example_inputs: Sequence | None = None,
+    name: str | None = None,
+    out_dir=None,
+    backend: str | None = None,
+    recipe: str | None = None,
+    input_names: Sequence[str] | None = None,
+    output_names: Sequence[str] | None = None,
+    golden_inputs: Iterable | None = None,
     preprocessing: dict | None = None,
     labels: dict | None = None,
     model_name: str | None = None,
@@ -115,6 +171,7 @@ def export_model(
     budget: dict | None = None,
     dynamic_shapes=None,
     external_weights: bool = False,
+    methods: dict | None = None,
     verify: bool = True,
     log: Callable[[str], None] | None = None,
 ) -> Path:
@@ -138,9 +195,18 @@ def export_model(
     external_weights: True writes the program's constant weights into ``NAME.ptd`` beside the
     .pte (ExecuTorch's external constants, delegated XNNPACK weights included) and lists it in
     the manifest's data_files; portable and xnnpack only (arguments.check_external_weights).
-    verify: run the written program once in ExecuTorch's Python runtime (first golden) when the
-    runtime has the program's delegates; a program that fails to run is an export failure
-    (stage "lower").
+    example_inputs, input_names, output_names and golden_inputs are required unless ``methods``
+    is given (then they are None); name, out_dir, backend and recipe always.
+    methods: a program with several methods (``encode``, ``decode``): ``{METHOD: {"example_inputs",
+    "input_names", "output_names", "golden_inputs", "golden_meta"?, "dynamic_shapes"?}}``, each
+    entry what the four (and golden_meta, dynamic_shapes) are for a one-method program, for
+    ``model.METHOD``; those top-level arguments are then None. Every method is exported, lowered
+    together into one program, and the manifest is schema_version 2 (docs/manifest.md), goldens
+    written as ``METHOD.CASE.*.npy``. layouts, slice_axis and integer_atol name tensors of any
+    method; labels, preprocessing and external_weights are refused with methods.
+    verify: run the written program once per method in ExecuTorch's Python runtime (first golden)
+    when the runtime has the program's delegates; a program that fails to run is an export
+    failure (stage "lower").
 
     Raises InvalidArgument (stage "export") for arguments it refuses and a backend whose
     prerequisites are missing, before anything runs; ExportError (or QuantizationError) naming
@@ -149,10 +215,17 @@ def export_model(
     import torch
 
     say = log or (lambda _m: None)
-    args, in_specs = check_export_arguments(
-        model, example_inputs, name, backend, recipe, input_names, output_names, golden_inputs,
-        preprocessing, labels, model_name, golden_meta, layouts, compute_unit, weights,
-        slice_axis, integer_atol, budget, dynamic_shapes, external_weights)
+    needed = [k for k, v in (("name", name), ("out_dir", out_dir), ("backend", backend),
+                             ("recipe", recipe)) if v is None]
+    if needed:
+        raise InvalidArgument(f"export_model needs {', '.join(needed)}",
+                              "pass the bundle name, the output directory, the backend and the "
+                              "recipe", stage="export")
+    meths = _check_methods(model, example_inputs, name, backend, recipe, input_names,
+                           output_names, golden_inputs, preprocessing, labels, model_name,
+                           golden_meta, layouts, compute_unit, weights, slice_axis, integer_atol,
+                           budget, dynamic_shapes, external_weights, methods)
+    several = methods is not None
     facts = RECIPES[(backend, recipe)]
     compute_unit = resolve_compute_unit(backend, recipe, compute_unit)
     check_export_needs(backend)
@@ -165,38 +238,33 @@ def export_model(
     final = out / name
     with staging_dir(out, name) as tmp:
         model.eval()
-        # 1. goldens: float32 eager outputs of the source model, before anything else.
-        with in_stage("goldens"):
-            say(f"{name}: eager goldens ({len(args.cases)} cases)")
-            example_outs, golden_outs = _eager_goldens(model, args, output_names)
+        for m in meths:
+            who = f"{name}.{m.name}" if several else name
+            # 1. goldens: float32 eager outputs of the source model, before anything else.
+            with in_stage("goldens"):
+                say(f"{who}: eager goldens ({len(m.args.cases)} cases)")
+                example_outs, m.golden_outs = _eager_goldens(m.module, m.args, m.output_names)
 
-        # 2. torch.export; the dynamic dimensions' ranges as torch.export kept them
-        with in_stage("export"):
-            say(f"{name}: torch.export")
-            ep = torch.export.export(model, args.example_inputs,
-                                     dynamic_shapes=args.dynamic_shapes)
-            if args.dynamic_shapes is not None:
-                _program_input_ranges(ep, in_specs, args)
-        with in_stage("goldens"):
-            out_specs = _output_specs(ep, example_outs, golden_outs, args, output_names, layouts)
-        if labels is not None:
-            check_output_labels(labels, out_specs)
-        apply_output_options(out_specs, slice_axis, integer_atol)
+            # 2. torch.export; the dynamic dimensions' ranges as torch.export kept them
+            with in_stage("export"):
+                say(f"{who}: torch.export")
+                m.ep = torch.export.export(m.module, m.args.example_inputs,
+                                           dynamic_shapes=m.args.dynamic_shapes)
+                if m.args.dynamic_shapes is not None:
+                    _program_input_ranges(m.ep, m.in_specs, m.args)
+            with in_stage("goldens"):
+                m.out_specs = _output_specs(m.ep, example_outs, m.golden_outs, m.args,
+                                            m.output_names, layouts)
+            if labels is not None:
+                check_output_labels(labels, m.out_specs)
+            apply_output_options(m.out_specs, _only(slice_axis, m.output_names),
+                                 _only(integer_atol, m.output_names))
 
         # 3. PT2E quantization
         quant_record = None
-        emulation = None
         if facts["quant"]:
             with in_stage("quantize"):
-                say(f"{name}: quantizing ({recipe})")
-                ep, quant_record, out_quant, emulation = quantize(
-                    ep, facts["quant"], args.example_inputs, args.cases, args.dynamic_shapes)
-                # Each output's quantization scale where the converted graph has one (int8
-                # static); the gate can then state its atol in quantization steps.
-                if len(out_quant) == len(out_specs):
-                    for spec, q in zip(out_specs, out_quant):
-                        if q is not None:
-                            spec["quantization"] = q
+                quant_record = _quantize_methods(meths, facts["quant"], several, name, say)
 
         # 4. references: the float64 truth and the emulations of the recipe and precision, on
         # the golden inputs (etproof.references); one that cannot be computed is recorded.
@@ -204,19 +272,27 @@ def export_model(
             precision = effective_precision(backend, recipe)
         with in_stage("goldens"):
             ref_names = reference_names(backend, recipe, precision, bool(facts["quant"]))
-            say(f"{name}: references ({', '.join(ref_names)})")
-            refs = capture_references(
-                model, args.cases, output_names, out_specs, ref_names, emulation=emulation,
-                scheme=quant_record["scheme"] if quant_record else None,
-                emulates=EMULATES.get(facts["quant"]) if facts["quant"] else None,
-                log=lambda m: say(f"{name}: {m}"))
-            emulation = None  # the converted graph is not needed past here
+            for m in meths:
+                who = f"{name}.{m.name}" if several else name
+                say(f"{who}: references ({', '.join(ref_names)})")
+                m.refs = capture_references(
+                    m.module, m.args.cases, m.output_names, m.out_specs, ref_names,
+                    emulation=m.emulation,
+                    scheme=quant_record["scheme"] if quant_record else None,
+                    emulates=EMULATES.get(facts["quant"]) if facts["quant"] else None,
+                    log=lambda msg, who=who: say(f"{who}: {msg}"))
+                m.emulation = None  # the converted graph is not needed past here
+            ref_records = _merge_reference_records(meths) if several else meths[0].refs.records
 
         # 5. lower (external weights: tagged first, so a delegate writes them as named data)
         with in_stage("lower", recipe):
+            ep = meths[0].ep
             if external_weights:
                 say(f"{name}: tagging the weights for {name}.ptd")
-                ep = tag_external_weights(ep, name, args.example_inputs, args.dynamic_shapes)
+                ep = tag_external_weights(ep, name, meths[0].args.example_inputs,
+                                          meths[0].args.dynamic_shapes)
+            if several:
+                ep = {m.name: m.ep for m in meths}
             say(f"{name}: lowering for {backend}")
             edge, backend_config, rejections = lower(ep, backend, recipe, facts,
                                                      name if external_weights else None)
@@ -237,24 +313,34 @@ def export_model(
         if verify:
             with in_stage("lower", recipe):
                 data_path = tmp / data_files[0] if data_files else None
-                verify_runs(pte if data_path else program_bytes, data_path, args.cases[0].inputs,
-                            delegates, len(output_names), say, name, operators=operators)
+                for m in meths:
+                    verify_runs(pte if data_path else program_bytes, data_path,
+                                m.args.cases[0].inputs, delegates, len(m.output_names), say,
+                                f"{name}.{m.name}" if several else name, operators=operators,
+                                method=m.name)
 
-        # 7. goldens and references on disk
+        # 7. goldens and references on disk (METHOD.CASE.* with several methods)
         with in_stage("goldens"):
-            goldens = write_goldens(tmp / f"{name}.goldens", args.cases, golden_outs,
-                                    input_names, output_names)
-            ref_files = write_references(tmp / f"{name}.goldens", refs.per_case)
-            for g in goldens:
-                if ref_files.get(g["id"]):
-                    g["references"] = ref_files[g["id"]]
+            gdir = tmp / f"{name}.goldens"
+            gdir.mkdir()
+            for m in meths:
+                prefix = f"{m.name}." if several else ""
+                m.goldens = write_goldens(gdir, m.args.cases, m.golden_outs, m.input_names,
+                                          m.output_names, prefix=prefix)
+                per_case = {cid: {r: t for r, t in refs.items()
+                                  if ref_records.get(r, {}).get("captured")}
+                            for cid, refs in m.refs.per_case.items()}
+                ref_files = write_references(gdir, per_case, prefix=prefix)
+                for g in m.goldens:
+                    if ref_files.get(g["id"]):
+                        g["references"] = ref_files[g["id"]]
 
         # 8. manifest
         with in_stage("serialize"):
             doc: dict[str, Any] = {
-                "schema_version": SCHEMA_VERSION,
+                "schema_version": SCHEMA_VERSION_METHODS if several else SCHEMA_VERSION,
                 "name": name,
-                "model": args.model_name,
+                "model": meths[0].args.model_name,
                 "engine": {"name": "executorch", "version": version("executorch")},
                 "artifact": file_ref(pte),
                 "backend": backend,
@@ -263,12 +349,15 @@ def export_model(
                 "delegation": delegation,
                 "recipe": recipe,
                 "precision": precision,
-                "inputs": in_specs,
-                "outputs": out_specs,
-                "goldens": goldens,
                 "toolchain": toolchain_versions(),
                 "created_utc": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             }
+            if several:
+                doc["methods"] = [{"name": m.name, "inputs": m.in_specs, "outputs": m.out_specs,
+                                   "goldens": m.goldens} for m in meths]
+            else:
+                doc.update(inputs=meths[0].in_specs, outputs=meths[0].out_specs,
+                           goldens=meths[0].goldens)
             if data_files:
                 doc["data_files"] = [file_ref(tmp / f) for f in data_files]
             if compute_unit is not None:
@@ -276,13 +365,13 @@ def export_model(
             if quant_record is not None:
                 doc["quantization"] = quant_record
             if preprocessing is not None:
-                doc["preprocessing"] = args.preprocessing
+                doc["preprocessing"] = meths[0].args.preprocessing
             if labels is not None:
                 doc["labels"] = {"output": labels["output"], "source": labels["source"],
                                  "names": list(labels["names"])}
             if weights is not None:
                 doc["weights"] = dict(weights)
-            doc["references"] = refs.records
+            doc["references"] = ref_records
             if budget is not None:
                 doc["budget"] = dict(budget)
             write_manifest(doc, tmp / f"{name}{MANIFEST_SUFFIX}")
@@ -292,6 +381,175 @@ def export_model(
             install(tmp, final)
     say(f"{name}: wrote {final}")
     return final
+
+
+def _only(by_name: dict | None, names: list) -> dict | None:
+    """The entries of ``by_name`` (slice_axis, integer_atol) naming one of ``names``."""
+    if by_name is None:
+        return None
+    return {k: v for k, v in by_name.items() if k in names}
+
+
+def check_methods_spec(spec: dict, backend: str, recipe: str) -> None:
+    """The checks export_model makes on a model spec with ``methods`` (etproof.userspec), for
+    (backend, recipe), before anything runs; raises InvalidArgument."""
+    kw = {k: v for k, v in spec.items() if k not in ("name", "verify")}
+    model = kw.pop("model", None)
+    _check_methods(model, kw.pop("example_inputs", None), "check", backend, recipe,
+                   kw.pop("input_names", None), kw.pop("output_names", None),
+                   kw.pop("golden_inputs", None), kw.pop("preprocessing", None),
+                   kw.pop("labels", None), kw.pop("model_name", None), kw.pop("golden_meta", None),
+                   kw.pop("layouts", None), kw.pop("compute_unit", None), kw.pop("weights", None),
+                   kw.pop("slice_axis", None), kw.pop("integer_atol", None),
+                   kw.pop("budget", None), kw.pop("dynamic_shapes", None),
+                   kw.pop("external_weights", False), kw.pop("methods", None))
+
+
+def _check_methods(model, example_inputs, name, backend, recipe, input_names, output_names,
+                   golden_inputs, preprocessing, labels, model_name, golden_meta, layouts,
+                   compute_unit, weights, slice_axis, integer_atol, budget, dynamic_shapes,
+                   external_weights, methods) -> list:
+    """check_export_arguments for every method; returns the _Method list (one, "forward", for a
+    program without ``methods``). Raises InvalidArgument."""
+    common = dict(name=name, backend=backend, recipe=recipe, model_name=model_name,
+                  compute_unit=compute_unit, weights=weights, budget=budget,
+                  external_weights=external_weights)
+    if methods is None:
+        missing = [k for k, v in (("example_inputs", example_inputs), ("input_names", input_names),
+                                  ("output_names", output_names),
+                                  ("golden_inputs", golden_inputs)) if v is None]
+        if missing:
+            raise InvalidArgument(f"{', '.join(missing)} not given",
+                                  "give the model's example_inputs, input_names, output_names and "
+                                  "golden_inputs (or methods, for a program with several methods)",
+                                  stage="export")
+        args, in_specs = check_export_arguments(
+            model, example_inputs, input_names=input_names, output_names=output_names,
+            golden_inputs=golden_inputs, preprocessing=preprocessing, labels=labels,
+            golden_meta=golden_meta, layouts=layouts, slice_axis=slice_axis,
+            integer_atol=integer_atol, dynamic_shapes=dynamic_shapes, **common)
+        m = _Method("forward", model, list(input_names), list(output_names), args, in_specs)
+        return [m]
+    remedy = ("give each method's example_inputs, input_names, output_names and golden_inputs "
+              "(and golden_meta, dynamic_shapes) inside methods[METHOD]")
+    given = [k for k, v in (("example_inputs", example_inputs), ("input_names", input_names),
+                            ("output_names", output_names), ("golden_inputs", golden_inputs),
+                            ("golden_meta", golden_meta), ("dynamic_shapes", dynamic_shapes))
+             if v is not None]
+    if given:
+        raise InvalidArgument(f"methods is given, and so is the top-level {', '.join(given)}",
+                              remedy, stage="export")
+    for key, v in (("labels", labels), ("preprocessing", preprocessing)):
+        if v is not None:
+            raise InvalidArgument(f"{key} is not supported with several methods (it names one "
+                                  "input or output of one method)", f"drop {key}", stage="export")
+    if external_weights:
+        raise InvalidArgument("external_weights is not supported with several methods yet",
+                              "drop external_weights, or export each method as its own model",
+                              stage="export")
+    if not isinstance(methods, dict) or not methods:
+        raise InvalidArgument(f"methods must be a non-empty dict {{METHOD: {{...}}}}, got "
+                              f"{type(methods).__name__}", remedy, stage="export")
+    meths = []
+    for mname, entry in methods.items():
+        if not isinstance(mname, str) or not METHOD_NAME_RE.match(mname):
+            raise InvalidArgument(f"method name {mname!r} is not an identifier",
+                                  "name each method as the model's attribute ([A-Za-z_][A-Za-z0-9_]*)",
+                                  stage="export")
+        if not callable(getattr(model, mname, None)):
+            raise InvalidArgument(f"the model has no method {mname!r}",
+                                  f"methods' keys are methods of {type(model).__name__}",
+                                  stage="export")
+        if not isinstance(entry, dict):
+            raise InvalidArgument(f"methods[{mname!r}] must be a dict, got "
+                                  f"{type(entry).__name__}", remedy, stage="export")
+        missing = [k for k in METHOD_REQUIRED if k not in entry]
+        unknown = [k for k in entry if k not in METHOD_REQUIRED + METHOD_OPTIONAL]
+        if missing or unknown:
+            raise InvalidArgument(
+                f"methods[{mname!r}]: " + "; ".join(
+                    ([f"missing {', '.join(missing)}"] if missing else [])
+                    + ([f"unknown key(s) {', '.join(map(repr, unknown))}"] if unknown else [])),
+                f"its keys: {', '.join(METHOD_REQUIRED)} and optionally "
+                f"{', '.join(METHOD_OPTIONAL)}", stage="export")
+        ins, outs = list(entry["input_names"]), list(entry["output_names"])
+        module = model if mname == "forward" else _method_module(model, mname)
+        try:
+            args, in_specs = check_export_arguments(
+                module, entry["example_inputs"], input_names=ins, output_names=outs,
+                golden_inputs=entry["golden_inputs"], golden_meta=entry.get("golden_meta"),
+                dynamic_shapes=entry.get("dynamic_shapes"),
+                layouts=_only(layouts, ins + outs), slice_axis=_only(slice_axis, outs),
+                integer_atol=_only(integer_atol, outs), **common)
+        except InvalidArgument as e:
+            raise InvalidArgument(f"method {mname!r}: {e.cause}", e.remedy,
+                                  stage="export") from e
+        if model_name is None:
+            args.model_name = type(model).__name__
+        meths.append(_Method(mname, module, ins, outs, args, in_specs))
+    every = {n for m in meths for n in m.input_names + m.output_names}
+    outs_all = {n for m in meths for n in m.output_names}
+    for what, by_name, known in (("layouts", layouts, every), ("slice_axis", slice_axis, outs_all),
+                                 ("integer_atol", integer_atol, outs_all)):
+        for k in (by_name or {}):
+            if k not in known:
+                raise InvalidArgument(f"{what} names {k!r}, which no method has",
+                                      f"the methods' tensors: {sorted(known)}", stage="export")
+    return meths
+
+
+def _quantize_methods(meths: list, scheme: str, several: bool, name: str, say) -> dict:
+    """PT2E quantization of each method (etproof.quantize.quantize); returns the manifest's one
+    ``quantization`` record. With several methods, a method the quantizer finds nothing to
+    quantize in stays float (listed in ``skipped`` as ``<method NAME>``); all of them: the
+    NothingToQuantize refusal."""
+    record = None
+    skipped = []
+    nothing = None
+    for m in meths:
+        who = f"{name}.{m.name}" if several else name
+        say(f"{who}: quantizing")
+        try:
+            ep, rec, out_quant, m.emulation = quantize(
+                m.ep, scheme, m.args.example_inputs, m.args.cases, m.args.dynamic_shapes)
+        except NothingToQuantize as e:
+            if not several:
+                raise
+            nothing = e
+            skipped.append({"module": f"<method {m.name}>", "reason": "nothing to quantize: "
+                            "the quantizer annotates none of its operators"})
+            continue
+        m.ep = ep
+        # Each output's quantization scale where the converted graph has one (int8 static); the
+        # gate can then state its atol in quantization steps.
+        if len(out_quant) == len(m.out_specs):
+            for spec, q in zip(m.out_specs, out_quant):
+                if q is not None:
+                    spec["quantization"] = q
+        if record is None:
+            record = dict(rec, skipped=[])
+        prefix = f"{m.name}: " if several else ""
+        skipped += [dict(s, module=prefix + s["module"]) for s in rec["skipped"]]
+    if record is None:
+        raise nothing
+    record["skipped"] = skipped
+    return record
+
+
+def _merge_reference_records(meths: list) -> dict:
+    """The manifest's program-wide ``references`` of several methods: a reference is captured
+    only where every method captured it; otherwise the first method's reason, naming it."""
+    merged: dict = {}
+    for name in meths[0].refs.records:
+        failed = [(m.name, m.refs.records[name]) for m in meths
+                  if not m.refs.records.get(name, {}).get("captured")]
+        if failed:
+            mname, rec = failed[0]
+            merged[name] = {"captured": False,
+                            "reason": f"method {mname!r}: {rec.get('reason', 'not captured')}"}
+        else:
+            merged[name] = meths[0].refs.records[name]
+    return merged
 
 
 def _eager_goldens(model, args, output_names) -> tuple[list, list]:

@@ -136,7 +136,8 @@ def tag_external_weights(ep, tag: str, example_inputs: tuple, dynamic_shapes):
 
 def lower(ep, backend: str, recipe: str, facts: dict, external_tag: str | None = None):
     """Lowers the exported program ``ep`` with the table's partitioner, configured for the recipe
-    (make_partitioner; ``facts`` is RECIPES[(backend, recipe)]).
+    (make_partitioner; ``facts`` is RECIPES[(backend, recipe)]). ``ep`` may be a dict {method
+    name: ExportedProgram} (a program with several methods; the partitioner applies to each).
 
     external_tag: the program's non-delegated constants go into the named data ``external_tag``
     (ExecutorchBackendConfig.external_constants), written beside the program (NAME.ptd); a
@@ -224,9 +225,9 @@ def missing_python_kernels(operators) -> list[str]:
 
 
 def verify_runs(program, data_path, inputs, delegates, n_outputs, say, name,
-                operators=None) -> bool:
-    """Runs the written program once (method "forward" on ``inputs``) in ExecuTorch's Python
-    runtime, where that runtime has every delegate of the program; returns whether it ran.
+                operators=None, method: str = "forward") -> bool:
+    """Runs the written program once (``method`` on ``inputs``) in ExecuTorch's Python runtime,
+    where that runtime has every delegate of the program; returns whether it ran.
 
     program: the .pte bytes, or its path where ``data_path`` (its .ptd) is given. A program that
     fails to run, or returns other than ``n_outputs`` outputs, is ExportError (stage "lower").
@@ -262,7 +263,7 @@ def verify_runs(program, data_path, inputs, delegates, n_outputs, say, name,
             loaded = rt.load_program(program, data_path=data_path)
         else:
             loaded = rt.load_program(program)
-        outs = loaded.load_method("forward").execute(list(inputs))
+        outs = loaded.load_method(method).execute(list(inputs))
     except Exception as e:  # noqa: BLE001
         raise ExportError(f"the lowered program does not run in ExecuTorch {version('executorch')}"
                           f" (Python runtime): {first_line(e)}",

@@ -1,4 +1,5 @@
-"""The bundle manifest, schema_version 1 (docs/manifest.md). This module is the only writer.
+"""The bundle manifest, schema_version 1, and 2 for a program with several methods
+(docs/manifest.md). This module is the only writer.
 
 Absent means unknown: ``validate`` checks the type of every field that is present, requires the
 fields every bundle has, and rejects fields the schema does not define.
@@ -15,6 +16,10 @@ from typing import Any
 from etproof.errors import ManifestError
 
 SCHEMA_VERSION = 1
+# A program with several methods (docs/manifest.md, "Programs with several methods"): the
+# top-level inputs, outputs and goldens move into ``methods``.
+SCHEMA_VERSION_METHODS = 2
+METHOD_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 MANIFEST_SUFFIX = ".etproof.json"
 NAME_RE = re.compile(r"^[A-Za-z0-9._-]+$")
 SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
@@ -32,12 +37,23 @@ OPTIONAL = (
     "data_files", "delegation", "compute_unit", "quantization", "preprocessing", "labels",
     "weights", "references", "budget", "operators",
 )
+# Schema 2: ``methods`` instead of the top-level inputs/outputs/goldens; no labels/preprocessing.
+PER_METHOD = ("inputs", "outputs", "goldens")
+REQUIRED_2 = tuple(k for k in REQUIRED if k not in PER_METHOD) + ("methods",)
+OPTIONAL_2 = tuple(k for k in OPTIONAL if k not in ("preprocessing", "labels"))
 INTEGER_DTYPES = ("int8", "uint8", "int16", "int32", "int64", "bool")
 # budget's keys (all optional, at least one): the user's accuracy budget for what the recipe costs.
 BUDGET_KEYS = ("min_sqnr_db", "min_cosine", "top1_agreement")
 WEIGHT_KINDS = ("pretrained", "seeded")
 # operators[i]: a name as ExecuTorch's kernel registry knows it, NAMESPACE::NAME[.OVERLOAD].
 OPERATOR_RE = re.compile(r"^[^ \t\n\r\f\v:]+::[^ \t\n\r\f\v]+$")
+
+
+def all_goldens(doc: dict) -> list:
+    """Every golden case of a manifest: schema 1's ``goldens``, or every method's in order."""
+    if "methods" in doc:
+        return [g for m in doc["methods"] for g in m["goldens"]]
+    return list(doc["goldens"])
 
 
 def canonical_dumps(doc: dict) -> str:
@@ -223,10 +239,15 @@ def _output_quantization(v: _V, q: Any, field: str) -> None:
 def validate(doc: Any, origin: str | None = None) -> dict:
     """Raises ManifestError naming the first field that breaks docs/manifest.md; returns doc."""
     v = _V(origin)
-    v.obj(doc, "", REQUIRED, OPTIONAL)
+    v.obj(doc, "", ("schema_version",), REQUIRED + OPTIONAL + ("methods",))
     sv = v.integer(doc["schema_version"], "schema_version")
-    if sv != SCHEMA_VERSION:
-        v.fail("schema_version", f"is {sv}; this reader understands {SCHEMA_VERSION}")
+    if sv not in (SCHEMA_VERSION, SCHEMA_VERSION_METHODS):
+        v.fail("schema_version", f"is {sv}; this reader understands {SCHEMA_VERSION} and "
+               f"{SCHEMA_VERSION_METHODS}")
+    if sv == SCHEMA_VERSION:
+        v.obj(doc, "", REQUIRED, OPTIONAL)
+    else:
+        v.obj(doc, "", REQUIRED_2, OPTIONAL_2)
     name = v.string(doc["name"], "name", pattern=NAME_RE)
     if name in (".", ".."):
         v.fail("name", f"has an invalid value {name!r}")
@@ -290,41 +311,61 @@ def validate(doc: Any, origin: str | None = None) -> dict:
             v.obj(s, f, ("module", "reason"))
             v.string(s["module"], f"{f}.module")
             v.string(s["reason"], f"{f}.reason")
-    _tensor_specs(v, doc["inputs"], "inputs")
-    _tensor_specs(v, doc["outputs"], "outputs")
-    in_names = [s["name"] for s in doc["inputs"]]
-    out_names = [s["name"] for s in doc["outputs"]]
-    if "preprocessing" in doc:
-        _preprocessing(v, doc["preprocessing"], doc["inputs"])
-    if "labels" in doc:
-        _labels(v, doc["labels"], out_names)
     if "weights" in doc:
         _weights(v, doc["weights"])
     captured = _references(v, doc.get("references"))
     if "budget" in doc:
         _budget(v, doc["budget"])
-    ids = set()
-    for i, g in enumerate(v.array(doc["goldens"], "goldens")):
-        f = f"goldens[{i}]"
-        v.obj(g, f, ("id", "data", "origin", "inputs", "outputs"), ("references",))
-        gid = v.string(g["id"], f"{f}.id", pattern=NAME_RE)
-        if gid in ids:
-            v.fail(f"{f}.id", f"repeats {gid!r}")
-        ids.add(gid)
-        v.string(g["data"], f"{f}.data", choices=GOLDEN_DATA)
-        v.string(g["origin"], f"{f}.origin")
-        for part, names in (("inputs", in_names), ("outputs", out_names)):
-            files = v.obj(g[part], f"{f}.{part}", tuple(names))
-            for k, fn in files.items():
-                fn = v.string(fn, f"{f}.{part}.{k}", pattern=NAME_RE)
-                if not fn.endswith(".npy"):
-                    v.fail(f"{f}.{part}.{k}", f"must name a .npy file, got {fn!r}")
-        _golden_references(v, g.get("references", {}), f, captured, out_names)
+    if sv == SCHEMA_VERSION:
+        _method(v, doc, "", captured)
+        if "preprocessing" in doc:
+            _preprocessing(v, doc["preprocessing"], doc["inputs"])
+        if "labels" in doc:
+            _labels(v, doc["labels"], [s["name"] for s in doc["outputs"]])
+    else:
+        names = set()
+        methods = v.array(doc["methods"], "methods")
+        if not methods:
+            v.fail("methods", "must not be empty")
+        for i, m in enumerate(methods):
+            f = f"methods[{i}]"
+            v.obj(m, f, ("name",) + PER_METHOD)
+            mname = v.string(m["name"], f"{f}.name", pattern=METHOD_RE)
+            if mname in names:
+                v.fail(f"{f}.name", f"repeats {mname!r}")
+            names.add(mname)
+            _method(v, m, f"{f}.", captured)
     tc = v.obj(doc["toolchain"], "toolchain", TOOLCHAIN_KEYS)
     for k in TOOLCHAIN_KEYS:
         v.string(tc[k], f"toolchain.{k}")
     v.string(doc["created_utc"], "created_utc", pattern=CREATED_RE)
     return doc
+
+
+def _method(v: _V, m: dict, f: str, captured: set) -> None:
+    """One method's inputs, outputs and goldens (schema 1: the top level, f ""; schema 2:
+    methods[i], f "methods[i].")."""
+    _tensor_specs(v, m["inputs"], f"{f}inputs")
+    _tensor_specs(v, m["outputs"], f"{f}outputs")
+    in_names = [s["name"] for s in m["inputs"]]
+    out_names = [s["name"] for s in m["outputs"]]
+    ids = set()
+    for i, g in enumerate(v.array(m["goldens"], f"{f}goldens")):
+        gf = f"{f}goldens[{i}]"
+        v.obj(g, gf, ("id", "data", "origin", "inputs", "outputs"), ("references",))
+        gid = v.string(g["id"], f"{gf}.id", pattern=NAME_RE)
+        if gid in ids:
+            v.fail(f"{gf}.id", f"repeats {gid!r}")
+        ids.add(gid)
+        v.string(g["data"], f"{gf}.data", choices=GOLDEN_DATA)
+        v.string(g["origin"], f"{gf}.origin")
+        for part, names in (("inputs", in_names), ("outputs", out_names)):
+            files = v.obj(g[part], f"{gf}.{part}", tuple(names))
+            for k, fn in files.items():
+                fn = v.string(fn, f"{gf}.{part}.{k}", pattern=NAME_RE)
+                if not fn.endswith(".npy"):
+                    v.fail(f"{gf}.{part}.{k}", f"must name a .npy file, got {fn!r}")
+        _golden_references(v, g.get("references", {}), gf, captured, out_names)
 
 
 # references[NAME].emulates (optional, a recipe's emulation): what arithmetic it reproduces.

@@ -1,7 +1,8 @@
 """Small bundles for the C++ tests: tiny-{portable-fp32,xnnpack-fp32,xnnpack-int8-dynamic-...,
 openvino-fp32}; one level down, in ``shapes/``, the shapes-and-inputs models of
 etproof.models.shapes (a dynamic batch, integer/bool/scalar inputs, no inputs), in ``ptd/`` a
-model whose weights live in NAME.ptd beside the program (etproof.models.external), and in
+model whose weights live in NAME.ptd beside the program (etproof.models.external), in
+``methods/`` a program with two methods (etproof.models.methods, schema_version 2), and in
 ``kernel-missing/`` a program this runtime cannot load.
 
 The C++ tests build a matrix over the top directory (the tiny columns) and expect every column in
@@ -17,7 +18,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from etproof.models import external, shapes, tiny
+from etproof.models import external, methods, shapes, tiny
 from etproof.runner import export_pairs
 
 TEST_PAIRS = [("portable", "fp32"), ("xnnpack", "fp32"), ("xnnpack", "int8-dynamic-per-channel"),
@@ -37,8 +38,15 @@ PTD_BUNDLES = [
     ("extweights", external.external_weights_spec, [("portable", "fp32"), ("xnnpack", "fp32")]),
 ]
 
+# (model key, spec factory, pairs): programs with several methods, written into METHODS_DIR.
+METHOD_BUNDLES = [
+    ("encdec", methods.encdec_spec,
+     [("portable", "fp32"), ("xnnpack", "fp32"), ("xnnpack", "int8-dynamic-per-channel")]),
+]
+
 SHAPES_DIR = "shapes"
 PTD_DIR = "ptd"
+METHODS_DIR = "methods"
 
 # The kernel-missing bundle (OUT/kernel-missing/bucketize-xnnpack-fp32): torch.bucketize, which
 # XNNPACK does not take and no kernel library of ExecuTorch 1.5.1 registers, so its program calls
@@ -76,8 +84,8 @@ def bucketize_spec() -> dict:
 
 
 def export_test_bundles(out: Path, force: bool = False, log=print) -> list[dict]:
-    """Exports TEST_PAIRS of the tiny model into ``out``, SHAPE_BUNDLES into ``out/shapes`` and
-    PTD_BUNDLES into ``out/ptd`` (reusing up-to-date bundles unless ``force``); returns the
+    """Exports TEST_PAIRS of the tiny model into ``out``, SHAPE_BUNDLES into ``out/shapes``,
+    PTD_BUNDLES into ``out/ptd`` and METHOD_BUNDLES into ``out/methods`` (reusing up-to-date bundles unless ``force``); returns the
     export-report results, tiny's first."""
     t0 = time.monotonic()
     results = export_pairs(tiny.spec, "tiny", TEST_PAIRS, Path(out), force=force, log=log)
@@ -86,6 +94,9 @@ def export_test_bundles(out: Path, force: bool = False, log=print) -> list[dict]
                                 log=log)
     for key, factory, pairs in PTD_BUNDLES:
         results += export_pairs(factory, key, pairs, Path(out) / PTD_DIR, force=force, log=log)
+    for key, factory, pairs in METHOD_BUNDLES:
+        results += export_pairs(factory, key, pairs, Path(out) / METHODS_DIR, force=force,
+                                log=log)
     log(f"test bundles in {out} ({time.monotonic() - t0:.1f} s)")
     return results
 

@@ -23,7 +23,11 @@ BUILTIN = {"efficientnet_lite0": "etproof.models.efficientnet_lite0:spec",
 REQUIRED = ("model", "example_inputs", "input_names", "output_names", "golden_inputs")
 OPTIONAL = ("name", "model_name", "layouts", "preprocessing", "labels", "golden_meta",
             "compute_unit", "weights", "slice_axis", "integer_atol", "budget", "dynamic_shapes",
-            "external_weights")
+            "external_weights", "methods")
+# With ``methods``, these keys live inside each method's entry (etproof.export.METHOD_REQUIRED
+# and METHOD_OPTIONAL), not at the top level.
+PER_METHOD = ("example_inputs", "input_names", "output_names", "golden_inputs", "golden_meta",
+              "dynamic_shapes")
 
 # The example of the contract; README.md's MODULE:FUNCTION paragraph shows the same lines, and a
 # test exports it.
@@ -82,6 +86,14 @@ optional:
                   (ExecuTorch's external constants; the manifest's data_files lists it with
                   its size and SHA-256) instead of inside the .pte. portable and xnnpack
                   only: other backends refuse it. Default False
+  methods         a program with several methods (encode, decode, ...): {{METHOD: {{
+                  "example_inputs", "input_names", "output_names", "golden_inputs",
+                  "golden_meta"?, "dynamic_shapes"?}}}}, each what those keys are above, for
+                  model.METHOD (the top-level keys are then left out). Every method is
+                  exported and lowered into one program; the manifest is schema_version 2 and
+                  the runtime half replays every method (--method picks some). layouts,
+                  slice_axis and integer_atol name tensors of any method; labels,
+                  preprocessing and external_weights are refused with methods
   golden_meta, compute_unit: as export_model (etproof.export) takes them
 
 Example:
@@ -177,6 +189,8 @@ def problems(spec) -> list[str]:
     def is_name(v) -> bool:
         return isinstance(v, str) and bool(NAME_RE.match(v)) and v not in (".", "..")
 
+    if "methods" in spec:
+        return _methods_problems(spec)
     for k in REQUIRED:
         if k not in spec:
             p.append(f"missing key {k!r}")
@@ -272,6 +286,32 @@ def problems(spec) -> list[str]:
         backend, recipe = "portable", "fp32"
     try:
         check_export_arguments(name="check", backend=backend, recipe=recipe, **kwargs)
+    except InvalidArgument as e:
+        return [f"{e.cause} ({e.remedy})" if e.remedy else e.cause]
+    return []
+
+
+def _methods_problems(spec: dict) -> list[str]:
+    """Problems of a spec with ``methods``: its keys here, the rest by export_model's own checks
+    (etproof.export.check_methods_spec), so the two never disagree."""
+    import torch
+
+    from etproof.export import check_methods_spec
+
+    p = [f"{k!r} goes inside each method's entry of methods, not at the top level"
+         for k in PER_METHOD if k in spec]
+    if "model" not in spec:
+        p.append("missing key 'model'")
+    elif not isinstance(spec["model"], torch.nn.Module):
+        p.append(f"model must be a torch.nn.Module, got {type(spec['model']).__name__}")
+    for k in spec:
+        if k not in REQUIRED and k not in OPTIONAL:
+            p.append(f"unknown key {k!r}{_did_you_mean(str(k), REQUIRED + OPTIONAL)}")
+    if p:
+        return p
+    backend, recipe = supported_pairs()[0]
+    try:
+        check_methods_spec(spec, backend, recipe)
     except InvalidArgument as e:
         return [f"{e.cause} ({e.remedy})" if e.remedy else e.cause]
     return []
