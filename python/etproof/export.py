@@ -225,7 +225,8 @@ def export_model(
                            output_names, golden_inputs, preprocessing, labels, model_name,
                            golden_meta, layouts, compute_unit, weights, slice_axis, integer_atol,
                            budget, dynamic_shapes, external_weights, methods)
-    several = methods is not None
+    # Schema 2 only where the program has another method than a lone forward (docs/manifest.md).
+    several = [m.name for m in meths] != ["forward"]
     facts = RECIPES[(backend, recipe)]
     compute_unit = resolve_compute_unit(backend, recipe, compute_unit)
     check_export_needs(backend)
@@ -437,7 +438,8 @@ def _check_methods(model, example_inputs, name, backend, recipe, input_names, ou
                             ("golden_meta", golden_meta), ("dynamic_shapes", dynamic_shapes))
              if v is not None]
     if given:
-        raise InvalidArgument(f"methods is given, and so is the top-level {', '.join(given)}",
+        raise InvalidArgument(f"{', '.join(map(repr, given))} {'goes' if len(given) == 1 else 'go'}"
+                              " inside each method's entry of methods, not at the top level",
                               remedy, stage="export")
     for key, v in (("labels", labels), ("preprocessing", preprocessing)):
         if v is not None:
@@ -447,6 +449,11 @@ def _check_methods(model, example_inputs, name, backend, recipe, input_names, ou
         raise InvalidArgument("external_weights is not supported with several methods yet",
                               "drop external_weights, or export each method as its own model",
                               stage="export")
+    import torch
+
+    if not isinstance(model, torch.nn.Module):
+        raise InvalidArgument(f"model must be a torch.nn.Module, got {type(model).__name__}",
+                              "pass the PyTorch module to export", stage="export")
     if not isinstance(methods, dict) or not methods:
         raise InvalidArgument(f"methods must be a non-empty dict {{METHOD: {{...}}}}, got "
                               f"{type(methods).__name__}", remedy, stage="export")

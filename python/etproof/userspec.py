@@ -14,6 +14,7 @@ from pathlib import Path
 
 from etproof.arguments import GOLDEN_DATA_MEANING, GoldenCase, check_export_arguments
 from etproof.errors import EtproofError, InvalidArgument
+from etproof.export import check_methods_spec
 from etproof.manifest import LAYOUTS, NAME_RE
 from etproof.recipes import supported_pairs
 
@@ -295,8 +296,6 @@ def _methods_problems(spec: dict) -> list[str]:
     """Problems of a spec with ``methods``: its keys here, the rest by export_model's own checks
     (etproof.export.check_methods_spec), so the two never disagree."""
     import torch
-
-    from etproof.export import check_methods_spec
 
     p = [f"{k!r} goes inside each method's entry of methods, not at the top level"
          for k in PER_METHOD if k in spec]

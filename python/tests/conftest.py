@@ -14,6 +14,7 @@ warnings.filterwarnings("ignore", category=FutureWarning)
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "tests" / "fixtures" / "manifest_v1.json"
+FIXTURE_V2 = REPO / "tests" / "fixtures" / "manifest_v2.json"
 
 
 class PaddedConvNet(nn.Module):
@@ -34,12 +35,19 @@ class PaddedConvNet(nn.Module):
 def test_bundles(tmp_path_factory):
     """The tiny bundles (one per TEST_PAIRS entry), exported as `python -m etproof test-bundles`
     does."""
-    from etproof.testbundles import PTD_BUNDLES, SHAPE_BUNDLES, TEST_PAIRS, export_test_bundles
+    from etproof.testbundles import (
+        METHOD_BUNDLES,
+        PTD_BUNDLES,
+        SHAPE_BUNDLES,
+        TEST_PAIRS,
+        export_test_bundles,
+    )
 
     out = tmp_path_factory.mktemp("test-bundles")
     results = export_test_bundles(out, log=lambda _m: None)
     want = [("tiny", b, r) for b, r in TEST_PAIRS] + [
-        (key, b, r) for key, _, pairs in SHAPE_BUNDLES + PTD_BUNDLES for b, r in pairs]
+        (key, b, r) for key, _, pairs in SHAPE_BUNDLES + PTD_BUNDLES + METHOD_BUNDLES
+        for b, r in pairs]
     assert [(r["model"], r["backend"], r["recipe"]) for r in results] == want, results
     assert [r["status"] for r in results] == ["exported"] * len(want), results
     return out

@@ -5,7 +5,13 @@ import sys
 
 from etproof.cli import main
 from etproof.export import supported_pairs
-from etproof.testbundles import PTD_BUNDLES, SHAPE_BUNDLES, TEST_PAIRS, export_test_bundles
+from etproof.testbundles import (
+    METHOD_BUNDLES,
+    PTD_BUNDLES,
+    SHAPE_BUNDLES,
+    TEST_PAIRS,
+    export_test_bundles,
+)
 
 from conftest import REPO
 
@@ -13,7 +19,8 @@ from conftest import REPO
 def test_test_bundles_are_reused_when_nothing_changed(test_bundles):
     lines = []
     results = export_test_bundles(test_bundles, log=lines.append)
-    n = len(TEST_PAIRS) + sum(len(pairs) for _, _, pairs in SHAPE_BUNDLES + PTD_BUNDLES)
+    n = len(TEST_PAIRS) + sum(len(pairs) for _, _, pairs in SHAPE_BUNDLES + PTD_BUNDLES
+                                 + METHOD_BUNDLES)
     assert [r["status"] for r in results] == ["exported"] * n
     assert sum("up to date" in line for line in lines) == n
 

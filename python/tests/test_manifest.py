@@ -29,7 +29,7 @@ def test_canonical_form():
 
 @pytest.mark.parametrize("mutate, field", [
     (lambda d: d.pop("artifact"), "artifact"),
-    (lambda d: d.__setitem__("schema_version", 2), "schema_version"),
+    (lambda d: d.__setitem__("schema_version", 3), "schema_version"),
     (lambda d: d.__setitem__("schema_version", True), "schema_version"),
     (lambda d: d.__setitem__("name", "a/b"), "name"),
     (lambda d: d["artifact"].__setitem__("bytes", "5"), "artifact.bytes"),
@@ -125,12 +125,14 @@ def test_read_manifest_accepts_dir_and_file(test_bundles):
 
 
 def test_writer_output_validates_and_round_trips(test_bundles):
-    from etproof.testbundles import PTD_DIR, SHAPES_DIR
+    from etproof.testbundles import METHODS_DIR, PTD_DIR, SHAPES_DIR
 
-    dirs = (test_bundles, test_bundles / SHAPES_DIR, test_bundles / PTD_DIR)
+    dirs = (test_bundles, test_bundles / SHAPES_DIR, test_bundles / PTD_DIR,
+            test_bundles / METHODS_DIR)
     bundles = sorted(p for d in dirs for p in d.iterdir()
                      if (p / f"{p.name}.etproof.json").is_file())
     assert any(b.parent.name == PTD_DIR for b in bundles)
+    assert any(b.parent.name == METHODS_DIR for b in bundles)
     for b in bundles:
         raw = (b / f"{b.name}.etproof.json").read_bytes()
         doc = read_manifest(b)

@@ -1,0 +1,180 @@
+"""Programs with several methods (issue 10): a model spec's ``methods`` exports each method and
+lowers them into one program; its manifest is schema_version 2 (docs/manifest.md, "Programs
+with several methods"). Real exports (the test bundles' methods/ directory,
+etproof.models.methods) run in ExecuTorch's Python runtime; the C++ half's side is
+cpp/tests/bundle_test.cpp and cli_test.cpp ("Methods")."""
+
+import copy
+import json
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from conftest import FIXTURE, FIXTURE_V2
+from etproof import userspec
+from etproof.cache import bundle_intact
+from etproof.errors import InvalidArgument, ManifestError
+from etproof.export import export_model
+from etproof.manifest import all_goldens, canonical_dumps, read_manifest, validate
+from etproof.models import methods
+from etproof.testbundles import METHOD_BUNDLES, METHODS_DIR
+
+
+def _method_bundles(test_bundles):
+    return [test_bundles / METHODS_DIR / f"{key}-{b}-{r}"
+            for key, _, pairs in METHOD_BUNDLES for b, r in pairs]
+
+
+def test_fixture_v2_validates_and_round_trips_byte_for_byte():
+    raw = FIXTURE_V2.read_bytes()
+    doc = validate(json.loads(raw))
+    assert doc["schema_version"] == 2
+    assert [m["name"] for m in doc["methods"]] == ["encode", "decode"]
+    assert canonical_dumps(doc).encode("utf-8") == raw
+    assert [g["id"] for g in all_goldens(doc)] == ["one", "one"]
+
+
+@pytest.mark.parametrize("change, field", [
+    (lambda d: d["methods"][1].update(name="encode"), "methods[1].name"),
+    (lambda d: d["methods"][0].update(name="en-code"), "methods[0].name"),
+    (lambda d: d.update(methods=[]), "methods"),
+    (lambda d: d.update(inputs=d["methods"][0]["inputs"]), "inputs"),
+    (lambda d: d.update(labels={"output": "y", "source": "s", "names": ["a"]}), "labels"),
+    (lambda d: d["methods"][0].pop("goldens"), "methods[0]"),
+    (lambda d: d["methods"][1]["goldens"][0]["inputs"].pop("ids"),
+     "methods[1].goldens[0].inputs"),
+    (lambda d: d.update(schema_version=3), "schema_version"),
+])
+def test_v2_problems_name_the_field(change, field):
+    doc = json.loads(FIXTURE_V2.read_text())
+    change(doc)
+    with pytest.raises(ManifestError, match=__import__("re").escape(field)):
+        validate(doc)
+
+
+def test_methods_is_not_a_schema_1_field_and_v1_needs_its_inputs():
+    doc = json.loads(FIXTURE.read_text())
+    bad = copy.deepcopy(doc)
+    bad["methods"] = json.loads(FIXTURE_V2.read_text())["methods"]
+    with pytest.raises(ManifestError, match="methods"):
+        validate(bad)
+    v2 = json.loads(FIXTURE_V2.read_text())
+    v2["schema_version"] = 1  # a schema-2 document relabelled: schema 1 needs inputs/outputs
+    with pytest.raises(ManifestError):
+        validate(v2)
+
+
+def test_exported_bundles_describe_each_method(test_bundles):
+    for path in _method_bundles(test_bundles):
+        doc = read_manifest(path)
+        assert doc["schema_version"] == 2 and "inputs" not in doc and "goldens" not in doc
+        by_name = {m["name"]: m for m in doc["methods"]}
+        assert list(by_name) == ["encode", "decode"]
+        enc, dec = by_name["encode"], by_name["decode"]
+        assert enc["inputs"][0]["shape"] == [-1, 6]
+        assert enc["inputs"][0]["dynamic_dims"] == [{"axis": 0, "name": "batch", "min": 1,
+                                                     "max": 4}]
+        assert enc["outputs"][0]["shape"] == [-1, 3]
+        assert [(s["name"], s["dtype"]) for s in dec["inputs"]] == [("code", "float32"),
+                                                                   ("ids", "int64")]
+        assert [g["id"] for g in enc["goldens"]] == ["batch1", "batch2", "batch4"]
+        # golden files carry their method's name, and every file the manifest names exists
+        files = [fn for g in all_goldens(doc) for part in ("inputs", "outputs")
+                 for fn in g[part].values()]
+        assert all(fn.split(".")[0] in by_name for fn in files), files
+        assert bundle_intact(path)
+        if doc["backend"] == "xnnpack":
+            assert doc["delegates"] == ["XnnpackBackend"]
+        # the embedding is not delegated: its kernel is named program-wide
+        assert "aten::embedding.out" in doc["operators"]
+
+
+def test_each_method_runs_in_executorch_and_reproduces_its_goldens(test_bundles):
+    """ExecuTorch's Python runtime, every method of the written program, on every golden case.
+    The bound here is float32 rounding of a 6-wide linear layer (a few ulp of values of order 1:
+    1e-5); the int8 column is the gate's business (C++), checked only for its shape here."""
+    from executorch.runtime import Runtime
+
+    rt = Runtime.get()
+    for path in _method_bundles(test_bundles):
+        doc = read_manifest(path)
+        program = rt.load_program(path / doc["artifact"]["file"])
+        assert set(program.method_names) == {"encode", "decode"}
+        gdir = path / f"{path.name}.goldens"
+        for m in doc["methods"]:
+            method = program.load_method(m["name"])
+            for g in m["goldens"]:
+                ins = [torch.from_numpy(np.load(gdir / g["inputs"][s["name"]]))
+                       for s in m["inputs"]]
+                outs = method.execute(ins)
+                for s, got in zip(m["outputs"], outs):
+                    want = np.load(gdir / g["outputs"][s["name"]])
+                    assert got.shape == want.shape, (path.name, m["name"], g["id"])
+                    if doc["recipe"] == "fp32":
+                        np.testing.assert_allclose(got.numpy(), want, rtol=0, atol=1e-5,
+                                                   err_msg=f"{path.name} {m['name']} {g['id']}")
+
+
+def test_int8_quantizes_each_method_and_a_method_with_nothing_stays_float(tmp_path):
+    class LinearAndRelu(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def project(self, x):
+            return self.fc(x)
+
+        def clamp(self, x):
+            return torch.relu(x)
+
+    torch.manual_seed(0)
+    x = torch.randn(2, 4)
+    case = [("c0", "synthetic", "torch.randn seed 0", (x,))]
+    entry = {"example_inputs": (x,), "input_names": ["x"], "output_names": ["y"],
+             "golden_inputs": case}
+    path = export_model(LinearAndRelu().eval(), name="lr", out_dir=tmp_path, backend="xnnpack",
+                        recipe="int8-dynamic-per-channel",
+                        methods={"project": entry, "clamp": copy.deepcopy(entry)})
+    doc = read_manifest(path)
+    assert [m["name"] for m in doc["methods"]] == ["project", "clamp"]
+    assert {"module": "<method clamp>", "reason": "nothing to quantize: the quantizer annotates "
+            "none of its operators"} in doc["quantization"]["skipped"]
+    assert doc["references"]["int8-dynamic-per-channel"]["captured"] is False
+    assert "clamp" in doc["references"]["int8-dynamic-per-channel"]["reason"]
+    # the recipe reference is not captured for the program, so no case carries its file
+    assert all("int8-dynamic-per-channel" not in g.get("references", {})
+               for g in all_goldens(doc))
+
+
+def test_a_one_method_program_is_still_schema_1(test_bundles):
+    doc = read_manifest(test_bundles / "tiny-portable-fp32")
+    assert doc["schema_version"] == 1 and "methods" not in doc
+
+
+@pytest.mark.parametrize("change, words", [
+    (lambda s: s.update(example_inputs=(torch.zeros(1),)), "goes inside each method's entry"),
+    (lambda s: s["methods"].update(nope=s["methods"].pop("decode")), "no method 'nope'"),
+    (lambda s: s["methods"].update({"en-code": s["methods"].pop("encode")}), "not an identifier"),
+    (lambda s: s.update(labels={"output": "y", "source": "s", "names": ["a"]}),
+     "labels is not supported with several methods"),
+    (lambda s: s.update(external_weights=True), "external_weights is not supported"),
+    (lambda s: s["methods"]["decode"].pop("golden_inputs"), "missing golden_inputs"),
+    (lambda s: s["methods"]["decode"].update(labels=1), "unknown key(s) 'labels'"),
+    (lambda s: s.update(slice_axis={"zz": 0}), "slice_axis names 'zz'"),
+    (lambda s: s.update(methods={}), "non-empty dict"),
+])
+def test_spec_problems_are_named(change, words):
+    spec = methods.encdec_spec()
+    change(spec)
+    found = userspec.problems(spec)
+    assert any(words in p for p in found), found
+    kwargs = {k: v for k, v in spec.items() if k != "name"}
+    with pytest.raises(InvalidArgument, match=__import__("re").escape(words)):
+        export_model(name="x", out_dir="/nonexistent/never-written", backend="portable",
+                     recipe="fp32", **kwargs)
+
+
+def test_the_builtin_spec_has_no_problems():
+    assert userspec.problems(methods.encdec_spec()) == []
