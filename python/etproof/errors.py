@@ -80,6 +80,18 @@ class NothingToQuantize(QuantizationError):
     kind = "export-refused"
 
 
+class GoldenInvalid(ExportError):
+    """A golden case that would certify nothing (stage "goldens"): every floating input is
+    entirely non-finite, or a floating output of the eager model has no finite value (NaN
+    matches NaN, and cosine and SQNR skip non-finite values, so a program that emits only NaN
+    would agree with it). Recorded as ``export-failed``; ``kind`` names the cause."""
+
+    kind = "golden-invalid"
+
+    def __init__(self, cause: str, remedy: str = ""):
+        super().__init__(cause, remedy, stage="goldens")
+
+
 class ManifestError(EtproofError):
     """A manifest document is invalid; ``field`` names the offending field (dotted path)."""
 

@@ -56,7 +56,13 @@ from etproof.bundle import (
     write_references,
 )
 from etproof.delegation import delegation_record
-from etproof.errors import ExportError, InvalidArgument, NothingToQuantize, in_stage
+from etproof.errors import (
+    ExportError,
+    GoldenInvalid,
+    InvalidArgument,
+    NothingToQuantize,
+    in_stage,
+)
 from etproof.lower import (
     TEST_FAIL_ENV,
     check_export_needs,
@@ -245,6 +251,8 @@ def export_model(
             with in_stage("goldens"):
                 say(f"{who}: eager goldens ({len(m.args.cases)} cases)")
                 example_outs, m.golden_outs = _eager_goldens(m.module, m.args, m.output_names)
+                check_goldens_certify(m.args.cases, m.golden_outs, m.input_names,
+                                      m.output_names, m.name if several else None)
 
             # 2. torch.export; the dynamic dimensions' ranges as torch.export kept them
             with in_stage("export"):
@@ -557,6 +565,34 @@ def _merge_reference_records(meths: list) -> dict:
         else:
             merged[name] = meths[0].refs.records[name]
     return merged
+
+
+def check_goldens_certify(cases, golden_outs, input_names, output_names,
+                          method: str | None = None) -> None:
+    """Refuses a golden case that would certify nothing: one whose floating inputs (it has at
+    least one) are all entirely non-finite, or one with a non-empty floating output holding no
+    finite value. NaN matches NaN in the gate and cosine and SQNR skip non-finite values, so a
+    program emitting only NaN would agree with such a golden (issue 11). A case with some
+    non-finite values among finite ones is kept: the gate compares those positions exactly.
+    Raises GoldenInvalid naming the case and tensor."""
+    import torch
+
+    where = f"method {method!r}, " if method else ""
+    for c, outs in zip(cases, golden_outs):
+        floats = [(n, t) for n, t in zip(input_names, c.inputs) if t.is_floating_point()]
+        if floats and all(t.numel() and not torch.isfinite(t).any() for _, t in floats):
+            raise GoldenInvalid(
+                f"{where}golden case {c.id!r}: every floating input "
+                f"({', '.join(n for n, _ in floats)}) is entirely NaN or infinite, so it "
+                "certifies nothing", "give golden inputs with finite values")
+        for n, o in zip(output_names, outs):
+            if o.is_floating_point() and o.numel() and not torch.isfinite(o).any():
+                raise GoldenInvalid(
+                    f"{where}golden case {c.id!r}: output {n!r} of the eager model has no finite "
+                    f"value ({o.numel()} elements, all NaN or infinite), so any program emitting "
+                    "NaN would agree with it", "fix the model or the golden input so the output "
+                    "has finite values (a NaN here usually means an overflow or 0/0 in the "
+                    "model on this input)")
 
 
 def _eager_goldens(model, args, output_names) -> tuple[list, list]:
