@@ -1,8 +1,10 @@
 """Bundle writing: the files of one bundle, and putting the bundle in place atomically.
 
-A bundle is written into a staging directory ``OUT/.NAME.tmp-XXXX`` (staging_dir), then renamed
-into place in one step (install); an existing bundle of the same name is kept until the new one
-is complete. The layout is docs/manifest.md's: NAME.pte, NAME.ptd (only where the backend writes
+A bundle is written into a staging directory ``OUT/.NAME.tmp-PID-XXXX`` (staging_dir), then
+renamed into place in one step (install); an existing bundle of the same name is kept until the
+new one is complete. A process killed mid-export leaves at most its staging directory (a dot
+directory, never taken for a bundle); the next export into OUT removes those whose process is
+gone (remove_stale_staging). The layout is docs/manifest.md's: NAME.pte, NAME.ptd (only where the backend writes
 named data), NAME.etproof.json (written by etproof.manifest), NAME.goldens/CASE.in.INPUT.npy,
 CASE.out.OUTPUT.npy and, for the references captured at export, CASE.ref.NAME.OUTPUT.npy.
 
@@ -15,8 +17,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import shutil
+import signal
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -24,11 +29,70 @@ import numpy as np
 from etproof.errors import ExportError
 
 
+# Test hook (issue 11 §3): ETPROOF_TEST_KILL_AT=POINT kills this process with SIGKILL at that
+# point of writing a bundle ("staged", "written", "renaming", "renamed"), as a crash or an OOM
+# kill would; tests/test_faults.py checks what is left. Never set outside tests.
+KILL_AT_ENV = "ETPROOF_TEST_KILL_AT"
+
+# A staging directory: .NAME.tmp-PID-XXXX (this format), or .NAME.tmp-XXXX (before the PID was
+# recorded) and .NAME.old-XXXX (replace_dir's aside copy).
+_STAGING = re.compile(r"^\..+\.(?:tmp|old)-(?:(\d+)-)?[A-Za-z0-9_]+$")
+# How old a staging directory without a PID must be before it counts as abandoned: no export
+# of this project takes an hour (the golden set's longest bundle: minutes).
+_UNOWNED_STALE_S = 3600.0
+
+
+def _test_kill(point: str) -> None:
+    if os.environ.get(KILL_AT_ENV) == point:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _abandoned(entry: os.DirEntry, pid: str | None) -> bool:
+    if pid is not None:
+        return int(pid) != os.getpid() and not _alive(int(pid))
+    try:
+        return time.time() - entry.stat(follow_symlinks=False).st_mtime > _UNOWNED_STALE_S
+    except OSError:
+        return False
+
+
+def remove_stale_staging(out: Path) -> list[str]:
+    """Removes the staging directories in ``out`` that no running export owns: those whose PID
+    is not a running process, and those without a PID older than an hour. Returns their names.
+    Never touches anything else (bundles, files, another live export's staging directory)."""
+    removed = []
+    try:
+        entries = list(os.scandir(out))
+    except OSError:
+        return removed
+    for e in entries:
+        m = _STAGING.match(e.name)
+        if not m or not e.is_dir(follow_symlinks=False):
+            continue
+        if _abandoned(e, m.group(1)):
+            shutil.rmtree(e.path, ignore_errors=True)
+            removed.append(e.name)
+    return removed
+
+
 @contextlib.contextmanager
 def staging_dir(out: Path, name: str):
-    """Yields a new empty directory ``OUT/.NAME.tmp-XXXX``; removes it (and all in it) when the
-    block raises anything, interrupts included. ``out`` must exist."""
-    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.tmp-", dir=out))
+    """Yields a new empty directory ``OUT/.NAME.tmp-PID-XXXX``; removes it (and all in it) when
+    the block raises anything, interrupts included. Removes stale staging directories of
+    killed exports first (remove_stale_staging). ``out`` must exist."""
+    remove_stale_staging(out)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.tmp-{os.getpid()}-", dir=out))
+    _test_kill("staged")
     try:
         yield tmp
     except BaseException:
@@ -39,6 +103,7 @@ def staging_dir(out: Path, name: str):
 def install(tmp: Path, final: Path) -> None:
     """Syncs the staging directory ``tmp`` to disk and renames it to ``final`` (replace_dir)."""
     _fsync_dir(tmp)
+    _test_kill("written")
     replace_dir(tmp, final)
 
 
@@ -150,11 +215,13 @@ def replace_dir(new: Path, final: Path) -> None:
         os.rename(new, final)
         return
     if final.is_dir() and not final.is_symlink() and _exchange(new, final):
+        _test_kill("renamed")
         shutil.rmtree(new, ignore_errors=True)  # ``new`` now holds the old bundle
         return
-    old = Path(tempfile.mkdtemp(prefix=f".{final.name}.old-", dir=final.parent))
+    old = Path(tempfile.mkdtemp(prefix=f".{final.name}.old-{os.getpid()}-", dir=final.parent))
     os.rmdir(old)
     os.rename(final, old)
+    _test_kill("renaming")
     try:
         os.rename(new, final)
     except BaseException:
