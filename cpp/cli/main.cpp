@@ -342,8 +342,10 @@ int run_cli(int argc, char** argv) {
   // The methods run or replayed (run, parity, matrix): default every method the manifest lists.
   std::vector<std::string> methods;
   auto add_method_option = [&methods](CLI::App* sub, const std::string& what) {
+    // One NAME per --method: what follows is the BUNDLE or DIR, never another name.
     sub->add_option("--method", methods,
-                    "NAME of a method to " + what + "; repeatable (default: every method the manifest lists)");
+                    "NAME of a method to " + what + "; repeatable (default: every method the manifest lists)")
+        ->allow_extra_args(false);
   };
   add_method_option(run, "run (each gets the --input values named as its inputs)");
 

@@ -707,7 +707,7 @@ const MethodSpec& find_method(const Manifest& m, const std::string& name) {
   std::vector<std::string> names;
   for (const MethodSpec& s : m.methods) {
     if (s.name == name) return s;
-    names.push_back(s.name);
+    names.push_back("'" + s.name + "'");
   }
   throw Error(ErrorKind::kInvalidArgument,
               "bundle '" + m.name + "' has no method '" + name + "' (its methods: " + detail::join_or_none(names) + ")",

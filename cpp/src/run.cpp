@@ -50,13 +50,17 @@ RunResult run_bundle(const std::filesystem::path& path,
   const std::vector<std::string> selected = select_methods(m, methods).selected;
   const bool several = has_several_methods(m);
   // Every selected method gets all of its inputs; every input given is some selected method's.
-  std::vector<std::string> missing, known;
-  for (const std::string& name : selected)
+  std::vector<std::string> missing, known;  // missing: per method, "input 'a', 'b'"
+  for (const std::string& name : selected) {
+    std::vector<std::string> lacks;
     for (const TensorSpec& t : find_method(m, name).inputs) {
-      if (!input_files.count(t.name))
-        missing.push_back((several ? "method '" + name + "' " : std::string()) + "input '" + t.name + "'");
+      if (!input_files.count(t.name)) lacks.push_back("'" + t.name + "'");
       if (std::find(known.begin(), known.end(), t.name) == known.end()) known.push_back(t.name);
     }
+    if (!lacks.empty())
+      missing.push_back((several ? "method '" + name + "': " : std::string()) + "input " + detail::join(lacks) +
+                        " not given");
+  }
   std::vector<std::string> unknown;
   for (const auto& [name, file] : input_files)
     if (std::find(known.begin(), known.end(), name) == known.end()) unknown.push_back("'" + name + "'");
@@ -71,7 +75,7 @@ RunResult run_bundle(const std::filesystem::path& path,
   }
   if (!missing.empty())
     throw Error(ErrorKind::kInvalidArgument,
-                "bundle '" + m.name + "': " + detail::join(missing) + " not given",
+                "bundle '" + m.name + "': " + detail::join(missing, "; "),
                 "give every input of each method run, once, by name (--input NAME=FILE.npy)");
 
   std::map<std::string, HostTensor> given;
