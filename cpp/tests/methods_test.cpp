@@ -315,6 +315,7 @@ TEST(Methods, MatrixLeavesOutBundlesWithoutTheMethodsAskedFor) {
   EXPECT_TRUE(contains(to_text(m), "left out by --method decode")) << to_text(m);
   EXPECT_TRUE(contains(to_text(m), "tiny-portable-fp32 (" + dir.string() + "): has no method 'decode'")) << to_text(m);
   EXPECT_TRUE(contains(to_markdown(m), "**Left out**")) << to_markdown(m);
+  EXPECT_TRUE(contains(to_junit(m), "<testcase classname=\"left-out\" name=\"tiny-portable-fp32\">")) << to_junit(m);
   const json j = to_json(m);
   EXPECT_EQ(j.at("methods"), json({"decode"}));
   ASSERT_EQ(j.at("left_out").size(), 1u);

@@ -62,7 +62,8 @@ struct NotRun {
 };
 
 // A bundle the caller's method selection (--method) left out of the columns: it lists none of the
-// methods asked for. Never silent: every renderer names it with the reason.
+// methods asked for. Never silent: every renderer names it with the reason (text, Markdown,
+// JSON's "left_out", JUnit as a skipped test case); it neither passes nor fails the run.
 struct LeftOut {
   std::string bundle;                  // the manifest's name
   std::string model;
