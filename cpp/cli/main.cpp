@@ -165,7 +165,7 @@ int cmd_inspect(const std::string& path, bool json) {
 
 // ---- run ---------------------------------------------------------------------------------------
 int cmd_run(const std::string& path, const std::vector<std::string>& input_args,
-            const std::string& out_dir) {
+            const std::string& out_dir, const std::vector<std::string>& methods) {
   std::map<std::string, fs::path> inputs;
   for (const std::string& arg : input_args) {
     const auto eq = arg.find('=');
@@ -176,16 +176,29 @@ int cmd_run(const std::string& path, const std::vector<std::string>& input_args,
       throw Error(ErrorKind::kInvalidArgument, "input \"" + arg.substr(0, eq) + "\" given twice",
                   "pass each input once");
   }
-  std::cout << etproof::to_text(etproof::run_bundle(path, inputs, out_dir));
+  std::cout << etproof::to_text(etproof::run_bundle(path, inputs, out_dir, methods));
   return 0;
 }
 
 // ---- parity ------------------------------------------------------------------------------------
 int cmd_parity(const std::string& path, bool json, const etproof::BoundOverride& caller,
-               const std::optional<etproof::Budget>& budget, const LedgerOption& ledger) {
+               const std::optional<etproof::Budget>& budget, const std::vector<std::string>& methods,
+               const LedgerOption& ledger) {
+  // A --method the bundle does not list is a usage error, refused up front (exit 2, no evidence)
+  // from the manifest alone; a manifest that cannot be read is left to the replay to report.
+  if (!methods.empty()) {
+    std::optional<etproof::Manifest> m;
+    try {
+      m = etproof::open_bundle(path, etproof::OpenOptions{.verify_artifact = false}).manifest;
+    } catch (const Error&) {
+    }
+    if (m)
+      if (auto e = etproof::unknown_methods_error(*m, methods)) throw *e;
+  }
   etproof::ReplayOptions options;
   options.caller = caller;
   options.budget = budget;
+  options.methods = methods;
   const etproof::ParityReport r = etproof::replay(path, options);
   // What stopped it, if anything: the bundle could not be run or a case measured, or no bound is
   // known. A bundle that could not be judged is evidence too (not-linked, load-failed, …); a
@@ -209,10 +222,10 @@ int cmd_parity(const std::string& path, bool json, const etproof::BoundOverride&
 int cmd_matrix(const std::vector<std::string>& dir_args, bool json, bool markdown,
                const std::string& junit, const etproof::BoundOverride& caller,
                const std::optional<etproof::Budget>& budget, size_t jobs,
-               const LedgerOption& ledger) {
+               const std::vector<std::string>& methods, const LedgerOption& ledger) {
   std::vector<fs::path> dirs(dir_args.begin(), dir_args.end());
   if (dirs.empty()) dirs.push_back(default_bundles_dir());
-  const etproof::Matrix m = etproof::build_matrix(dirs, caller, jobs, budget);
+  const etproof::Matrix m = etproof::build_matrix(dirs, caller, jobs, budget, methods);
   const nlohmann::json doc = etproof::to_json(m);
   const bool recorded = record_evidence(ledger, "matrix", [&](const etproof::RecordContext& ctx) {
     return etproof::records_from_matrix(ctx, m);
@@ -325,7 +338,16 @@ int run_cli(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "run a bundle on .npy inputs");
   run->add_option("BUNDLE", bundle, "bundle directory or manifest")->required();
   run->add_option("--input", input_args, "NAME=FILE.npy, once per input (none for a program without inputs)");
-  run->add_option("--out", out_dir, "write NAME.npy per output here");
+  run->add_option("--out", out_dir, "write NAME.npy per output here (METHOD.NAME.npy with several methods)");
+  // The methods run or replayed (run, parity, matrix): default every method the manifest lists.
+  std::vector<std::string> methods;
+  auto add_method_option = [&methods](CLI::App* sub, const std::string& what) {
+    // One NAME per --method: what follows is the BUNDLE or DIR, never another name.
+    sub->add_option("--method", methods,
+                    "NAME of a method to " + what + "; repeatable (default: every method the manifest lists)")
+        ->allow_extra_args(false);
+  };
+  add_method_option(run, "run (each gets the --input values named as its inputs)");
 
   // A caller bound (parity and matrix): each flag replaces that field of the derived bound.
   etproof::BoundOverride caller;
@@ -348,6 +370,7 @@ int run_cli(int argc, char** argv) {
   auto* parity = app.add_subcommand("parity", "the gate on one bundle (exit 0 pass, 1 drift)");
   parity->add_option("BUNDLE", bundle, "bundle directory or manifest")->required();
   parity->add_flag("--json", json, "JSON output");
+  add_method_option(parity, "replay the golden cases of");
   add_bound_options(parity, "");
   add_budget_option(parity);
   add_ledger_options(parity);
@@ -366,6 +389,8 @@ int run_cli(int argc, char** argv) {
         ->check(CLI::PositiveNumber);
   };
   add_jobs_option(matrix);
+  add_method_option(matrix, "replay in every bundle that lists it (a bundle listing none is left out, "
+                            "named with the reason)");
   auto* mj = matrix->add_flag("--json", json, "JSON output");
   auto* mm = matrix->add_flag("--markdown", markdown, "Markdown output");
   mj->excludes(mm);
@@ -436,7 +461,7 @@ int run_cli(int argc, char** argv) {
   if (backends->parsed()) return cmd_backends(json, runtime_only, probe_dir, ledger);
   if (coverage->parsed()) return cmd_coverage(cov);
   if (inspect->parsed()) return cmd_inspect(bundle, json);
-  if (run->parsed()) return cmd_run(bundle, input_args, out_dir);
+  if (run->parsed()) return cmd_run(bundle, input_args, out_dir, methods);
   for (auto [v, flag] : {std::pair{caller.atol, "--atol"}, {caller.rtol, "--rtol"},
                          {caller.min_cosine, "--min-cosine"}, {caller.min_sqnr_db, "--min-sqnr"}})
     if (v && std::isnan(*v))
@@ -445,9 +470,9 @@ int run_cli(int argc, char** argv) {
   std::optional<etproof::Budget> budget;
   for (const std::string& kv : budget_args)
     etproof::parse_budget_argument(kv, budget ? *budget : budget.emplace());
-  if (parity->parsed()) return cmd_parity(bundle, json, caller, budget, ledger);
+  if (parity->parsed()) return cmd_parity(bundle, json, caller, budget, methods, ledger);
   if (matrix->parsed())
-    return cmd_matrix(dirs, json, markdown, matrix_junit, caller, budget, jobs, ledger);
+    return cmd_matrix(dirs, json, markdown, matrix_junit, caller, budget, jobs, methods, ledger);
   if (tolerances->parsed())
     return cmd_measure_tolerances(tol_dirs, json, markdown, tol_junit, margin, caller, jobs,
                                   own_reference);

@@ -179,21 +179,40 @@ std::vector<std::string> spec_names(const std::vector<TensorSpec>& specs) {
   return v;
 }
 
+std::vector<MethodSpec> methods_of(const Manifest& m) {
+  if (!m.methods.empty()) return m.methods;
+  return {MethodSpec{"forward", m.inputs, m.outputs}};
+}
+
+const std::vector<TensorSpec>& case_specs(const Bundle& b, const GoldenCase& c, bool inputs) {
+  const Manifest& m = b.manifest;
+  if (c.method.empty() || m.methods.empty()) return inputs ? m.inputs : m.outputs;
+  for (const MethodSpec& s : m.methods)
+    if (s.name == c.method) return inputs ? s.inputs : s.outputs;
+  std::vector<std::string> names;
+  for (const MethodSpec& s : m.methods) names.push_back("'" + s.name + "'");
+  throw Error(ErrorKind::kManifestInvalid,
+              b.manifest_path.string() + ": golden case '" + c.id + "' belongs to method '" + c.method +
+                  "', which the manifest does not list (its methods: " + join(names) + ")",
+              kReexport);
+}
+
 std::map<std::string, HostTensor> read_goldens(const Bundle& b, const GoldenCase& c, bool inputs) {
   const auto& files = inputs ? c.inputs : c.outputs;
-  const auto& specs = inputs ? b.manifest.inputs : b.manifest.outputs;
+  const auto& specs = case_specs(b, c, inputs);
   const char* role = inputs ? "input" : "output";
+  const std::string label = case_label(b.manifest, c);
   std::map<std::string, HostTensor> out;
   for (const auto& [name, file] : files) {
     const TensorSpec* spec = find_spec(specs, name);
     if (!spec)
       throw Error(ErrorKind::kManifestInvalid,
-                  b.manifest_path.string() + ": golden case '" + c.id + "' names " + role + " '" + name +
+                  b.manifest_path.string() + ": golden case '" + label + "' names " + role + " '" + name +
                       "', which the manifest does not list",
                   kReexport);
     const fs::path path = b.goldens_dir / file;
     HostTensor t = read_npy(path);
-    const std::string where = "golden case '" + c.id + "' " + role + " '" + name + "' (" + path.string() + ")";
+    const std::string where = "golden case '" + label + "' " + role + " '" + name + "' (" + path.string() + ")";
     if (t.dtype != spec->dtype)
       throw Error(ErrorKind::kDtypeMismatch,
                   where + ": dtype " + std::string(to_string(t.dtype)) + ", the manifest says " +
@@ -372,14 +391,16 @@ std::map<std::string, HostTensor> read_golden_reference(const Bundle& b, const G
   if (it == c.references.end()) return out;
   constexpr const char* kRemedy =
       "re-export the bundle; its references were changed or truncated after export";
+  const auto& outputs = case_specs(b, c, /*inputs=*/false);
+  const std::string label = case_label(b.manifest, c);
   for (const auto& [output, ref] : it->second) {
-    const TensorSpec* spec = find_spec(b.manifest.outputs, output);
+    const TensorSpec* spec = find_spec(outputs, output);
     if (!spec)  // the reader checks this; a Manifest built by hand may not be
       throw Error(ErrorKind::kManifestInvalid,
-                  b.manifest_path.string() + ": golden case '" + c.id + "' reference '" + name + "' names output '" +
+                  b.manifest_path.string() + ": golden case '" + label + "' reference '" + name + "' names output '" +
                       output + "', which the manifest does not list",
                   kRemedy);
-    const std::string what = "reference '" + name + "' of output '" + output + "' in golden case '" + c.id + "'";
+    const std::string what = "reference '" + name + "' of output '" + output + "' in golden case '" + label + "'";
     std::vector<std::string> problems;
     check_file(b.goldens_dir, ref, what.c_str(), problems, /*keep=*/false);
     if (!problems.empty())

@@ -38,4 +38,13 @@ bool shape_matches(const std::vector<int64_t>& given, const std::vector<int64_t>
 const TensorSpec* find_spec(const std::vector<TensorSpec>& specs, const std::string& name);
 std::vector<std::string> spec_names(const std::vector<TensorSpec>& specs);
 
+// The methods of a manifest: Manifest::methods, or, for a Manifest built by hand without them,
+// one "forward" of its top-level inputs and outputs.
+std::vector<MethodSpec> methods_of(const Manifest& m);
+
+// The specs (inputs or outputs) of a golden case's method. A case naming no method, or a
+// Manifest without methods: the top-level ones. A case naming a method the manifest does not
+// list: Error{kManifestInvalid} (the reader never builds one).
+const std::vector<TensorSpec>& case_specs(const Bundle& b, const GoldenCase& c, bool inputs);
+
 }  // namespace etproof::bundle_detail

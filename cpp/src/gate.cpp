@@ -470,7 +470,10 @@ TensorReport compare_tensor(const std::string& output, const HostTensor& actual,
 
 std::optional<double> output_scale(const Manifest& m, const std::string& output) {
   for (const TensorSpec& t : m.outputs)
-    if (t.name == output && t.quantization) return t.quantization->scale;
+    if (t.name == output) return t.quantization ? std::optional<double>(t.quantization->scale) : std::nullopt;
+  for (const MethodSpec& method : m.methods)
+    for (const TensorSpec& t : method.outputs)
+      if (t.name == output) return t.quantization ? std::optional<double>(t.quantization->scale) : std::nullopt;
   return std::nullopt;
 }
 

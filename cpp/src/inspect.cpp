@@ -79,9 +79,23 @@ nlohmann::json to_json(const Inspection& i) {
   for (const auto& s : m.inputs) j["inputs"].push_back(spec_json(s));
   j["outputs"] = nlohmann::json::array();
   for (const auto& s : m.outputs) j["outputs"].push_back(spec_json(s));
+  const bool several = has_several_methods(m);
+  if (several) {  // a single forward's document stays as it was
+    j["methods"] = nlohmann::json::array();
+    for (const MethodSpec& method : m.methods) {
+      nlohmann::json jm = {{"name", method.name}, {"inputs", nlohmann::json::array()},
+                           {"outputs", nlohmann::json::array()}};
+      for (const auto& s : method.inputs) jm["inputs"].push_back(spec_json(s));
+      for (const auto& s : method.outputs) jm["outputs"].push_back(spec_json(s));
+      j["methods"].push_back(std::move(jm));
+    }
+  }
   j["goldens"] = nlohmann::json::array();
-  for (const auto& g : m.goldens)
-    j["goldens"].push_back({{"id", g.id}, {"data", g.data}, {"origin", g.origin}});
+  for (const auto& g : m.goldens) {
+    nlohmann::json jg = {{"id", g.id}, {"data", g.data}, {"origin", g.origin}};
+    if (several) jg["method"] = g.method;
+    j["goldens"].push_back(std::move(jg));
+  }
   j["artifact"] = {{"file", m.artifact.file}, {"bytes", m.artifact.bytes},
                    {"sha256", m.artifact.sha256}, {"verified", true}};
   j["bound"] = i.bound ? to_json(*i.bound) : nlohmann::json(nullptr);
@@ -125,8 +139,16 @@ std::string to_text(const Inspection& i) {
   } else {
     os << "delegation unknown (not recorded)\n";
   }
-  for (const auto& s : m.inputs) os << "input     " << spec_text(s) << "\n";
-  for (const auto& s : m.outputs) os << "output    " << spec_text(s) << "\n";
+  if (has_several_methods(m)) {
+    for (const MethodSpec& method : m.methods) {
+      os << "method    " << method.name << "\n";
+      for (const auto& s : method.inputs) os << "  input   " << spec_text(s) << "\n";
+      for (const auto& s : method.outputs) os << "  output  " << spec_text(s) << "\n";
+    }
+  } else {
+    for (const auto& s : m.inputs) os << "input     " << spec_text(s) << "\n";
+    for (const auto& s : m.outputs) os << "output    " << spec_text(s) << "\n";
+  }
   if (m.preprocessing)
     os << "preprocess image: shorter side " << m.preprocessing->resize_shorter << ", crop "
               << m.preprocessing->crop_h << "x" << m.preprocessing->crop_w << "\n";
@@ -134,7 +156,7 @@ std::string to_text(const Inspection& i) {
     os << "labels    " << m.labels->names.size() << " for output " << m.labels->output
               << " (" << m.labels->source << ")\n";
   os << "goldens   " << m.goldens.size() << " case(s):";
-  for (const auto& g : m.goldens) os << " " << g.id << " (" << g.data << ")";
+  for (const auto& g : m.goldens) os << " " << case_label(m, g) << " (" << g.data << ")";
   os << "\n";
   os << "artifact  " << m.artifact.file << ", " << m.artifact.bytes << " bytes, sha256 "
             << m.artifact.sha256 << " (verified)\n";

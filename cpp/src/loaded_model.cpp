@@ -160,10 +160,22 @@ std::optional<std::string> dynamic_size_problem(const TensorSpec& spec, const st
 
 // ---- the loaded model -------------------------------------------------------------------------
 
-struct LoadedModel::Impl {
-  std::string bundle;  // bundle name, for messages
+// One method of the program, as loaded: its manifest signature and what ExecuTorch records of
+// its inputs.
+struct LoadedMethod {
+  std::string name;
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
+  std::vector<bool> input_planned;  // per input: ExecuTorch copies it into planned memory
+  // Per input: the sizes the program records (MethodMeta). For a dynamic dimension that is the
+  // largest size ExecuTorch planned memory for (a dynamic-bound tensor's upper bound).
+  std::vector<std::vector<int64_t>> input_bounds;
+};
+
+struct LoadedModel::Impl {
+  std::string bundle;  // bundle name, for messages
+  bool several = false;  // has_several_methods: messages name the method
+  std::vector<LoadedMethod> methods;  // in the manifest's order
   std::vector<std::string> delegates;
   // The whole program, owned here and declared before `module` so it outlives it. ExecuTorch
   // loads from this buffer, so every segment a delegate keeps a pointer into stays valid for the
@@ -173,10 +185,11 @@ struct LoadedModel::Impl {
   // Shared with the Bundle it was loaded from (the bytes open_bundle hashed).
   std::shared_ptr<const Bytes> program;
   std::unique_ptr<Module> module;
-  std::vector<bool> input_planned;  // per input: ExecuTorch copies it into planned memory
-  // Per input: the sizes the program records (MethodMeta). For a dynamic dimension that is the
-  // largest size ExecuTorch planned memory for (a dynamic-bound tensor's upper bound).
-  std::vector<std::vector<int64_t>> input_bounds;
+
+  // "bundle 'B'" for messages, with "method 'M'" when the program has several methods.
+  std::string where(const LoadedMethod& method) const {
+    return "bundle '" + bundle + "'" + (several ? " method '" + method.name + "'" : std::string());
+  }
 };
 
 LoadedModel::LoadedModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -196,13 +209,22 @@ const std::vector<std::string>& LoadedModel::program_delegates() const {
   return impl_->delegates;
 }
 
+std::vector<std::string> LoadedModel::method_names() const {
+  require_loaded(impl_.get());
+  std::vector<std::string> out;
+  for (const LoadedMethod& lm : impl_->methods) out.push_back(lm.name);
+  return out;
+}
+
 LoadedModel LoadedModel::load(const Bundle& bundle) {
   et::runtime_init();
   const Manifest& m = bundle.manifest;
   auto impl = std::make_unique<Impl>();
   impl->bundle = m.name;
-  impl->inputs = m.inputs;
-  impl->outputs = m.outputs;
+  impl->several = has_several_methods(m);
+  for (const MethodSpec& spec : methods_of(m)) impl->methods.push_back({spec.name, spec.inputs, spec.outputs, {}, {}});
+  std::vector<std::string> quoted;  // 'encode', 'decode' (or 'forward'), for messages
+  for (const LoadedMethod& lm : impl->methods) quoted.push_back("'" + lm.name + "'");
 
   const std::string pte = bundle.artifact_path.string();
   std::vector<std::string> data_files;
@@ -235,25 +257,42 @@ LoadedModel LoadedModel::load(const Bundle& bundle) {
                 "binary links (see ExecuTorch's log above for the detail)",
                 uint32_t(e));
 
-  auto meta = module.method_meta("forward");
-  if (!meta.ok()) {
-    std::string methods;
-    if (auto names = module.method_names(); names.ok())
-      methods = " (methods: " + join_or_none(std::vector<std::string>(names->begin(), names->end())) + ")";
+  // Every method the manifest lists must be in the program.
+  std::vector<et::MethodMeta> metas;
+  for (const LoadedMethod& lm : impl->methods) {
+    auto meta = module.method_meta(lm.name);
+    if (meta.ok()) {
+      metas.push_back(*meta);
+      continue;
+    }
+    std::vector<std::string> names;
+    const auto listed = module.method_names();
+    if (listed.ok()) names.assign(listed->begin(), listed->end());
+    std::sort(names.begin(), names.end());
+    const std::string methods = " (the program's methods: " + join_or_none(names) + ")";
+    if (listed.ok() && std::find(names.begin(), names.end(), lm.name) == names.end())
+      throw Error(ErrorKind::kArtifactMismatch,
+                  "bundle '" + m.name + "': the manifest lists method '" + lm.name + "' but program " + pte +
+                      " has no method of that name" + methods,
+                  "re-export the bundle; its manifest does not describe its program");
     throw Error(ErrorKind::kLoadFailed,
-                "program " + pte + " has no usable method 'forward': " + et_error_text(meta.error()) + methods,
-                "export the model's forward method", uint32_t(meta.error()));
+                "program " + pte + " has no usable method '" + lm.name + "': " + et_error_text(meta.error()) +
+                    (listed.ok() ? methods : std::string()),
+                "export the model's " + lm.name + " method", uint32_t(meta.error()));
   }
 
-  // The delegates the program itself contains (one entry per delegate instance, names repeat).
+  // The delegates the program itself contains (one entry per delegate instance, names repeat),
+  // over every method.
   std::set<std::string> ids;
-  for (size_t i = 0; i < meta->num_backends(); ++i) {
-    auto name = meta->get_backend_name(i);
-    if (!name.ok())
-      throw Error(ErrorKind::kLoadFailed,
-                  "program " + pte + ": cannot read delegate " + std::to_string(i) + ": " + et_error_text(name.error()),
-                  kReexport, uint32_t(name.error()));
-    ids.insert(*name);
+  for (const et::MethodMeta& meta : metas) {
+    for (size_t i = 0; i < meta.num_backends(); ++i) {
+      auto name = meta.get_backend_name(i);
+      if (!name.ok())
+        throw Error(ErrorKind::kLoadFailed,
+                    "program " + pte + ": cannot read delegate " + std::to_string(i) + ": " + et_error_text(name.error()),
+                    kReexport, uint32_t(name.error()));
+      ids.insert(*name);
+    }
   }
   impl->delegates.assign(ids.begin(), ids.end());
   if (impl->delegates != m.delegates)
@@ -287,17 +326,18 @@ LoadedModel LoadedModel::load(const Bundle& bundle) {
                       "an available backend");
   }
 
-  // The program's signature must be the manifest's.
+  // The program's signature must be the manifest's, method by method.
   std::vector<std::string> disagree;
-  auto check_sig = [&](bool is_input, size_t count, const std::vector<TensorSpec>& specs) {
-    const char* role = is_input ? "inputs" : "outputs";
+  auto check_sig = [&](const et::MethodMeta* meta, const std::string& method, bool is_input, size_t count,
+                       const std::vector<TensorSpec>& specs) {
+    const std::string role = (impl->several ? "method '" + method + "' " : std::string()) + (is_input ? "inputs" : "outputs");
     if (count != specs.size()) {
-      disagree.push_back(std::string(role) + ": the program has " + std::to_string(count) +
+      disagree.push_back(role + ": the program has " + std::to_string(count) +
                          ", the manifest lists " + std::to_string(specs.size()));
       return;
     }
     for (size_t i = 0; i < count; ++i) {
-      const std::string where = std::string(role) + "[" + std::to_string(i) + "] '" + specs[i].name + "'";
+      const std::string where = role + "[" + std::to_string(i) + "] '" + specs[i].name + "'";
       auto tag = is_input ? meta->input_tag(i) : meta->output_tag(i);
       if (!tag.ok() || *tag != et::Tag::Tensor) {
         disagree.push_back(where + ": not a tensor in the program");
@@ -317,14 +357,18 @@ LoadedModel LoadedModel::load(const Bundle& bundle) {
                            shape_to_string(specs[i].shape) + " in the manifest");
     }
   };
-  check_sig(true, meta->num_inputs(), m.inputs);
-  for (size_t i = 0; i < meta->num_inputs(); ++i) {
-    auto info = meta->input_tensor_meta(i);
-    impl->input_planned.push_back(info.ok() && info->is_memory_planned());
-    impl->input_bounds.push_back(info.ok() ? std::vector<int64_t>(info->sizes().begin(), info->sizes().end())
-                                           : std::vector<int64_t>{});
+  for (size_t k = 0; k < impl->methods.size(); ++k) {
+    LoadedMethod& lm = impl->methods[k];
+    const et::MethodMeta* meta = &metas[k];
+    check_sig(meta, lm.name, true, meta->num_inputs(), lm.inputs);
+    for (size_t i = 0; i < meta->num_inputs(); ++i) {
+      auto info = meta->input_tensor_meta(i);
+      lm.input_planned.push_back(info.ok() && info->is_memory_planned());
+      lm.input_bounds.push_back(info.ok() ? std::vector<int64_t>(info->sizes().begin(), info->sizes().end())
+                                          : std::vector<int64_t>{});
+    }
+    check_sig(meta, lm.name, false, meta->num_outputs(), lm.outputs);
   }
-  check_sig(false, meta->num_outputs(), m.outputs);
   if (!disagree.empty())
     throw Error(ErrorKind::kArtifactMismatch,
                 "bundle '" + m.name + "': program and manifest disagree: " + join(disagree, "; "),
@@ -336,51 +380,72 @@ LoadedModel LoadedModel::load(const Bundle& bundle) {
     if (const auto missing = missing_kernels(*m.operators); !missing.empty())
       throw kernel_missing_error(m.name, missing,
                                  "the operators its manifest records, checked against this binary's kernel "
-                                 "registry before loading 'forward'");
+                                 "registry before loading " + join(quoted));
   }
   // ExecuTorch's Error lines while loading are kept: they name what failed (a bundle without
   // `operators`, a kernel for other dtypes only), so the error carries them, not "the log above".
-  et::Error e;
-  std::vector<std::string> said;
-  {
-    RuntimeLogCapture capture;
-    e = module.load_method("forward");
-    said = capture.lines();
-  }
-  if (e != et::Error::Ok) {
-    if (e == et::Error::OperatorMissing)
-      if (const auto missing = missing_operators_in_log(said); !missing.empty())
-        throw kernel_missing_error(m.name, missing, "named by ExecuTorch while loading 'forward': " + et_error_text(e),
-                                   uint32_t(e));
-    constexpr size_t kMaxLines = 8;
-    if (said.size() > kMaxLines) {
-      const size_t more = said.size() - kMaxLines;
-      said.resize(kMaxLines);
-      said.push_back("… " + std::to_string(more) + " more");
+  std::vector<std::string> said_all;
+  for (const LoadedMethod& lm : impl->methods) {
+    et::Error e;
+    std::vector<std::string> said;
+    {
+      RuntimeLogCapture capture;
+      e = module.load_method(lm.name);
+      said = capture.lines();
     }
-    throw Error(ErrorKind::kLoadFailed,
-                "ExecuTorch could not load method 'forward' of bundle '" + m.name + "'" + with_data + ": " +
-                    et_error_text(e) + (said.empty() ? std::string() : "; ExecuTorch said: " + join(said, "; ")),
-                e == et::Error::OperatorMissing
-                    ? "this binary lacks a kernel the program uses; link the kernel library the export needs"
-                    : "re-export the bundle with the ExecuTorch version this binary links",
-                uint32_t(e));
+    if (e != et::Error::Ok) {
+      if (e == et::Error::OperatorMissing)
+        if (const auto missing = missing_operators_in_log(said); !missing.empty())
+          throw kernel_missing_error(m.name, missing, "named by ExecuTorch while loading '" + lm.name + "': " + et_error_text(e),
+                                     uint32_t(e));
+      constexpr size_t kMaxLines = 8;
+      if (said.size() > kMaxLines) {
+        const size_t more = said.size() - kMaxLines;
+        said.resize(kMaxLines);
+        said.push_back("… " + std::to_string(more) + " more");
+      }
+      throw Error(ErrorKind::kLoadFailed,
+                  "ExecuTorch could not load method '" + lm.name + "' of bundle '" + m.name + "'" + with_data + ": " +
+                      et_error_text(e) + (said.empty() ? std::string() : "; ExecuTorch said: " + join(said, "; ")),
+                  e == et::Error::OperatorMissing
+                      ? "this binary lacks a kernel the program uses; link the kernel library the export needs"
+                      : "re-export the bundle with the ExecuTorch version this binary links",
+                  uint32_t(e));
+    }
+    said_all.insert(said_all.end(), said.begin(), said.end());
   }
   // Loaded: what ExecuTorch said at Error level is still shown, as its own sink would have.
-  for (const auto& line : said) std::fprintf(stderr, "E executorch: %s\n", line.c_str());
+  for (const auto& line : said_all) std::fprintf(stderr, "E executorch: %s\n", line.c_str());
   return LoadedModel(std::move(impl));
 }
 
 std::map<std::string, HostTensor> LoadedModel::run(const std::map<std::string, HostTensor>& inputs) {
   require_loaded(impl_.get());
+  return run(impl_->methods.front().name, inputs);
+}
+
+std::map<std::string, HostTensor> LoadedModel::run(const std::string& method,
+                                                   const std::map<std::string, HostTensor>& inputs) {
+  require_loaded(impl_.get());
   Impl& s = *impl_;
+  const auto found = std::find_if(s.methods.begin(), s.methods.end(),
+                                  [&](const LoadedMethod& lm) { return lm.name == method; });
+  if (found == s.methods.end()) {
+    std::vector<std::string> names;
+    for (const LoadedMethod& lm : s.methods) names.push_back("'" + lm.name + "'");
+    throw Error(ErrorKind::kInvalidArgument,
+                "bundle '" + s.bundle + "' has no method '" + method + "' (its methods: " + join(names) + ")",
+                "run one of the methods its manifest lists (etproof inspect BUNDLE shows them)");
+  }
+  const LoadedMethod& lm = *found;
   std::vector<Problem> problems;
   for (const auto& [name, _] : inputs)
-    if (!find_spec(s.inputs, name))
+    if (!find_spec(lm.inputs, name))
       problems.push_back({ErrorKind::kInvalidArgument,
-                          "unknown input '" + name + "' (the program's inputs: " + join(spec_names(s.inputs), ", ") + ")"});
-  for (size_t i = 0; i < s.inputs.size(); ++i) {
-    const TensorSpec& spec = s.inputs[i];
+                          "unknown input '" + name + "' (the " + (s.several ? "method's" : "program's") +
+                              " inputs: " + join(spec_names(lm.inputs), ", ") + ")"});
+  for (size_t i = 0; i < lm.inputs.size(); ++i) {
+    const TensorSpec& spec = lm.inputs[i];
     auto it = inputs.find(spec.name);
     if (it == inputs.end()) {
       problems.push_back({ErrorKind::kInvalidArgument, "input '" + spec.name + "' not given"});
@@ -397,7 +462,7 @@ std::map<std::string, HostTensor> LoadedModel::run(const std::map<std::string, H
     else if (std::any_of(t.shape.begin(), t.shape.end(), [](int64_t d) { return d < 0 || d > INT32_MAX; }))
       problems.push_back({ErrorKind::kShapeMismatch,
                           "input '" + spec.name + "': shape " + shape_to_string(t.shape) + " is outside what ExecuTorch carries"});
-    else if (auto out_of_range = dynamic_size_problem(spec, t.shape, s.input_bounds[i]))
+    else if (auto out_of_range = dynamic_size_problem(spec, t.shape, lm.input_bounds[i]))
       problems.push_back({ErrorKind::kShapeMismatch, "input '" + spec.name + "': " + *out_of_range});
     else if (t.data.size() != t.numel() * dtype_size(t.dtype))
       problems.push_back({ErrorKind::kInvalidArgument,
@@ -407,19 +472,19 @@ std::map<std::string, HostTensor> LoadedModel::run(const std::map<std::string, H
   if (!problems.empty()) {
     std::vector<std::string> texts;
     for (const auto& p : problems) texts.push_back(p.text);
-    throw Error(problems.front().kind, "bundle '" + s.bundle + "': " + join(texts, "; "), remedy_for(problems.front().kind));
+    throw Error(problems.front().kind, s.where(lm) + ": " + join(texts, "; "), remedy_for(problems.front().kind));
   }
 
   std::vector<::executorch::extension::TensorPtr> tensors;
   std::vector<et::EValue> values;
-  tensors.reserve(s.inputs.size());
-  values.reserve(s.inputs.size());
-  for (size_t i = 0; i < s.inputs.size(); ++i) {
-    const HostTensor& t = inputs.at(s.inputs[i].name);
+  tensors.reserve(lm.inputs.size());
+  values.reserve(lm.inputs.size());
+  for (size_t i = 0; i < lm.inputs.size(); ++i) {
+    const HostTensor& t = inputs.at(lm.inputs[i].name);
     std::vector<::executorch::aten::SizesType> sizes(t.shape.begin(), t.shape.end());
     // Planned: Method::set_input copies from these bytes and never writes them (bundle.h), so a
     // view suffices. Not planned: ExecuTorch would compute on the bytes given, so give it a copy.
-    tensors.push_back(s.input_planned[i]
+    tensors.push_back(lm.input_planned[i]
                           ? ::executorch::extension::make_tensor_ptr(std::move(sizes), const_cast<uint8_t*>(t.data.data()),
                                                                      {}, {}, to_scalar_type(t.dtype))
                           : ::executorch::extension::make_tensor_ptr(std::move(sizes), Bytes(t.data), {}, {},
@@ -427,22 +492,22 @@ std::map<std::string, HostTensor> LoadedModel::run(const std::map<std::string, H
     values.emplace_back(*tensors.back());
   }
 
-  auto result = s.module->forward(values);
+  auto result = s.module->execute(lm.name, values);
   if (!result.ok())
     throw Error(ErrorKind::kRunFailed,
-                "ExecuTorch failed running 'forward' of bundle '" + s.bundle + "': " + et_error_text(result.error()),
+                "ExecuTorch failed running '" + lm.name + "' of bundle '" + s.bundle + "': " + et_error_text(result.error()),
                 "see ExecuTorch's log above for the failing operator or delegate", uint32_t(result.error()));
-  if (result->size() != s.outputs.size())
+  if (result->size() != lm.outputs.size())
     throw Error(ErrorKind::kRunFailed,
-                "bundle '" + s.bundle + "': 'forward' returned " + std::to_string(result->size()) +
-                    " values, the manifest lists " + std::to_string(s.outputs.size()) + " outputs",
+                "bundle '" + s.bundle + "': '" + lm.name + "' returned " + std::to_string(result->size()) +
+                    " values, the manifest lists " + std::to_string(lm.outputs.size()) + " outputs",
                 "re-export the bundle; its manifest does not describe its program");
 
   std::map<std::string, HostTensor> out;
-  for (size_t i = 0; i < s.outputs.size(); ++i) {
-    const TensorSpec& spec = s.outputs[i];
+  for (size_t i = 0; i < lm.outputs.size(); ++i) {
+    const TensorSpec& spec = lm.outputs[i];
     const et::EValue& v = (*result)[i];
-    const std::string where = "bundle '" + s.bundle + "' output '" + spec.name + "'";
+    const std::string where = s.where(lm) + " output '" + spec.name + "'";
     if (!v.isTensor())
       throw Error(ErrorKind::kRunFailed, where + ": not a tensor", "re-export the bundle; its manifest does not describe its program");
     HostTensor h = to_host(v.toTensor(), where);

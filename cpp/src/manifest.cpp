@@ -1,4 +1,4 @@
-// etproof/manifest.cpp — reader of the bundle manifest, schema_version 1 (docs/manifest.md).
+// etproof/manifest.cpp — reader of the bundle manifest, schema_version 1 and 2 (docs/manifest.md).
 //
 // Every field the contract defines is checked for presence (unless optional), type and value;
 // every problem found is reported at once, each with its field path ("inputs[0].dtype: …").
@@ -28,7 +28,7 @@ namespace {
 
 constexpr const char* kRemedy =
     "re-export the bundle with etproof's export half (python -m etproof export); the manifest "
-    "must follow docs/manifest.md, schema_version 1";
+    "must follow docs/manifest.md, schema_version 1 (2 for a program with several methods)";
 
 using detail::file_name_problem;
 using detail::is_hex64;
@@ -281,14 +281,16 @@ class Reader : public detail::JsonReader {
     }
   }
 
-  std::vector<TensorSpec> tensor_specs(const json& doc, const char* key) {
+  // `key` ("inputs" or "outputs") of `obj`, whose field path is `parent` ("" at the top level,
+  // "methods[1]" within a schema-2 method).
+  std::vector<TensorSpec> tensor_specs(const json& obj, const std::string& parent, const char* key) {
     std::vector<TensorSpec> specs;
-    const json* arr = array_at(doc, "", key);
+    const json* arr = array_at(obj, parent, key);
     if (!arr) return specs;
     std::set<std::string> seen;
     for (size_t i = 0; i < arr->size(); ++i) {
       const json& e = (*arr)[i];
-      const std::string path = at(key, i);
+      const std::string path = at(at(parent, key), i);
       if (!expect_type(e, path, e.is_object(), "an object")) continue;
       TensorSpec t;
       if (auto n = string_at(e, path, "name")) {
@@ -495,18 +497,21 @@ class Reader : public detail::JsonReader {
     return out;
   }
 
-  std::vector<GoldenCase> goldens(const json& doc, const std::vector<TensorSpec>& inputs,
+  // `goldens` of `obj` (field path `parent`, as tensor_specs), the cases of `method`.
+  std::vector<GoldenCase> goldens(const json& obj, const std::string& parent, const std::string& method,
+                                  const std::vector<TensorSpec>& inputs,
                                   const std::vector<TensorSpec>& outputs,
                                   const std::map<std::string, ReferenceInfo>& refs) {
     std::vector<GoldenCase> out;
-    const json* arr = array_at(doc, "", "goldens");
+    const json* arr = array_at(obj, parent, "goldens");
     if (!arr) return out;
     std::set<std::string> ids;
     for (size_t i = 0; i < arr->size(); ++i) {
       const json& g = (*arr)[i];
-      const std::string path = at("goldens", i);
+      const std::string path = at(at(parent, "goldens"), i);
       if (!expect_type(g, path, g.is_object(), "an object")) continue;
       GoldenCase c;
+      c.method = method;
       if (auto id = string_at(g, path, "id")) {
         c.id = *id;
         if (!ids.insert(*id).second) problem(at(path, "id"), "duplicate id " + squote(*id));
@@ -524,6 +529,42 @@ class Reader : public detail::JsonReader {
     }
     return out;
   }
+
+  // Schema 2's methods: [{"name", "inputs", "outputs", "goldens"}], each as schema 1's top-level
+  // fields, with its field path methods[i]. Needs m.references (the goldens' references).
+  void methods(const json& doc, Manifest& m) {
+    const json* arr = array_at(doc, "", "methods");
+    if (!arr) return;
+    if (arr->empty()) problem("methods", "empty; a program has at least one method");
+    std::set<std::string> names;
+    for (size_t i = 0; i < arr->size(); ++i) {
+      const json& e = (*arr)[i];
+      const std::string path = at("methods", i);
+      if (!expect_type(e, path, e.is_object(), "an object")) continue;
+      MethodSpec spec;
+      if (auto n = string_at(e, path, "name")) {
+        spec.name = *n;
+        if (!is_method_name(*n))
+          problem(at(path, "name"), squote(*n) + " is not a method name ([A-Za-z_][A-Za-z0-9_]*)");
+        else if (!names.insert(*n).second)
+          problem(at(path, "name"), "duplicate method name " + squote(*n));
+      }
+      spec.inputs = tensor_specs(e, path, "inputs");
+      spec.outputs = tensor_specs(e, path, "outputs");
+      if (e.contains("outputs") && e["outputs"].is_array() && e["outputs"].empty())
+        problem(at(path, "outputs"), "empty; a method without outputs cannot be checked");
+      for (GoldenCase& c : goldens(e, path, spec.name, spec.inputs, spec.outputs, m.references))
+        m.goldens.push_back(std::move(c));
+      m.methods.push_back(std::move(spec));
+    }
+  }
+
+  static bool is_method_name(const std::string& s) {
+    if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
+    return std::all_of(s.begin(), s.end(), [](char c) {
+      return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+    });
+  }
 };
 
 }  // namespace
@@ -540,19 +581,22 @@ Manifest parse_manifest(const json& doc, const std::string& origin) {
 
   // schema_version first: a document of another version may mean other things by the same keys.
   if (auto v = r.int_at(doc, "", "schema_version", true, INT64_MIN)) {
-    if (*v != kSchemaVersion) {
+    if (*v < kSchemaVersion || *v > kMaxSchemaVersion) {
+      const std::string versions = std::to_string(kSchemaVersion) + " to " + std::to_string(kMaxSchemaVersion);
       const std::string remedy =
-          *v > kSchemaVersion
-              ? "this etproof reads schema_version " + std::to_string(kSchemaVersion) +
+          *v > kMaxSchemaVersion
+              ? "this etproof reads schema_version " + versions +
                     "; upgrade etproof's runtime half to one that reads schema_version " + std::to_string(*v) +
-                    ", or re-export the bundle with an etproof that writes version " + std::to_string(kSchemaVersion)
+                    ", or re-export the bundle with an etproof that writes version " + std::to_string(kSchemaVersion) +
+                    " or " + std::to_string(kMaxSchemaVersion)
               : std::string(kRemedy);
-      throw fail({"schema_version: " + std::to_string(*v) + " is not supported (this reader reads " +
-                  std::to_string(kSchemaVersion) + ")"},
+      throw fail({"schema_version: " + std::to_string(*v) + " is not supported (this reader reads " + versions + ")"},
                  remedy);
     }
     m.schema_version = int(*v);
   }
+  // Without a readable version (a problem already recorded), read it as schema 1.
+  const bool several = m.schema_version >= 2;
 
   if (auto n = r.string_at(doc, "", "name")) {
     if (is_safe_name(*n))
@@ -590,16 +634,37 @@ Manifest parse_manifest(const json& doc, const std::string& origin) {
   m.precision = r.string_at(doc, "", "precision").value_or("");
   m.compute_unit = r.string_at(doc, "", "compute_unit", /*required=*/false);
   m.quantization = r.recipe_quantization(doc);
-  m.inputs = r.tensor_specs(doc, "inputs");
-  m.outputs = r.tensor_specs(doc, "outputs");
-  if (doc.contains("outputs") && doc["outputs"].is_array() && doc["outputs"].empty())
-    r.problem("outputs", "empty; a program without outputs cannot be checked");
-  m.preprocessing = r.preprocessing(doc, m.inputs);
-  m.labels = r.labels(doc, m.outputs);
-  m.weights = r.weights(doc);
-  m.references = r.references(doc);
-  m.budget = r.budget(doc);
-  m.goldens = r.goldens(doc, m.inputs, m.outputs, m.references);
+  if (!several) {
+    if (doc.contains("methods"))
+      r.problem("methods", "is only defined for schema_version 2 (a program with several methods); "
+                           "schema_version 1 has top-level inputs, outputs and goldens");
+    MethodSpec forward{"forward", r.tensor_specs(doc, "", "inputs"), r.tensor_specs(doc, "", "outputs")};
+    if (doc.contains("outputs") && doc["outputs"].is_array() && doc["outputs"].empty())
+      r.problem("outputs", "empty; a program without outputs cannot be checked");
+    m.preprocessing = r.preprocessing(doc, forward.inputs);
+    m.labels = r.labels(doc, forward.outputs);
+    m.weights = r.weights(doc);
+    m.references = r.references(doc);
+    m.budget = r.budget(doc);
+    m.goldens = r.goldens(doc, "", forward.name, forward.inputs, forward.outputs, m.references);
+    m.methods.push_back(std::move(forward));
+  } else {
+    for (const char* key : {"inputs", "outputs", "goldens"})
+      if (doc.contains(key))
+        r.problem(key, "is not defined at the top level by schema_version 2 (each method has its own, "
+                       "in methods[])");
+    for (const char* key : {"labels", "preprocessing"})
+      if (doc.contains(key))
+        r.problem(key, "is not defined by schema_version 2 (it names one input or output of one method)");
+    m.weights = r.weights(doc);
+    m.references = r.references(doc);
+    m.budget = r.budget(doc);
+    r.methods(doc, m);
+  }
+  if (!m.methods.empty()) {
+    m.inputs = m.methods.front().inputs;
+    m.outputs = m.methods.front().outputs;
+  }
   if (const json* t = r.object_at(doc, "", "toolchain")) {
     for (const auto& [k, v] : t->items()) {
       if (r.expect_type(v, Reader::at("toolchain", k), v.is_string(), "a string"))
@@ -636,6 +701,50 @@ Manifest read_manifest(const fs::path& path) {
     throw Error(ErrorKind::kManifestInvalid, path.string() + ": not valid JSON: " + e.what(), kRemedy);
   }
   return parse_manifest(doc, path.string());
+}
+
+const MethodSpec& find_method(const Manifest& m, const std::string& name) {
+  std::vector<std::string> names;
+  for (const MethodSpec& s : m.methods) {
+    if (s.name == name) return s;
+    names.push_back("'" + s.name + "'");
+  }
+  throw Error(ErrorKind::kInvalidArgument,
+              "bundle '" + m.name + "' has no method '" + name + "' (its methods: " + detail::join_or_none(names) + ")",
+              "name one of the methods its manifest lists (etproof inspect BUNDLE shows them)");
+}
+
+bool has_several_methods(const Manifest& m) {
+  return m.methods.size() > 1 || (m.methods.size() == 1 && m.methods.front().name != "forward");
+}
+
+std::string case_label(const Manifest& m, const GoldenCase& c) {
+  return has_several_methods(m) ? c.method + "/" + c.id : c.id;
+}
+
+MethodSelection select_methods(const Manifest& m, const std::vector<std::string>& requested) {
+  MethodSelection out;
+  for (const MethodSpec& s : m.methods)
+    if (requested.empty() || std::find(requested.begin(), requested.end(), s.name) != requested.end())
+      out.selected.push_back(s.name);
+  for (const std::string& name : requested)
+    if (std::none_of(m.methods.begin(), m.methods.end(), [&](const MethodSpec& s) { return s.name == name; }) &&
+        std::find(out.missing.begin(), out.missing.end(), name) == out.missing.end())
+      out.missing.push_back(name);
+  return out;
+}
+
+std::optional<Error> unknown_methods_error(const Manifest& m, const std::vector<std::string>& requested) {
+  const MethodSelection s = select_methods(m, requested);
+  if (s.missing.empty()) return std::nullopt;
+  std::vector<std::string> missing, listed;
+  for (const std::string& n : s.missing) missing.push_back("'" + n + "'");
+  for (const MethodSpec& spec : m.methods) listed.push_back("'" + spec.name + "'");
+  return Error(ErrorKind::kInvalidArgument,
+               "bundle '" + m.name + "' has no method " + detail::join(missing) + " (its methods: " +
+                   detail::join_or_none(listed) + ")",
+               "ask for methods its manifest lists (`etproof inspect BUNDLE` shows them; --method "
+               "NAME), or for none: every method");
 }
 
 std::string to_canonical_json(const json& doc) { return doc.dump(2) + "\n"; }

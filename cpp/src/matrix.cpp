@@ -292,7 +292,7 @@ void apply_xfail(Matrix& m, const std::vector<XfailRecord>& records,
 }  // namespace
 
 Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& caller, size_t jobs,
-                    const std::optional<Budget>& budget) {
+                    const std::optional<Budget>& budget, const std::vector<std::string>& methods) {
   if (!std::filesystem::is_directory(dir))
     throw Error(ErrorKind::kIo, "bundle directory " + dir.string() + " does not exist",
                 "pass the directory the export half wrote (etproof export … --out DIR), or "
@@ -323,7 +323,39 @@ Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& calle
   options.xfail_file = m.xfail_file;
   // Every column is replayed on its own (in parallel when jobs > 1), then laid out in the
   // directory's order: the result never depends on the scheduling.
-  for (const BundleReplay& b : replay_all(find_bundles(dir), options, jobs)) {
+  // A method selection: each bundle replays the methods it lists of those asked for; one that
+  // lists none is left out (named, with the reason). Its manifest alone is read here.
+  m.methods = methods;
+  std::vector<std::filesystem::path> paths;
+  std::vector<ReplayOptions> per_path;
+  for (const std::filesystem::path& path : find_bundles(dir)) {
+    ReplayOptions o = options;
+    if (!methods.empty()) {
+      std::optional<Manifest> manifest;
+      try {
+        manifest = open_bundle(path, OpenOptions{.verify_artifact = false}).manifest;
+      } catch (const Error&) {
+        // Unreadable: replayed without a selection, so its refusal is shown as ever.
+      }
+      if (manifest) {
+        const MethodSelection s = select_methods(*manifest, methods);
+        if (s.selected.empty()) {
+          std::vector<std::string> listed;
+          for (const MethodSpec& spec : manifest->methods) listed.push_back("'" + spec.name + "'");
+          std::vector<std::string> asked;
+          for (const std::string& n : methods) asked.push_back("'" + n + "'");
+          m.left_out.push_back({manifest->name, manifest->model, "",
+                                "has no method " + join(asked, " or ") + " (its methods: " +
+                                    join(listed) + ")"});
+          continue;
+        }
+        o.methods = s.selected;
+      }
+    }
+    paths.push_back(path);
+    per_path.push_back(std::move(o));
+  }
+  for (const BundleReplay& b : replay_all(paths, per_path, jobs)) {
     if (b.report) {
       lay_out_column(m, b.path, *b.report);
     } else {
@@ -337,15 +369,18 @@ Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& calle
   if (!m.xfail_file.empty()) m.xfail_files = {m.xfail_file};
   for (Column& c : m.columns) c.dir = dir.string();
   for (NotRun& n : m.not_run) n.dir = dir.string();
+  for (LeftOut& l : m.left_out) l.dir = dir.string();
   return m;
 }
 
 Matrix build_matrix(const std::vector<std::filesystem::path>& dirs, const BoundOverride& caller,
-                    size_t jobs, const std::optional<Budget>& budget) {
-  if (dirs.size() == 1) return build_matrix(dirs.front(), caller, jobs, budget);
+                    size_t jobs, const std::optional<Budget>& budget,
+                    const std::vector<std::string>& methods) {
+  if (dirs.size() == 1) return build_matrix(dirs.front(), caller, jobs, budget, methods);
   Matrix out;
+  out.methods = methods;
   for (const auto& dir : dirs) {
-    Matrix m = build_matrix(dir, caller, jobs, budget);
+    Matrix m = build_matrix(dir, caller, jobs, budget, methods);
     const size_t offset = out.columns.size();
     for (Column& c : m.columns) out.columns.push_back(std::move(c));
     for (const std::string& id : m.cases) note_case(out, id);
@@ -354,6 +389,7 @@ Matrix build_matrix(const std::vector<std::filesystem::path>& dirs, const BoundO
       out.cells.push_back(std::move(c));
     }
     for (NotRun& n : m.not_run) out.not_run.push_back(std::move(n));
+    for (LeftOut& l : m.left_out) out.left_out.push_back(std::move(l));
     out.measured += m.measured;
     out.caller_bound = m.caller_bound;
     out.caller_budget = m.caller_budget;

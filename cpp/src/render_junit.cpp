@@ -82,6 +82,18 @@ std::string to_junit(const Matrix& m) {
     suites << "  <testsuite name=\"not run\" tests=\"" << t << "\" failures=\"" << f
            << "\" errors=\"0\" skipped=\"" << s << "\">\n" << cases.str() << "  </testsuite>\n";
   }
+  if (!m.left_out.empty()) {  // the caller's --method left them out: skipped, with the reason
+    std::ostringstream cases;
+    for (const LeftOut& l : m.left_out)
+      cases << "    <testcase classname=\"left-out\" name=\"" << xml_escape(l.bundle) << "\">\n"
+            << "      <skipped message=\"" << xml_escape("left out by --method: " + l.reason) << "\"/>\n"
+            << "    </testcase>\n";
+    tests += m.left_out.size();
+    skipped += m.left_out.size();
+    suites << "  <testsuite name=\"left out\" tests=\"" << m.left_out.size()
+           << "\" failures=\"0\" errors=\"0\" skipped=\"" << m.left_out.size() << "\">\n"
+           << cases.str() << "  </testsuite>\n";
+  }
   std::ostringstream os;
   os << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"etproof matrix\" tests=\""
      << tests << "\" failures=\"" << failures << "\" errors=\"0\" skipped=\"" << skipped

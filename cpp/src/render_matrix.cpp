@@ -36,6 +36,10 @@ void write_text_tail(std::ostringstream& os, const Matrix& m) {
       os << "  " << not_run_label(n) << ": " << to_string(n.status)
          << (fails_run(n.status) ? " (fails the run)" : "") << ": " << n.reason << "\n";
   }
+  if (!m.left_out.empty()) {
+    os << "\nleft out by --method " << join(m.methods, " --method ") << " (not a column; does not fail the run):\n";
+    for (const LeftOut& l : m.left_out) os << "  " << l.bundle << " (" << l.dir << "): " << l.reason << "\n";
+  }
   os << "\n" << summary(m) << "\n" << verdict(m) << "\n";
   if (drifted_under_derived(m)) os << kBoundHint << "\n";
 }
@@ -295,6 +299,11 @@ std::string to_markdown(const Matrix& m) {
       os << "| " << esc(n.backend) << " | " << esc(n.recipe) << " | `" << to_string(n.status)
          << "` | " << (fails_run(n.status) ? "yes" : "no") << " | " << esc(n.reason) << " |\n";
   }
+  if (!m.left_out.empty()) {
+    os << "\n**Left out** by `--method " << esc(join(m.methods, " --method ")) << "` (not columns; they do not "
+          "fail the run)\n\n| bundle | reason |\n| --- | --- |\n";
+    for (const LeftOut& l : m.left_out) os << "| " << esc(l.bundle) << " | " << esc(l.reason) << " |\n";
+  }
   if (!m.xfail.empty()) {
     os << "\n**Expected failures** (`" << esc(m.xfail_file) << "`)\n\n"
           "| model | backend | recipe | half | recorded | outcome | fails the run | reason | detail |\n"
@@ -371,7 +380,7 @@ nlohmann::json to_json(const Matrix& m) {
                        {"outcome", std::string(to_string(x.result))},
                        {"fails_run", x.result == XfailResult::kXpass},
                        {"detail", x.detail}});
-  return {{"columns", cols},
+  nlohmann::json doc = {{"columns", cols},
           {"cases", m.cases},
           {"xfail", {{"file", m.xfail_file.empty() ? nlohmann::json(nullptr)
                                                    : nlohmann::json(m.xfail_file)},
@@ -389,6 +398,15 @@ nlohmann::json to_json(const Matrix& m) {
           {"models", m.models()},
           {"dirs", m.dirs},
           {"xfail_files", m.xfail_files}};
+  // With a method selection only (without one, the document is as before).
+  if (!m.methods.empty()) {
+    nlohmann::json left = nlohmann::json::array();
+    for (const LeftOut& l : m.left_out)
+      left.push_back({{"bundle", l.bundle}, {"model", l.model}, {"dir", l.dir}, {"reason", l.reason}});
+    doc["methods"] = m.methods;
+    doc["left_out"] = left;
+  }
+  return doc;
 }
 
 }  // namespace etproof

@@ -28,6 +28,7 @@ std::string to_text(const ParityReport& r) {
     for (size_t i = 0; i < r.delegates.size(); ++i) os << (i ? ", " : "") << r.delegates[i];
   }
   os << "\n";
+  if (r.several_methods) os << "methods: " << detail::join_or_none(r.methods) << "\n";
   os << "bound: " << describe_bound(r.bound)
      << (r.bound.caller_supplied ? "  (caller-supplied: supplied by the caller, not derived)"
          : r.bound.scale_relative() ? "  (derived) — a scale-free rule, resolved per output below"
@@ -169,6 +170,7 @@ nlohmann::json to_json(const ParityReport& r) {
                          {"passed", c.passed},
                          {"status", to_string(c.status)},
                          {"outputs", outs}};
+    if (r.several_methods) jc["method"] = c.method;  // with one method: as before, no key
     if (!costs.empty()) jc["recipe_cost"] = costs;
     if (!c.detail.empty()) jc["detail"] = c.detail;
     if (c.error) jc["error"] = to_string(c.error->kind());
@@ -178,6 +180,7 @@ nlohmann::json to_json(const ParityReport& r) {
                         {"precision", r.precision}, {"delegates", r.delegates},
                         {"bound", to_json(r.bound)}, {"cases", cases},     {"passed", r.passed}};
   if (!r.model.empty()) doc["model"] = r.model;
+  if (r.several_methods) doc["methods"] = r.methods;
   doc["against"] = r.against;
   if (!r.judgement.empty()) doc["judgement"] = r.judgement;
   if (!r.precision_reason.empty()) doc["precision_reason"] = r.precision_reason;

@@ -40,19 +40,29 @@ void take_identity(ParityReport& r, const Manifest& m) {
   r.bundle_toolchain = m.toolchain;
   r.delegates = m.delegates;
   r.manifest_read = true;
+  r.several_methods = has_several_methods(m);
+}
+
+// Whether case `g` is among the methods replayed (an empty selection: every method).
+bool selected(const std::vector<std::string>& methods, const GoldenCase& g) {
+  return methods.empty() || std::find(methods.begin(), methods.end(), g.method) != methods.end();
 }
 
 // The bundle could not be run at all: every golden case (where the manifest names them) gets
 // the refusal's status, so a matrix column still shows its rows.
 void refuse(ParityReport& r, const std::optional<Manifest>& m, Status status,
-            const std::string& reason, std::optional<Error> error) {
+            const std::string& reason, std::optional<Error> error,
+            const std::vector<std::string>& methods) {
   r.refused = status;
   r.error = std::move(error);
   r.passed = false;
   if (!m) return;
+  r.methods = select_methods(*m, methods).selected;
   for (const GoldenCase& g : m->goldens) {
+    if (!selected(methods, g)) continue;
     CaseReport c;
-    c.case_id = g.id;
+    c.case_id = case_label(*m, g);
+    c.method = g.method;
     c.data = g.data;
     c.status = status;
     c.detail = reason;
@@ -106,24 +116,34 @@ JudgePlan choose_bound(ParityReport& r, const Manifest& m, const ReplayOptions& 
   return plan;
 }
 
-const TensorSpec* output_spec(const Manifest& m, const std::string& name) {
-  for (const TensorSpec& t : m.outputs)
+const TensorSpec* output_spec(const std::vector<TensorSpec>& outputs, const std::string& name) {
+  for (const TensorSpec& t : outputs)
     if (t.name == name) return &t;
   return nullptr;
 }
 
-// One output judged as the plan says (question 1), with the gate's options from the manifest.
-TensorReport judge_output(const Manifest& m, const std::string& name, const HostTensor& actual,
-                          const HostTensor& golden,
+// The outputs of a case's method (its MethodSpec; a hand-built Manifest without methods, or a case
+// naming none: the top-level outputs).
+const std::vector<TensorSpec>& method_outputs(const Manifest& m, const GoldenCase& g) {
+  for (const MethodSpec& s : m.methods)
+    if (s.name == g.method) return s.outputs;
+  return m.outputs;
+}
+
+// One output judged as the plan says (question 1), with the gate's options from the output's spec
+// (the case's method's).
+TensorReport judge_output(const std::vector<TensorSpec>& outputs, const std::string& name,
+                          const HostTensor& actual, const HostTensor& golden,
                           const std::map<std::string, std::map<std::string, HostTensor>>& refs,
                           const JudgePlan& plan, const Bound& bound) {
-  const TensorSpec* spec = output_spec(m, name);
+  const TensorSpec* spec = output_spec(outputs, name);
   CompareOptions copts;
+  std::optional<double> scale;
   if (spec) {
     copts.slice_axis = spec->slice_axis;
     copts.integer_atol = spec->integer_atol;
+    if (spec->quantization) scale = spec->quantization->scale;
   }
-  const std::optional<double> scale = output_scale(m, name);
   auto reference_of = [&](const std::string& ref_name) -> const HostTensor& {
     auto it = refs.find(ref_name);
     const auto* by_output = it == refs.end() ? nullptr : &it->second;
@@ -165,7 +185,8 @@ TensorReport judge_output(const Manifest& m, const std::string& name, const Host
 CaseReport run_case(const Bundle& b, LoadedModel& model, const GoldenCase& g, const Bound& bound,
                     const JudgePlan& plan, const std::optional<Budget>& budget) {
   CaseReport c;
-  c.case_id = g.id;
+  c.case_id = case_label(b.manifest, g);
+  c.method = g.method;
   c.data = g.data;
   std::map<std::string, HostTensor> inputs, reference, actual;
   std::map<std::string, std::map<std::string, HostTensor>> refs;
@@ -182,7 +203,7 @@ CaseReport run_case(const Bundle& b, LoadedModel& model, const GoldenCase& g, co
     return c;
   }
   try {
-    actual = model.run(inputs);
+    actual = g.method.empty() ? model.run(inputs) : model.run(g.method, inputs);
   } catch (const Error& e) {
     c.status = status_of(e);
     c.detail = error_line(e);
@@ -195,14 +216,14 @@ CaseReport run_case(const Bundle& b, LoadedModel& model, const GoldenCase& g, co
       auto it = actual.find(name);
       if (it == actual.end())
         throw Error(ErrorKind::kManifestInvalid,
-                    "golden case \"" + g.id + "\" has output \"" + name +
+                    "golden case \"" + c.case_id + "\" has output \"" + name +
                         "\" but the program returned no output of that name",
                     "re-export the bundle; its goldens and outputs disagree");
-      TensorReport t = judge_output(b.manifest, name, it->second, ref, refs, plan, bound);
+      TensorReport t = judge_output(method_outputs(b.manifest, g), name, it->second, ref, refs, plan, bound);
       if (!t.passed) failures.push_back(name + ": " + t.failure);
       c.outputs.push_back(std::move(t));
       if (!plan.cost_reference.empty() && !is_integer_dtype(ref.dtype)) {
-        const auto& labels = b.manifest.labels;
+        const auto& labels = b.manifest.labels;  // schema 1 only: the top-1 part (judge_top1)
         const auto emu = refs.at(plan.cost_reference).find(name);
         if (emu != refs.at(plan.cost_reference).end()) {
           RecipeCost cost = recipe_cost(plan.cost_reference, emu->second, ref,
@@ -346,12 +367,22 @@ void prepare_for_threads() {
 
 std::vector<BundleReplay> replay_all(const std::vector<fs::path>& paths,
                                      const ReplayOptions& options, size_t jobs) {
+  return replay_all(paths, std::vector<ReplayOptions>(paths.size(), options), jobs);
+}
+
+std::vector<BundleReplay> replay_all(const std::vector<fs::path>& paths,
+                                     const std::vector<ReplayOptions>& options, size_t jobs) {
+  if (options.size() != paths.size())
+    throw Error(ErrorKind::kInvalidArgument,
+                "replay_all: " + std::to_string(paths.size()) + " path(s) but " +
+                    std::to_string(options.size()) + " set(s) of options",
+                "give one ReplayOptions per path");
   std::vector<BundleReplay> out(paths.size());
   if (jobs > 1) prepare_for_threads();
   detail::parallel_for(paths.size(), jobs, [&](size_t i) {
     out[i].path = paths[i];
     try {
-      out[i].report = replay(paths[i], options);
+      out[i].report = replay(paths[i], options[i]);
     } catch (const Error& e) {
       out[i].unforeseen = error_line(e);
     } catch (const std::exception& e) {
@@ -361,7 +392,13 @@ std::vector<BundleReplay> replay_all(const std::vector<fs::path>& paths,
   return out;
 }
 
-Prepared prepare(const fs::path& path) {
+namespace {
+// prepare(), refusing first (before anything is hashed or loaded) a bundle without a method the
+// caller asked for. That refusal is a caller's mistake, not the bundle's: its Error is
+// kInvalidArgument (the CLI reports it as a usage error, exit 2, and records no evidence), and
+// its status bundle-invalid — the status status_of gives that kind, and one that fails a run,
+// so a request that could not be honoured never passes as not-linked or unavailable would.
+Prepared prepare_methods(const fs::path& path, const std::vector<std::string>& methods) {
   Prepared p;
   try {
     p.bundle = open_bundle(path, OpenOptions{.verify_artifact = false});  // hashed at load, if runnable
@@ -371,6 +408,11 @@ Prepared prepare(const fs::path& path) {
     return p;
   }
   const Manifest& m = p.bundle->manifest;
+  if (auto e = unknown_methods_error(m, methods)) {
+    p.refused = Status::kBundleInvalid;
+    p.error = *e;
+    return p;
+  }
   if (auto why = check_delegates(m.delegates, m.backend)) {
     p.refused = why->status;
     p.error = Error(why->status == Status::kNotLinked ? ErrorKind::kBackendNotLinked
@@ -391,17 +433,26 @@ Prepared prepare(const fs::path& path) {
   }
   return p;
 }
+}  // namespace
+
+Prepared prepare(const fs::path& path) { return prepare_methods(path, {}); }
 
 ParityReport replay(const Bundle& goldens, LoadedModel& model, const ReplayOptions& options) {
   ParityReport r;
   r.path = goldens.dir.string();
   take_identity(r, goldens.manifest);
+  if (auto e = unknown_methods_error(goldens.manifest, options.methods)) {
+    (void)choose_bound(r, goldens.manifest, options);
+    refuse(r, goldens.manifest, Status::kBundleInvalid, error_line(*e), *e, options.methods);
+    return r;
+  }
+  r.methods = select_methods(goldens.manifest, options.methods).selected;
   r.delegates = model.program_delegates();
   const JudgePlan plan = choose_bound(r, goldens.manifest, options);
   r.budget = effective_budget(goldens.manifest.budget, options.budget);
   const bool undelegated = r.backend != "portable" && r.delegates.empty();
   for (const GoldenCase& g : goldens.manifest.goldens)
-    r.cases.push_back(run_case(goldens, model, g, r.bound, plan, r.budget));
+    if (selected(options.methods, g)) r.cases.push_back(run_case(goldens, model, g, r.bound, plan, r.budget));
   judge_top1(r, goldens.manifest);
   for (CaseReport& c : r.cases) settle(c, r, undelegated, options);
   finish(r);
@@ -409,7 +460,7 @@ ParityReport replay(const Bundle& goldens, LoadedModel& model, const ReplayOptio
 }
 
 ParityReport replay(const fs::path& path, const ReplayOptions& options) {
-  Prepared p = prepare(path);
+  Prepared p = prepare_methods(path, options.methods);
   if (!p.refused) return replay(*p.bundle, *p.model, options);
   ParityReport r;
   r.path = path.string();
@@ -421,7 +472,8 @@ ParityReport replay(const fs::path& path, const ReplayOptions& options) {
   } else {
     r.bundle = path.filename().string();
   }
-  refuse(r, m, *p.refused, error_line(*p.error), p.error);
+  // Every case of the methods asked for (all, by default) gets the refusal's status.
+  refuse(r, m, *p.refused, error_line(*p.error), p.error, options.methods);
   return r;
 }
 

@@ -243,8 +243,9 @@ TEST(Manifest, RefusesUnknownDtype) {
 
 TEST(Manifest, RefusesOtherSchemaVersions) {
   json doc = fixture_doc();
-  doc["schema_version"] = 2;
-  const Error e = expect_invalid(doc, {"schema_version: 2 is not supported"});
+  // 2 is read now (programs with several methods: the V2 tests below); 3 is the next unknown one.
+  doc["schema_version"] = 3;
+  const Error e = expect_invalid(doc, {"schema_version: 3 is not supported (this reader reads 1 to 2)"});
   EXPECT_NE(e.remedy().find("upgrade"), std::string::npos) << e.remedy();
   doc["schema_version"] = 0;
   expect_invalid(doc, {"schema_version: 0"});
@@ -516,6 +517,190 @@ TEST(Manifest, ReferenceFileDisagreeingWithTheManifestIsRefused) {
   }
   fs::remove(file);
   expect_mismatch(ErrorKind::kArtifactMismatch, {file.filename().string(), "missing"});
+}
+
+// ---- schema_version 2: programs with several methods (docs/manifest.md) ----------------------
+
+json fixture_v2() { return json::parse(slurp(testing::fixture("manifest_v2.json"))); }
+
+TEST(Manifest, V2FixtureParsesEveryMethod) {
+  const Manifest m = read_manifest(testing::fixture("manifest_v2.json"));
+  EXPECT_EQ(m.schema_version, 2);
+  ASSERT_EQ(m.methods.size(), 2u);
+  EXPECT_EQ(m.methods[0].name, "encode");
+  EXPECT_EQ(m.methods[1].name, "decode");
+  ASSERT_EQ(m.methods[0].inputs.size(), 1u);
+  EXPECT_EQ(m.methods[0].inputs[0].shape, (std::vector<int64_t>{-1, 6}));
+  ASSERT_EQ(m.methods[0].inputs[0].dynamic_dims.size(), 1u);
+  EXPECT_EQ(m.methods[0].inputs[0].dynamic_dims[0].max, 4);
+  ASSERT_EQ(m.methods[1].inputs.size(), 2u);
+  EXPECT_EQ(m.methods[1].inputs[1].name, "ids");
+  EXPECT_EQ(m.methods[1].inputs[1].dtype, DType::kInt64);
+  EXPECT_EQ(m.methods[1].outputs.at(0).name, "y");
+  // Compatibility: the top-level specs are the first method's.
+  ASSERT_EQ(m.inputs.size(), 1u);
+  EXPECT_EQ(m.inputs[0].name, "x");
+  EXPECT_EQ(m.outputs.at(0).name, "code");
+  // Every method's cases, in method order, each naming its method; ids may repeat across methods.
+  ASSERT_EQ(m.goldens.size(), 2u);
+  EXPECT_EQ(m.goldens[0].method, "encode");
+  EXPECT_EQ(m.goldens[0].id, "one");
+  EXPECT_EQ(m.goldens[0].inputs.at("x"), "encode.one.in.x.npy");
+  EXPECT_EQ(m.goldens[0].references.at("float64").at("code").file, "encode.one.ref.float64.code.npy");
+  EXPECT_EQ(m.goldens[1].method, "decode");
+  EXPECT_EQ(m.goldens[1].id, "one");
+  EXPECT_EQ(m.goldens[1].inputs.at("ids"), "decode.one.in.ids.npy");
+  EXPECT_FALSE(m.labels.has_value());
+  EXPECT_FALSE(m.preprocessing.has_value());
+  EXPECT_TRUE(m.references.at("float64").captured);
+  EXPECT_TRUE(has_several_methods(m));
+  EXPECT_EQ(case_label(m, m.goldens[0]), "encode/one");
+  EXPECT_EQ(case_label(m, m.goldens[1]), "decode/one");
+  EXPECT_EQ(&find_method(m, "decode"), &m.methods[1]);
+}
+
+TEST(Manifest, V2FixtureReserializesByteIdentical) {
+  const std::string text = slurp(testing::fixture("manifest_v2.json"));
+  const Manifest m = read_manifest(testing::fixture("manifest_v2.json"));
+  EXPECT_EQ(to_canonical_json(m.raw), text);
+  EXPECT_EQ(to_canonical_json(json::parse(to_canonical_json(m.raw))), text);
+}
+
+// Schema 1 is one method, forward, whose cases keep their plain ids.
+TEST(Manifest, V1IsOneForwardMethod) {
+  const Manifest m = read_manifest(testing::fixture("manifest_v1.json"));
+  ASSERT_EQ(m.methods.size(), 1u);
+  EXPECT_EQ(m.methods[0].name, "forward");
+  EXPECT_EQ(m.methods[0].inputs.at(0).name, m.inputs.at(0).name);
+  EXPECT_EQ(m.methods[0].outputs.at(0).shape, m.outputs.at(0).shape);
+  EXPECT_FALSE(has_several_methods(m));
+  ASSERT_FALSE(m.goldens.empty());
+  for (const GoldenCase& g : m.goldens) {
+    EXPECT_EQ(g.method, "forward");
+    EXPECT_EQ(case_label(m, g), g.id);
+  }
+}
+
+TEST(Manifest, FindMethodRefusesAnUnknownNameListingTheMethods) {
+  const Manifest m = read_manifest(testing::fixture("manifest_v2.json"));
+  try {
+    (void)find_method(m, "forward");
+    ADD_FAILURE() << "found a method the manifest does not list";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+    EXPECT_NE(e.cause().find("no method 'forward' (its methods: 'encode', 'decode')"), std::string::npos) << e.cause();
+  }
+  EXPECT_FALSE(unknown_methods_error(m, {"decode", "encode"}).has_value());
+  const auto e = unknown_methods_error(m, {"decode", "bogus"});
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kind(), ErrorKind::kInvalidArgument);
+  EXPECT_NE(e->cause().find("has no method 'bogus' (its methods: 'encode', 'decode')"), std::string::npos)
+      << e->cause();
+  const MethodSelection s = select_methods(m, {"decode", "bogus"});
+  EXPECT_EQ(s.selected, std::vector<std::string>{"decode"});
+  EXPECT_EQ(s.missing, std::vector<std::string>{"bogus"});
+  EXPECT_EQ(select_methods(m, {}).selected, (std::vector<std::string>{"encode", "decode"}));
+}
+
+// One method that is not forward is still "several" (reports name it): its program has no forward.
+TEST(Manifest, V2WithOneMethodNamesItsCases) {
+  json doc = fixture_v2();
+  doc["methods"].erase(1);
+  const Manifest m = parse_manifest(doc, "test.etproof.json");
+  ASSERT_EQ(m.methods.size(), 1u);
+  EXPECT_TRUE(has_several_methods(m));
+  EXPECT_EQ(case_label(m, m.goldens.at(0)), "encode/one");
+}
+
+TEST(Manifest, V2RefusesDuplicateAndBadMethodNames) {
+  json doc = fixture_v2();
+  doc["methods"][1]["name"] = "encode";
+  expect_invalid(doc, {"methods[1].name: duplicate method name 'encode'"});
+  for (const char* bad : {"1encode", "en-code", "en.code", "encode/x"}) {
+    doc = fixture_v2();
+    doc["methods"][0]["name"] = bad;
+    expect_invalid(doc, {"methods[0].name: '" + std::string(bad) + "' is not a method name ([A-Za-z_][A-Za-z0-9_]*)"});
+  }
+  doc = fixture_v2();
+  doc["methods"][0]["name"] = "_Encode2";  // a valid identifier
+  EXPECT_EQ(parse_manifest(doc, "test.etproof.json").methods[0].name, "_Encode2");
+  doc["methods"][0].erase("name");
+  expect_invalid(doc, {"methods[0].name: missing"});
+}
+
+TEST(Manifest, V2RefusesTopLevelFieldsThatLiveInMethods) {
+  const json v1 = fixture_doc();
+  for (const char* key : {"inputs", "outputs", "goldens"}) {
+    json doc = fixture_v2();
+    doc[key] = v1[key];
+    expect_invalid(doc, {std::string(key) + ": is not defined at the top level by schema_version 2"});
+  }
+  for (const char* key : {"labels", "preprocessing"}) {
+    json doc = fixture_v2();
+    doc[key] = v1[key];
+    expect_invalid(doc, {std::string(key) + ": is not defined by schema_version 2"});
+  }
+}
+
+TEST(Manifest, V2RefusesMissingOrEmptyMethods) {
+  json doc = fixture_v2();
+  doc["methods"] = json::array();
+  expect_invalid(doc, {"methods: empty"});
+  doc.erase("methods");
+  expect_invalid(doc, {"methods: missing"});
+  doc["methods"] = json::object();
+  expect_invalid(doc, {"methods: expected an array"});
+}
+
+TEST(Manifest, V1RefusesMethods) {
+  json doc = fixture_doc();
+  doc["methods"] = fixture_v2()["methods"];
+  expect_invalid(doc, {"methods: is only defined for schema_version 2"});
+}
+
+// Each method gets schema 1's checks, its problems named by their path within methods[].
+TEST(Manifest, V2ChecksEachMethodLikeSchema1WithItsFieldPath) {
+  json doc = fixture_v2();
+  doc["methods"][1]["goldens"][0]["inputs"].erase("ids");
+  expect_invalid(doc, {"methods[1].goldens[0].inputs: no file for input 'ids'"});
+
+  doc = fixture_v2();
+  doc["methods"][1]["goldens"][0]["inputs"]["x"] = "decode.one.in.x.npy";  // encode's input, not decode's
+  expect_invalid(doc, {"methods[1].goldens[0].inputs.x: 'x' is not one of the inputs"});
+
+  doc = fixture_v2();
+  doc["methods"][0]["inputs"][0]["dynamic_dims"][0]["axis"] = 1;
+  expect_invalid(doc, {"methods[0].inputs[0].dynamic_dims[0].axis: 1 is not a -1 (dynamic) entry of shape"});
+
+  doc = fixture_v2();
+  doc["methods"][1]["outputs"][0]["slice_axis"] = 5;
+  expect_invalid(doc, {"methods[1].outputs[0].slice_axis: 5 is not an axis of this output (rank 2)"});
+
+  doc = fixture_v2();
+  doc["methods"][1]["outputs"][0]["integer_atol"] = 1;
+  expect_invalid(doc, {"methods[1].outputs[0].integer_atol: is only defined for integer and bool outputs"});
+
+  doc = fixture_v2();
+  doc["methods"][0]["goldens"][0]["references"].erase("float64");
+  expect_invalid(doc, {"methods[0].goldens[0].references.float64: missing (references records it as captured)"});
+
+  doc = fixture_v2();
+  doc["methods"][1]["outputs"] = json::array();
+  expect_invalid(doc, {"methods[1].outputs: empty"});
+
+  doc = fixture_v2();
+  doc["methods"][0]["inputs"][0]["dtype"] = "float8";
+  doc["methods"][1].erase("goldens");
+  // Every problem at once.
+  expect_invalid(doc, {"methods[0].inputs[0].dtype: unknown dtype 'float8'", "methods[1].goldens: missing"});
+}
+
+TEST(Manifest, V2CaseIdsAreDistinctWithinAMethod) {
+  json doc = fixture_v2();
+  doc["methods"][0]["goldens"].push_back(doc["methods"][0]["goldens"][0]);
+  expect_invalid(doc, {"methods[0].goldens[1].id: duplicate id 'one'"});
+  // Across methods the same id is fine: the fixture has "one" in both.
+  EXPECT_NO_THROW(parse_manifest(fixture_v2(), "test.etproof.json"));
 }
 
 }  // namespace

@@ -70,8 +70,11 @@ void verify_artifact(Bundle& bundle);
 // Does not open them.
 std::vector<std::filesystem::path> find_bundles(const std::filesystem::path& dir);
 
-// A golden case's tensors, read from NAME.goldens/. Throws Error{kIo}/{kNpyInvalid}, and
-// Error{kDtypeMismatch}/{kShapeMismatch} when a file disagrees with the manifest's spec.
+// A golden case's tensors, read from NAME.goldens/ and checked against the specs of the case's
+// method (GoldenCase::method; Manifest::inputs/outputs for a case naming none). Throws
+// Error{kIo}/{kNpyInvalid}, and Error{kDtypeMismatch}/{kShapeMismatch} when a file disagrees with
+// the manifest's spec; Error{kManifestInvalid} when the case names a method or tensor the
+// manifest does not list.
 std::map<std::string, HostTensor> read_golden_inputs(const Bundle& b, const GoldenCase& c);
 std::map<std::string, HostTensor> read_golden_outputs(const Bundle& b, const GoldenCase& c);
 
@@ -84,17 +87,24 @@ std::map<std::string, HostTensor> read_golden_outputs(const Bundle& b, const Gol
 // (Error{kArtifactMismatch} naming the file, remedy: re-export), then its dtype (Error{
 // kDtypeMismatch}: an integer or bool output's reference has that output's dtype; a floating
 // output's is float64 for "float64" and float32 for the emulations, any floating dtype accepted)
-// and its shape against the output spec (Error{kShapeMismatch}); Error{kIo}/{kNpyInvalid} as
+// and its shape against the output spec of the case's method (Error{kShapeMismatch});
+// Error{kIo}/{kNpyInvalid} as
 // read_npy. The file is read twice (hashed, then parsed); references are small (one output each).
 std::map<std::string, HostTensor> read_golden_reference(const Bundle& b, const GoldenCase& c,
                                                         const std::string& name);
 
 class LoadedModel {
  public:
-  // Loads the program and its "forward" method. A bundle not yet verified is verified first
+  // Loads the program and every method the manifest lists (Manifest::methods: "forward" for a
+  // schema-1 bundle), in manifest order. A bundle not yet verified is verified first
   // (verify_artifact's errors), so loading never runs unchecked bytes; a verified one loads from
-  // bundle.program, without reading the file again. Before loading the method, reads the delegate
-  // ids from the program itself (MethodMeta::num_backends / get_backend_name) and refuses, naming
+  // bundle.program, without reading the file again. A method the manifest lists that the program
+  // lacks: Error{kArtifactMismatch} naming it and the program's methods. Before loading the
+  // methods, reads the delegate ids from the program itself (the union over its methods of
+  // MethodMeta::num_backends / get_backend_name), compares them with the manifest's `delegates`
+  // (Error{kArtifactMismatch}), checks each method's signature against its manifest inputs and
+  // outputs (Error{kArtifactMismatch}; with several methods each problem names its method), and
+  // refuses, naming
   // the missing ids and listing the registered ones (registry.h delegate_availability), with
   // Error{kBackendNotLinked} when any is not registered here, else Error{kBackendUnavailable}
   // when any reports itself unavailable. An ExecuTorch refusal becomes Error{kLoadFailed} with
@@ -106,19 +116,28 @@ class LoadedModel {
   LoadedModel& operator=(LoadedModel&&) noexcept;
   ~LoadedModel();
 
-  // Delegate ids present in the program (distinct, sorted), as read from MethodMeta.
+  // Delegate ids present in the program (distinct, sorted; every method's), as read from
+  // MethodMeta.
   const std::vector<std::string>& program_delegates() const;
 
-  // Runs forward on named inputs. Every manifest input must be given exactly once; each is
-  // checked against the manifest (Error{kDtypeMismatch}, Error{kShapeMismatch} naming the input,
-  // expected and given) BEFORE anything runs. Execution failure: Error{kRunFailed} with
-  // ExecuTorch's code. Returns outputs by manifest name, copied to host.
+  // The methods loaded, in the manifest's order (schema 1: "forward").
+  std::vector<std::string> method_names() const;
+
+  // Runs `method` on named inputs. A method that was not loaded (the manifest does not list it):
+  // Error{kInvalidArgument} naming it and the loaded methods. Every input of that method must be
+  // given exactly once; each is checked against the method's manifest spec (Error{kDtypeMismatch},
+  // Error{kShapeMismatch} naming the input, expected and given; Error{kInvalidArgument} for an
+  // unknown or missing input; with several methods the message names the method) BEFORE anything
+  // runs. Execution failure: Error{kRunFailed} with ExecuTorch's code. Returns the method's
+  // outputs by manifest name, copied to host.
   // Inputs the program plans memory for (ExecuTorch's default memory planning, which etproof's
   // exporter uses) are not copied here: ExecuTorch gets tensors over the HostTensors' bytes (their
   // dtype is the manifest's, their layout dense C-order by construction) and Method::set_input
   // copies them into the program's own buffer, reading them only. An input the program does not
   // plan is copied first, as ExecuTorch would compute on the given bytes in place. Either way
   // `inputs` are unchanged after the call (bundle_test checks it).
+  std::map<std::string, HostTensor> run(const std::string& method, const std::map<std::string, HostTensor>& inputs);
+  // The same on the first method the manifest lists (a schema-1 bundle's "forward").
   std::map<std::string, HostTensor> run(const std::map<std::string, HostTensor>& inputs);
 
  private:

@@ -282,7 +282,9 @@ std::optional<int64_t> resolve_slice_axis(const std::vector<int64_t>& shape,
                                           const std::optional<int64_t>& slice_axis,
                                           const std::string& output = "");
 
-// The quantization scale the manifest records for an output (outputs[i].quantization.scale).
+// The quantization scale the manifest records for an output (outputs[i].quantization.scale): the
+// first method's output of that name, else the first other method's that has one (the replay
+// engine reads the scale from the spec of the case's own method).
 std::optional<double> output_scale(const Manifest& m, const std::string& output);
 
 // "atol A + rtol R·|ref|, cosine ≥ C, SQNR ≥ S dB" (or "no SQNR floor"); a rule spells its

@@ -29,7 +29,10 @@
 // The model may come from another bundle than the goldens (e.g. the same model exported for
 // another backend): the goldens' manifest then decides the bound, and inputs/outputs must agree
 // (otherwise Error{kShapeMismatch}/{kDtypeMismatch}/{kManifestInvalid}, a failure as below).
-// Cost: one forward run per golden case (EfficientNet-Lite0's 6 photos on XNNPACK: ~0.3 s).
+// A program with several methods (schema 2, manifest.h): every golden case runs through its own
+// method (model.run(METHOD, …)), and the report names it METHOD/CASE; the model must have loaded
+// that method (else Error{kInvalidArgument} naming it, a failure as below).
+// Cost: one run per golden case (EfficientNet-Lite0's 6 photos on XNNPACK: ~0.3 s).
 // ASSERT_* returns from the enclosing function, so, as for every GoogleTest ASSERT_, that
 // function must return void.
 //

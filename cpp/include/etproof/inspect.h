@@ -29,11 +29,15 @@ struct Inspection {
 // it (a failure is recorded in load_note, never thrown) and derives its bound.
 [[nodiscard]] Inspection inspect_bundle(const std::filesystem::path& path);
 
+// Text. A program with several methods (has_several_methods) shows each method ("method NAME")
+// with its inputs and outputs, and its goldens as METHOD/CASE.
 [[nodiscard]] std::string to_text(const Inspection& i);
 // {"bundle", "name", "model", "weights"?, "engine", "backend", "recipe", "precision",
 //  "compute_unit"?, "delegates", "delegates_from", "manifest_delegates", "load_error"?,
-//  "delegation"?, "inputs", "outputs", "goldens", "artifact", "bound", "labels"?,
+//  "delegation"?, "inputs", "outputs", "methods"?, "goldens", "artifact", "bound", "labels"?,
 //  "preprocessing", "toolchain", "created_utc"}
+// "inputs" and "outputs" are the first method's; "methods" ([{"name", "inputs", "outputs"}]) and
+// each golden's "method" are there only for a program with several methods.
 [[nodiscard]] nlohmann::json to_json(const Inspection& i);
 
 }  // namespace etproof

@@ -1,7 +1,14 @@
-// etproof/manifest.h — the bundle manifest, schema_version 1 (docs/manifest.md).
+// etproof/manifest.h — the bundle manifest, schema_version 1, and 2 for programs with several
+// methods (docs/manifest.md).
 //
 // Reader side of the contract; Python's etproof.manifest is the only writer. Optional fields are
 // std::optional: absent means unknown, never a default.
+//
+// Methods: a schema-1 manifest describes one method, `forward` (top-level inputs, outputs,
+// goldens); a schema-2 manifest lists its methods (`methods: [{name, inputs, outputs, goldens}]`).
+// The reader gives both the same shape: Manifest::methods lists every method in manifest order
+// (schema 1: one, "forward"), Manifest::inputs/outputs are the first method's, and
+// Manifest::goldens holds every method's cases in method order, each naming its method.
 #pragma once
 
 #include <cstdint>
@@ -13,11 +20,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "etproof/error.h"
 #include "etproof/npy.h"
 
 namespace etproof {
 
+// The schema_version a program whose only method is `forward` is written with (and
+// Manifest::schema_version's default). kMaxSchemaVersion: the highest this reader reads; it reads
+// every version from kSchemaVersion to it.
 inline constexpr int kSchemaVersion = 1;
+inline constexpr int kMaxSchemaVersion = 2;
 
 struct FileRef {
   std::string file;     // relative to the bundle directory
@@ -102,6 +114,10 @@ struct Weights {
 };
 
 struct GoldenCase {
+  // The method the case runs through: "forward" in a schema-1 manifest, the name of the
+  // methods[] entry that lists it in a schema-2 one. Ids are distinct within a method and may
+  // repeat across methods; case_label() names a case in reports.
+  std::string method;
   std::string id;
   std::string data;                               // "real" | "synthetic"
   std::string origin;
@@ -154,6 +170,15 @@ struct RecipeQuantization {
   std::vector<SkippedModule> skipped;
 };
 
+// One method of the program (schema 2's methods[i]; schema 1's top-level fields, as "forward"):
+// its ExecuTorch method name ([A-Za-z_][A-Za-z0-9_]*, distinct within the manifest) and its
+// signature. Its golden cases are in Manifest::goldens, each naming the method.
+struct MethodSpec {
+  std::string name;
+  std::vector<TensorSpec> inputs;
+  std::vector<TensorSpec> outputs;
+};
+
 struct Manifest {
   int schema_version = kSchemaVersion;
   std::string name;
@@ -174,11 +199,17 @@ struct Manifest {
   std::string precision;
   std::optional<std::string> compute_unit;
   std::optional<RecipeQuantization> quantization;
+  // Every method, in manifest order, never empty (schema 1: one, "forward", built from the
+  // top-level inputs and outputs).
+  std::vector<MethodSpec> methods;
+  // The first method's inputs and outputs (schema 1: forward's): what single-method callers use.
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
-  std::optional<ImagePreprocessing> preprocessing;
-  std::optional<Labels> labels;
+  std::optional<ImagePreprocessing> preprocessing;  // schema 1 only
+  std::optional<Labels> labels;                     // schema 1 only
   std::optional<Weights> weights;
+  // Every method's golden cases, method by method in Manifest::methods' order, each in its
+  // manifest order; GoldenCase::method names its method.
   std::vector<GoldenCase> goldens;
   std::map<std::string, ReferenceInfo> references;  // empty: the bundle predates references
   std::optional<Budget> budget;
@@ -188,10 +219,39 @@ struct Manifest {
   nlohmann::json raw;  // the document as read; to_canonical_json() re-serializes it
 };
 
-// Parses and validates. Throws Error{kManifestInvalid} naming the file and the field (missing,
-// wrong type, unknown dtype, schema_version other than 1, name with path separators, …).
+// Parses and validates. Throws Error{kManifestInvalid} naming the file and the field path
+// (missing, wrong type, unknown dtype, schema_version other than 1 or 2, name with path
+// separators, …; "methods[1].goldens[0].inputs: …" within a schema-2 method). Schema 2 also
+// refuses: no or an empty `methods`, a method name that is not [A-Za-z_][A-Za-z0-9_]* or is
+// repeated, top-level inputs/outputs/goldens/labels/preprocessing; schema 1 refuses `methods`.
 Manifest parse_manifest(const nlohmann::json& doc, const std::string& origin);
 Manifest read_manifest(const std::filesystem::path& path);
+
+// The method `name` of the manifest. Throws Error{kInvalidArgument} naming it and listing the
+// manifest's methods when it has none of that name.
+const MethodSpec& find_method(const Manifest& m, const std::string& name);
+
+// Whether the program is anything but a single `forward`: more than one method, or one whose
+// name is not "forward". Reports then name cases METHOD/CASE, and errors name the method.
+bool has_several_methods(const Manifest& m);
+
+// A golden case's name in reports, the matrix, the ledger and xfail records: "METHOD/CASE" when
+// has_several_methods(m) (e.g. "encode/one"), else the plain id (every schema-1 bundle's cases
+// keep their ids).
+std::string case_label(const Manifest& m, const GoldenCase& c);
+
+// The methods of `m` that `requested` names, in manifest order (every method when `requested`
+// is empty), and those of `requested` it does not list (`missing`, in the order given). A caller
+// refuses, or leaves out, a bundle with any missing (replay) or with none selected (the matrix).
+struct MethodSelection {
+  std::vector<std::string> selected;
+  std::vector<std::string> missing;
+};
+MethodSelection select_methods(const Manifest& m, const std::vector<std::string>& requested);
+
+// The refusal of a requested method `m` does not list: Error{kInvalidArgument} naming the
+// methods missing and the bundle's methods. nullopt when every requested method is listed.
+std::optional<Error> unknown_methods_error(const Manifest& m, const std::vector<std::string>& requested);
 
 // Canonical serialization (docs/manifest.md): dump(2) + "\n". Byte-identical to Python's writer.
 std::string to_canonical_json(const nlohmann::json& doc);

@@ -61,6 +61,16 @@ struct NotRun {
   std::string model;                   // the model it is about, where known ("" otherwise)
 };
 
+// A bundle the caller's method selection (--method) left out of the columns: it lists none of the
+// methods asked for. Never silent: every renderer names it with the reason (text, Markdown,
+// JSON's "left_out", JUnit as a skipped test case); it neither passes nor fails the run.
+struct LeftOut {
+  std::string bundle;                  // the manifest's name
+  std::string model;
+  std::string dir;                     // the bundle directory it was found in
+  std::string reason;                  // e.g. "has no method 'encode' (its methods: 'forward')"
+};
+
 struct Matrix {
   std::vector<Column> columns;
   std::vector<std::string> cases;      // row order: first appearance across columns
@@ -76,6 +86,11 @@ struct Matrix {
   std::vector<XfailOutcome> xfail;     // one per record of that file, in its order
   std::vector<std::string> dirs;       // the directories, in the order given
   std::vector<std::string> xfail_files;  // every DIR/xfail.json read (xfail_file: the first)
+  // The caller's method selection (--method), in the order given; empty: every method of every
+  // bundle. With a selection, a bundle listing some of the methods is replayed on those alone,
+  // and one listing none of them is in `left_out`, not in the columns.
+  std::vector<std::string> methods;
+  std::vector<LeftOut> left_out;
   // The models of the columns, in order of first appearance. Rows are (model, case): a case id
   // belongs to the columns of its model.
   std::vector<std::string> models() const;
@@ -100,18 +115,26 @@ struct Matrix {
 // A `budget` (the caller's --budget) replaces those keys of each bundle's own budget
 // (effective_budget, references.h): a case whose recipe cost breaks it drifts.
 //
+// `methods` (the caller's --method, empty: every method): each bundle replays the golden cases of
+// those of its methods the selection names (cells are named METHOD/CASE for a program with several
+// methods, manifest.h case_label); a bundle that lists none of them is left out of the columns
+// and named in Matrix::left_out with the reason (it neither passes nor fails the run). A bundle
+// whose manifest cannot be read is replayed (and refused) as without a selection.
+//
 // `jobs`: how many columns replay at once (threads; ≤ 1: one after another). Each column is one
 // call of the replay engine with no state shared with the others, and the columns are laid out
 // in the directory's order afterwards, so the result is the same for any `jobs`.
 [[nodiscard]] Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& caller = {},
                                   size_t jobs = 1,
-                                  const std::optional<Budget>& budget = std::nullopt);
+                                  const std::optional<Budget>& budget = std::nullopt,
+                                  const std::vector<std::string>& methods = {});
 
 // Several directories: each is built as above (its own export-report.json and xfail.json apply
 // to its own columns only) and the results are concatenated, columns in directory order.
 [[nodiscard]] Matrix build_matrix(const std::vector<std::filesystem::path>& dirs,
                                   const BoundOverride& caller = {}, size_t jobs = 1,
-                                  const std::optional<Budget>& budget = std::nullopt);
+                                  const std::optional<Budget>& budget = std::nullopt,
+                                  const std::vector<std::string>& methods = {});
 
 // Text: with one model in one directory, the case × column grid. With several models or
 // directories, grouped per model: one line per column (status counts and its worst measured

@@ -20,7 +20,15 @@
 //   4. ExecuTorch loads the program; the delegates in the program itself are checked again
 //                                                        → load-failed / not-linked / unavailable
 //   5. the bound for the recipe and precision (gate.h)   → none known: cases run, no-bound
-//   6. per case: goldens read (bundle-invalid), run (run-failed), each output gated.
+//   6. per case: goldens read (bundle-invalid), run through the case's method (run-failed),
+//      each output gated.
+// Between 1 and 2, a method the caller asked for (ReplayOptions::methods) that the manifest does
+// not list refuses the bundle: bundle-invalid, with an Error{kInvalidArgument} naming it.
+//
+// Methods: every golden case runs through its own method (GoldenCase::method; a schema-1
+// bundle's are forward's). Cases are named case_label() (manifest.h): METHOD/CASE when the
+// program has several methods ("encode/one"), the plain id otherwise; that name is what reports,
+// the matrix, the ledger, JUnit and xfail records' `cases` see.
 #pragma once
 
 #include <filesystem>
@@ -54,10 +62,14 @@ struct ReplayOptions {
   // The caller's accuracy budget for the recipe's cost (`--budget`): each key set replaces the
   // manifest's (effective_budget, references.h); nullopt: the manifest's budget alone.
   std::optional<Budget> budget;
+  // The methods whose golden cases are replayed, by name (`--method`); empty: every method the
+  // manifest lists. A name the manifest does not list refuses the bundle (see above).
+  std::vector<std::string> methods;
 };
 
 struct CaseReport {
-  std::string case_id;
+  std::string case_id;               // case_label(): "encode/one" with several methods, else "one"
+  std::string method;                // the method it ran through ("forward" for schema 1)
   std::string data;                  // "real" | "synthetic"
   Status status = Status::kAgreed;   // see the header comment
   bool passed = false;               // every output within the bound (before any xfail record;
@@ -71,7 +83,8 @@ struct CaseReport {
   std::vector<RecipeCost> costs;
 };
 
-// Question 2 over the whole bundle, for a classifier output (the manifest's labels name it): how
+// Question 2 over the whole bundle, for a classifier output (the manifest's labels name it, schema
+// 1 only: a schema-2 manifest has no labels): how
 // many rows (samples) of all golden cases keep the golden's top-1 class under the recipe's
 // emulation. Judged against the budget's top1_agreement where one is set: under it, every case
 // with a changed row is drifted (it spent the budget), its detail saying so.
@@ -99,6 +112,10 @@ struct ParityReport {
   std::map<std::string, std::string> bundle_toolchain;  // the export half's versions
   std::vector<std::string> delegates;  // read from the program at load (the manifest's before)
   bool manifest_read = false;          // whether the fields above come from a manifest
+  // The methods replayed, in manifest order (the caller's selection, else every method), and
+  // whether the program has several (has_several_methods): reports then name the methods.
+  std::vector<std::string> methods;
+  bool several_methods = false;
 
   // The bound the cases were judged by: derived (a rule, resolved per output) or the caller's.
   // When none is known (no_bound non-empty) the cases still run, measured against a bound no
@@ -127,7 +144,8 @@ struct ParityReport {
   std::optional<Top1Agreement> top1;
   std::string budget_note;
 
-  std::vector<CaseReport> cases;       // one per golden case, in the manifest's order
+  std::vector<CaseReport> cases;       // one per golden case of the methods replayed, in the
+                                       // manifest's order (method by method)
   bool passed = false;                 // every case passed, at least one ran, a bound was known
 
   // The first Error in the outcome (refusal, then the cases in order), if any.
@@ -144,11 +162,14 @@ struct ParityReport {
 
 // The same on a bundle opened and a model loaded by the caller (EXPECT_PARITY: the model may come
 // from another bundle than the goldens). Steps 5–6 only; the goldens' manifest decides the bound.
+// A method in options.methods the goldens' manifest does not list: refused as above. Each case
+// runs through model.run(case's method, …).
 [[nodiscard]] ParityReport replay(const Bundle& goldens, LoadedModel& model,
                                   const ReplayOptions& options = {});
 
 // Several bundles, replayed `jobs` at once (threads; ≤ 1: one after another), returned in the
-// order of `paths` whatever the scheduling. Each is one replay() with no state shared with the
+// order of `paths` whatever the scheduling. The second form gives each path its own options
+// (`options[i]` for `paths[i]`; the sizes must be equal, else Error{kInvalidArgument}). Each is one replay() with no state shared with the
 // others. An exception that escapes replay() for one bundle (none is expected) is kept as text
 // in `unforeseen` and never stops the others.
 struct BundleReplay {
@@ -158,6 +179,9 @@ struct BundleReplay {
 };
 [[nodiscard]] std::vector<BundleReplay> replay_all(const std::vector<std::filesystem::path>& paths,
                                                    const ReplayOptions& options, size_t jobs);
+[[nodiscard]] std::vector<BundleReplay> replay_all(const std::vector<std::filesystem::path>& paths,
+                                                   const std::vector<ReplayOptions>& options,
+                                                   size_t jobs);
 
 // Initializes, once, what every replay shares: ExecuTorch's runtime (runtime_init) and this
 // binary's backend registry (each delegate's is_available() answer, OPENVINO_LIB_PATH). replay()
@@ -166,7 +190,7 @@ struct BundleReplay {
 void prepare_for_threads();
 
 // Steps 1–4 alone, for a caller that runs its own inputs (classify): the opened bundle and the
-// loaded model, or the status and Error that stopped it.
+// loaded model (every method the manifest lists), or the status and Error that stopped it.
 struct Prepared {
   std::optional<Bundle> bundle;
   std::optional<LoadedModel> model;
