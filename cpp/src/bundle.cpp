@@ -362,7 +362,9 @@ std::vector<fs::path> find_bundles(const fs::path& dir) {
     throw Error(ErrorKind::kIo, "no directory at " + dir.string(), "give the directory the bundles were exported to");
   std::vector<fs::path> out;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (!e.is_directory()) continue;
+    // A dot directory is never a bundle: the export half stages a bundle in OUT/.NAME.tmp-PID-*
+    // and renames it into place; one left by a killed export is not a column (issue 11).
+    if (!e.is_directory() || e.path().filename().string().starts_with(".")) continue;
     std::error_code ec2;
     for (const auto& f : fs::directory_iterator(e.path(), ec2)) {
       if (f.is_regular_file() && ends_with(f.path().filename().string(), kManifestSuffix)) {

@@ -142,6 +142,18 @@ TEST(Bundle, FindsExportedBundlesSortedByName) {
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
 }
 
+// A killed export leaves its staging folder (OUT/.NAME.tmp-PID-XXXX, a complete bundle inside,
+// named like the bundle): it is never a column of the directory (issue 11).
+TEST(Bundle, FindBundlesSkipsAnExportsStagingFolder) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kPortable));
+  const fs::path dir = copy_bundle(kPortable);
+  const fs::path staging = dir.parent_path() / (std::string(".") + kPortable + ".tmp-4194999-abcd1234");
+  fs::copy(dir, staging, fs::copy_options::recursive);
+  const auto found = find_bundles(dir.parent_path());
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found.front().filename(), kPortable);
+}
+
 TEST(Bundle, FlippedArtifactByteIsArtifactMismatch) {
   ETPROOF_REQUIRE_BUNDLE(exported(kXnnpack));
   const fs::path dir = copy_bundle(kXnnpack);

@@ -66,8 +66,8 @@ Bundle open_bundle(const std::filesystem::path& path, const OpenOptions& options
 // Sets bundle.artifact_verified. Does nothing when the bundle is already verified.
 void verify_artifact(Bundle& bundle);
 
-// Every bundle directory directly under `dir` (those containing a *.etproof.json), sorted by name.
-// Does not open them.
+// Every bundle directory directly under `dir` (those containing a *.etproof.json), sorted by name;
+// dot directories (an export's staging folder .NAME.tmp-PID-*, left by a killed export) are skipped.
 std::vector<std::filesystem::path> find_bundles(const std::filesystem::path& dir);
 
 // A golden case's tensors, read from NAME.goldens/ and checked against the specs of the case's
