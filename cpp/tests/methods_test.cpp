@@ -295,13 +295,19 @@ TEST(Methods, MatrixLedgerJunitAndXfailUseMethodSlashCase) {
   EXPECT_FALSE(from_matrix.empty());
 }
 
-TEST(Methods, MatrixLeavesOutBundlesWithoutTheMethodsAskedFor) {
-  ETPROOF_REQUIRE_BUNDLE(exported(kPortable));
-  ETPROOF_REQUIRE_BUNDLE(exported("tiny-portable-fp32"));
+// A scratch directory holding copies of the two-method portable bundle and the one-method tiny one.
+fs::path two_model_dir() {
   const fs::path dir = testing::scratch_dir() / "bundles";
   fs::create_directories(dir);
   fs::copy(exported(kPortable), dir / "encdec-portable-fp32", fs::copy_options::recursive);
   fs::copy(exported("tiny-portable-fp32"), dir / "tiny-portable-fp32", fs::copy_options::recursive);
+  return dir;
+}
+
+TEST(Methods, MatrixLeavesOutBundlesWithoutTheMethodsAskedFor) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kPortable));
+  ETPROOF_REQUIRE_BUNDLE(exported("tiny-portable-fp32"));
+  const fs::path dir = two_model_dir();
   const Manifest man = read_manifest(manifest_of(dir / "encdec-portable-fp32"));
 
   const Matrix m = build_matrix(dir, {}, 1, std::nullopt, {"decode"});
@@ -420,10 +426,7 @@ TEST(Methods, CliInspectShowsEachMethod) {
 TEST(Methods, CliMatrixNamesTheBundlesItLeavesOut) {
   ETPROOF_REQUIRE_BUNDLE(exported(kPortable));
   ETPROOF_REQUIRE_BUNDLE(exported("tiny-portable-fp32"));
-  const fs::path dir = testing::scratch_dir() / "bundles";
-  fs::create_directories(dir);
-  fs::copy(exported(kPortable), dir / "encdec-portable-fp32", fs::copy_options::recursive);
-  fs::copy(exported("tiny-portable-fp32"), dir / "tiny-portable-fp32", fs::copy_options::recursive);
+  const fs::path dir = two_model_dir();
   const auto r = cli("matrix --no-ledger -j 1 --method encode " + quote(dir.string()));
   EXPECT_EQ(r.rc, 0) << r.out << r.err;
   EXPECT_TRUE(contains(r.out, "left out by --method encode")) << r.out;
