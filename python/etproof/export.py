@@ -402,16 +402,13 @@ def _only(by_name: dict | None, names: list) -> dict | None:
 def check_methods_spec(spec: dict, backend: str, recipe: str) -> None:
     """The checks export_model makes on a model spec with ``methods`` (etproof.userspec), for
     (backend, recipe), before anything runs; raises InvalidArgument."""
-    kw = {k: v for k, v in spec.items() if k not in ("name", "verify")}
-    model = kw.pop("model", None)
-    _check_methods(model, kw.pop("example_inputs", None), "check", backend, recipe,
-                   kw.pop("input_names", None), kw.pop("output_names", None),
-                   kw.pop("golden_inputs", None), kw.pop("preprocessing", None),
-                   kw.pop("labels", None), kw.pop("model_name", None), kw.pop("golden_meta", None),
-                   kw.pop("layouts", None), kw.pop("compute_unit", None), kw.pop("weights", None),
-                   kw.pop("slice_axis", None), kw.pop("integer_atol", None),
-                   kw.pop("budget", None), kw.pop("dynamic_shapes", None),
-                   kw.pop("external_weights", False), kw.pop("methods", None))
+    import inspect
+
+    params = [p for p in inspect.signature(_check_methods).parameters
+              if p not in ("name", "backend", "recipe")]
+    given = {p: spec.get(p) for p in params}
+    given["external_weights"] = spec.get("external_weights", False)
+    _check_methods(name="check", backend=backend, recipe=recipe, **given)
 
 
 def _check_methods(model, example_inputs, name, backend, recipe, input_names, output_names,
