@@ -33,9 +33,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The order is the selector's: never reorder, only append (seeds name a base by its index).
-constexpr const char* kBases[] = {"tiny-portable-fp32", "tiny-xnnpack-fp32",
-                                  "tiny-xnnpack-int8-dynamic-per-channel"};
+// Relative to the test bundles. The order is the selector's: never reorder, only append (seeds
+// name a base by its index; fuzz/make_corpus.sh lists the same). Portable kernels and XNNPACK in
+// fp32 and dynamic int8, a program with two methods, a dynamic batch, int64 inputs.
+constexpr const char* kBases[] = {
+    "tiny-portable-fp32", "tiny-xnnpack-fp32", "tiny-xnnpack-int8-dynamic-per-channel",
+    "methods/encdec-xnnpack-fp32", "shapes/dynbatch-portable-fp32", "shapes/tokens-portable-fp32"};
 
 std::vector<etproof::Bundle>& bases() {
   static std::vector<etproof::Bundle> b;
@@ -75,7 +78,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
                    from.c_str());
       std::exit(2);
     }
-    const fs::path to = scratch / name;
+    const fs::path to = scratch / fs::path(name).filename();
     fs::create_directories(to);
     fs::copy(from, to, fs::copy_options::recursive);
     bases().push_back(etproof::open_bundle(to, {.verify_artifact = false}));
