@@ -5,8 +5,8 @@
 #                         demo bundles and the golden set, then run the main job: backends,
 #                         classify, matrix.
 #   ./setup.sh --no-run   everything except the main job.
-#   ./setup.sh --fuzz     also clang and libFuzzer (Debian clang-19, libclang-rt-19-dev) and the
-#                         sanitizer build build-fuzz/: the libFuzzer harnesses of fuzz/ and the
+#   ./setup.sh --fuzz     also clang and libFuzzer (Debian clang-19, libclang-rt-19-dev, llvm-19)
+#                         and the sanitizer build build-fuzz/: the libFuzzer harnesses of fuzz/ and the
 #                         C++ tests under AddressSanitizer + UBSan (README "Reliability").
 #                         test.sh uses ./setup.sh --no-run --fuzz.
 #
@@ -38,8 +38,9 @@ pip_install() { "$PY" -m pip install -q "$@" 2> >(grep -v 'is ignored: it is nei
 # --- 1. Debian packages (C++ libraries the runtime half uses; see README "Dependencies") -------
 DEBS=(build-essential nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libstb-dev libssl-dev)
 # --fuzz: clang and libFuzzer (bookworm's newest clang; 14, its default, cannot capture structured
-# bindings in lambdas, which cpp/src uses), without their recommendations (about 50 MB).
-FUZZ_DEBS=(clang-19 libclang-rt-19-dev)
+# bindings in lambdas, which cpp/src uses; llvm-19 for llvm-symbolizer: sanitizer stacks with
+# function names), without their recommendations (about 70 MB).
+FUZZ_DEBS=(clang-19 libclang-rt-19-dev llvm-19)
 missing=(); fuzz_missing=()
 for p in "${DEBS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((FUZZ)); then
