@@ -82,6 +82,18 @@ BackendTable parse_backend_table(const json& doc, const std::string& origin) {
     e.notes = strs(field(b, "notes", origin, w), origin, w + ".notes");
     t.backends.push_back(std::move(e));
   }
+  const json& libs = field(doc, "kernel_libraries", origin, "table");
+  if (!libs.is_array()) bad(origin, "kernel_libraries", "is not a list");
+  for (size_t i = 0; i < libs.size(); ++i) {
+    const std::string w = "kernel_libraries[" + std::to_string(i) + "]";
+    KernelLibraryEntry k;
+    k.name_space = str(field(libs[i], "namespace", origin, w), origin, w + ".namespace");
+    k.library = str(field(libs[i], "library", origin, w), origin, w + ".library");
+    k.wheel_component = opt_str(field(libs[i], "wheel_component", origin, w), origin, w + ".wheel_component");
+    for (const auto& prev : t.kernel_libraries)
+      if (prev.name_space == k.name_space) bad(origin, w, "namespace '" + k.name_space + "' is listed twice");
+    t.kernel_libraries.push_back(std::move(k));
+  }
   return t;
 }
 

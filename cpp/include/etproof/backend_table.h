@@ -36,10 +36,18 @@ struct BackendEntry {
   std::vector<std::string> notes;
 };
 
+// Which ExecuTorch kernel library registers an operator namespace (the table's kernel_libraries).
+struct KernelLibraryEntry {
+  std::string name_space;                      // e.g. "aten", "quantized_decomposed"
+  std::string library;                         // as ExecuTorch names it, e.g. "ExecuTorch's quantized_kernels"
+  std::optional<std::string> wheel_component;  // the wheel's CMake component; nullopt: the wheel ships none
+};
+
 struct BackendTable {
   int schema_version = 0;
   std::string executorch;             // the version the facts were checked against
   std::vector<BackendEntry> backends; // table order
+  std::vector<KernelLibraryEntry> kernel_libraries;  // table order, one per namespace
   nlohmann::json raw;                 // the document as embedded
 };
 
