@@ -183,7 +183,7 @@ int cmd_run(const std::string& path, const std::vector<std::string>& input_args,
 // ---- parity ------------------------------------------------------------------------------------
 int cmd_parity(const std::string& path, bool json, const etproof::BoundOverride& caller,
                const std::optional<etproof::Budget>& budget, const std::vector<std::string>& methods,
-               const LedgerOption& ledger) {
+               LedgerOption ledger, bool allow_edited_goldens) {
   // A --method the bundle does not list is a usage error, refused up front (exit 2, no evidence)
   // from the manifest alone; a manifest that cannot be read is left to the replay to report.
   if (!methods.empty()) {
@@ -199,6 +199,13 @@ int cmd_parity(const std::string& path, bool json, const etproof::BoundOverride&
   options.caller = caller;
   options.budget = budget;
   options.methods = methods;
+  options.allow_edited_goldens = allow_edited_goldens;
+  if (allow_edited_goldens && !ledger.off) {
+    // Numbers against goldens that may not be the export's are no evidence about the bundle.
+    std::cerr << "ledger: nothing recorded (--allow-edited-goldens: a run against edited goldens is "
+                 "not evidence)\n";
+    ledger.off = true;
+  }
   const etproof::ParityReport r = etproof::replay(path, options);
   // What stopped it, if anything: the bundle could not be run or a case measured, or no bound is
   // known. A bundle that could not be judged is evidence too (not-linked, load-failed, …); a
@@ -374,6 +381,10 @@ int run_cli(int argc, char** argv) {
   add_bound_options(parity, "");
   add_budget_option(parity);
   add_ledger_options(parity);
+  bool allow_edited_goldens = false;
+  parity->add_flag("--allow-edited-goldens", allow_edited_goldens,
+                   "replay cases whose golden files no longer match the manifest's SHA-256 (their numbers "
+                   "are shown, the case is drifted whatever they are; nothing is recorded)");
 
   std::vector<std::string> dirs;
   std::string matrix_junit;
@@ -470,7 +481,7 @@ int run_cli(int argc, char** argv) {
   std::optional<etproof::Budget> budget;
   for (const std::string& kv : budget_args)
     etproof::parse_budget_argument(kv, budget ? *budget : budget.emplace());
-  if (parity->parsed()) return cmd_parity(bundle, json, caller, budget, methods, ledger);
+  if (parity->parsed()) return cmd_parity(bundle, json, caller, budget, methods, ledger, allow_edited_goldens);
   if (matrix->parsed())
     return cmd_matrix(dirs, json, markdown, matrix_junit, caller, budget, jobs, methods, ledger);
   if (tolerances->parsed())

@@ -31,6 +31,7 @@ std::string_view to_string(ErrorKind kind) {
     case ErrorKind::kInvalidArgument: return "invalid-argument";
     case ErrorKind::kXfailInvalid: return "xfail-invalid";
     case ErrorKind::kLedgerInvalid: return "ledger-invalid";
+    case ErrorKind::kGoldenInvalid: return "golden-invalid";
   }
   return "unknown";
 }

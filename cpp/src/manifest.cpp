@@ -497,6 +497,24 @@ class Reader : public detail::JsonReader {
     return out;
   }
 
+  // goldens[i].files (optional within schema 1): a file_ref for exactly the files the case's inputs
+  // and outputs name, each once.
+  std::vector<FileRef> golden_hashes(const json& g, const std::string& path, const GoldenCase& c) {
+    std::vector<FileRef> out;
+    const json* arr = array_at(g, path, "files", /*required=*/false);
+    if (!arr) return out;
+    const std::string fpath = at(path, "files");
+    std::multiset<std::string> named, listed;
+    for (const auto* part : {&c.inputs, &c.outputs})
+      for (const auto& [name, file] : *part) named.insert(file);
+    for (size_t k = 0; k < arr->size(); ++k) {
+      out.push_back(file_ref((*arr)[k], at(fpath, k)));
+      listed.insert(out.back().file);
+    }
+    if (listed != named) problem(fpath, "must list exactly the case's input and output files, each once");
+    return out;
+  }
+
   // `goldens` of `obj` (field path `parent`, as tensor_specs), the cases of `method`.
   std::vector<GoldenCase> goldens(const json& obj, const std::string& parent, const std::string& method,
                                   const std::vector<TensorSpec>& inputs,
@@ -525,6 +543,7 @@ class Reader : public detail::JsonReader {
       c.inputs = golden_files(g, path, "inputs", inputs);
       c.outputs = golden_files(g, path, "outputs", outputs);
       c.references = golden_references(g, path, refs, outputs);
+      c.files = golden_hashes(g, path, c);
       out.push_back(std::move(c));
     }
     return out;

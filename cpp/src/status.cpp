@@ -76,6 +76,7 @@ Status status_of(const Error& e) {
     case ErrorKind::kInvalidArgument:
     case ErrorKind::kXfailInvalid:
     case ErrorKind::kLedgerInvalid:
+    case ErrorKind::kGoldenInvalid:
       return Status::kBundleInvalid;
   }
   return Status::kBundleInvalid;

@@ -32,6 +32,8 @@ enum class ErrorKind {
   kInvalidArgument,        // the caller asked for something that does not exist
   kXfailInvalid,           // an expected-failure file (DIR/xfail.json) does not follow docs/xfail.md
   kLedgerInvalid,          // an evidence ledger (JSON lines) has a line that is not a valid record
+  kGoldenInvalid,          // a golden case that certifies nothing (no finite reference value, or
+                           // every floating input non-finite)
 };
 
 // Stable lower-case name of a kind ("manifest-invalid", "artifact-mismatch", …) used in JSON.

@@ -65,6 +65,11 @@ struct ReplayOptions {
   // The methods whose golden cases are replayed, by name (`--method`); empty: every method the
   // manifest lists. A name the manifest does not list refuses the bundle (see above).
   std::vector<std::string> methods;
+  // Replay cases whose golden files no longer match the manifest's sizes and SHA-256
+  // (goldens[i].files; `parity --allow-edited-goldens`): their numbers are measured and shown, and
+  // the case is drifted whatever they are ("golden edited since export"). false: such a case is
+  // bundle-invalid (Error{kArtifactMismatch} naming the file).
+  bool allow_edited_goldens = false;
 };
 
 struct CaseReport {
