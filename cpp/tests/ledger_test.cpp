@@ -430,7 +430,15 @@ TEST(Ledger, ParityErrorRecordTakesItsStatusFromTheErrorKind) {
   std::ofstream(goldens / "tiny-xnnpack-fp32.goldens" / gm.goldens.front().outputs.begin()->second,
                 std::ios::trunc)
       << "not npy";
+  etproof::testing::rehash_references(goldens);  // hashed as written: the bytes reach the .npy reader
   cases.push_back({goldens, ErrorKind::kNpyInvalid, "bundle-invalid"});
+  // The same file edited after export (its hash no longer matches): refused before it is parsed.
+  fs::create_directories(dir / "edited");
+  const fs::path edited = copy_bundle("tiny-xnnpack-fp32", dir / "edited");
+  std::ofstream(edited / "tiny-xnnpack-fp32.goldens" / gm.goldens.front().outputs.begin()->second,
+                std::ios::trunc)
+      << "not npy";
+  cases.push_back({edited, ErrorKind::kArtifactMismatch, "bundle-invalid"});
 
   for (const Case& c : cases) {
     const ParityReport r = replay(c.bundle);
