@@ -3,6 +3,7 @@
 #include "etproof/ledger.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -218,6 +219,12 @@ void append_records(const fs::path& ledger, const std::vector<json>& records) {
   if (fd < 0)
     throw Error(ErrorKind::kIo, "cannot open ledger " + ledger.string() + ": " + std::strerror(errno),
                 "check the path and its permissions, pass --ledger FILE, or --no-ledger");
+  // One appender at a time (another etproof process, e.g. two matrix runs sharing a ledger):
+  // the look at the last byte below and the write are one step. Advisory: flock(2) on the file,
+  // released when fd is closed. A filesystem without locks (ENOLCK, EOPNOTSUPP) still appends:
+  // one write(2) with O_APPEND never interleaves within the batch on a local filesystem.
+  while (::flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+  }
   // An interrupted earlier write left a line without its newline: end it, so it stays alone.
   struct stat st {};
   if (fstat(fd, &st) == 0 && st.st_size > 0) {

@@ -127,8 +127,10 @@ std::string record_id(const nlohmann::json& record);
 nlohmann::json finalize(nlohmann::json record);
 
 // Appends records (ids added where missing), one line each, with ONE write(2) on a file opened
-// O_WRONLY|O_APPEND|O_CREAT (parents created). Never rewrites: a file whose last byte is not a
-// newline (an interrupted write) gets a newline first, so the broken line stays broken alone.
+// O_WRONLY|O_APPEND|O_CREAT (parents created), under an exclusive flock(2): processes appending
+// to one ledger at once leave every line whole (Ledger.TwoProcessesAppendingAtOnceKeepEveryLine).
+// Never rewrites: a file whose last byte is not a newline (an interrupted write) gets a newline
+// first, so the broken line stays broken alone.
 // Throws Error{kIo} naming the file.
 void append_records(const std::filesystem::path& ledger, const std::vector<nlohmann::json>& records);
 
