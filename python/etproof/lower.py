@@ -21,6 +21,7 @@ from etproof.backends import (
     COREML_COMPUTE_UNITS,
     COREML_PRECISIONS,
     OPENVINO_DEVICE,
+    kernel_libraries,
     load_table,
     missing_prerequisite,
     needs_text,
@@ -202,8 +203,6 @@ def effective_precision(backend: str, recipe: str) -> str:
 def kernel_library_for(op: str) -> str:
     """The kernel library that would provide operator ``op`` (``NAMESPACE::NAME.OVERLOAD``), from
     the backend table's kernel_libraries (the runtime half reads the same entries)."""
-    from etproof.backends import kernel_libraries
-
     return kernel_libraries().get(op.split("::", 1)[0], f"the library that registers {op}")
 
 
