@@ -23,6 +23,7 @@
 
 #include "etproof/error.h"
 #include "common.h"
+#include "json_parse.h"
 
 #ifndef ETPROOF_VERSION
 #define ETPROOF_VERSION "unknown"
@@ -261,14 +262,7 @@ std::vector<json> read_ledger(const fs::path& file) {
     ++n;
     if (trim(line).empty()) continue;
     const std::string where = file.string() + ":" + std::to_string(n) + ": ";
-    json r;
-    try {
-      r = json::parse(line);
-    } catch (const std::exception& e) {
-      std::string what = e.what();
-      throw Error(ErrorKind::kLedgerInvalid, where + "not a JSON record (" + what.substr(0, 160) + ")",
-                  remedy);
-    }
+    json r = detail::parse_json(line, {ErrorKind::kLedgerInvalid, file.string() + ":" + std::to_string(n), remedy});
     if (!r.is_object())
       throw Error(ErrorKind::kLedgerInvalid, where + "not a JSON object", remedy);
     std::vector<std::string> missing;
