@@ -16,6 +16,7 @@
 #include <functional>
 #include <iomanip>
 #include <iostream>
+#include <new>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -268,8 +269,9 @@ int cmd_measure_tolerances(const std::vector<std::string>& dir_args, bool json, 
     const fs::path demo = default_bundles_dir();
     const fs::path build = demo.parent_path().parent_path();
     const fs::path golden = build / "golden-set" / "bundles";
-    for (const fs::path& d : {fs::is_directory(golden) ? golden : demo, build / "test-bundles"})
-      if (fs::is_directory(d)) dirs.push_back(d);
+    std::error_code ec;  // a default that cannot be examined is left out, as one that is absent
+    for (const fs::path& d : {fs::is_directory(golden, ec) ? golden : demo, build / "test-bundles"})
+      if (fs::is_directory(d, ec)) dirs.push_back(d);
     if (dirs.empty()) dirs.push_back(demo);  // refused by name below
   }
   const etproof::ToleranceReport r = etproof::measure_tolerances(dirs, {margin, caller, jobs, own_reference});
@@ -490,6 +492,24 @@ int main(int argc, char** argv) {
     return run_cli(argc, argv);
   } catch (const Error& e) {
     print_error(e);
+    return kExitError;
+  } catch (const std::bad_alloc&) {
+    // Not a bug: the machine or the process's limit ran out (a very large input or bundle file).
+    // The stack is unwound, so what the command held is freed; should even this message not fit,
+    // a fixed one is written.
+    try {
+      print_error(etproof::out_of_memory_error(std::string("in etproof ") + (argc > 1 ? argv[1] : "")));
+    } catch (...) {
+      std::fputs("error [out-of-memory]: out of memory (std::bad_alloc)\n", stderr);
+    }
+    return kExitError;
+  } catch (const fs::filesystem_error& e) {
+    // A filesystem call the library does not check itself (each one it knows of is an io Error
+    // naming its path): still an io error with its path, never "a bug".
+    std::string paths = e.path1().string();
+    if (!e.path2().empty()) paths += ", " + e.path2().string();
+    print_error(Error(ErrorKind::kIo, (paths.empty() ? "" : paths + ": ") + e.code().message() + " (" + e.what() + ")",
+                      "check the path, its permissions and free space"));
     return kExitError;
   } catch (const std::exception& e) {
     std::cerr << "error [internal]: " << e.what()
