@@ -64,6 +64,12 @@ void print_error(const Error& e) {
   }
 }
 
+// A JSON report as printed: a byte that is not UTF-8 (a file name's, on Linux) becomes U+FFFD
+// instead of nlohmann's type_error.316 ending the command after its work.
+std::string json_text(const nlohmann::json& doc) {
+  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 // <directory of this executable>/demo/bundles, found through /proc/self/exe.
 fs::path default_bundles_dir() {
   std::error_code ec;
@@ -135,7 +141,7 @@ int cmd_backends(bool json, bool runtime_only, const std::string& probe_dir,
   });
   const int ok = recorded ? 0 : kExitError;
   if (json) {
-    std::cout << doc.dump(2) << "\n";
+    std::cout << json_text(doc) << "\n";
     return ok;
   }
   std::cout << etproof::to_text(rt);
@@ -160,7 +166,7 @@ int cmd_export(int argc, char** argv) { return etproof::run_export_half(argc, ar
 // ---- inspect -----------------------------------------------------------------------------------
 int cmd_inspect(const std::string& path, bool json) {
   const etproof::Inspection i = etproof::inspect_bundle(path);
-  std::cout << (json ? etproof::to_json(i).dump(2) + "\n" : etproof::to_text(i));
+  std::cout << (json ? json_text(etproof::to_json(i)) + "\n" : etproof::to_text(i));
   return 0;
 }
 
@@ -212,7 +218,7 @@ int cmd_parity(const std::string& path, bool json, const etproof::BoundOverride&
                         });
   if (error) throw *error;
   if (json)
-    std::cout << etproof::to_json(r).dump(2) << "\n";
+    std::cout << json_text(etproof::to_json(r)) << "\n";
   else
     std::cout << etproof::to_text(r);
   if (!recorded) return kExitError;
@@ -237,7 +243,7 @@ int cmd_matrix(const std::vector<std::string>& dir_args, bool json, bool markdow
     if (!out) throw Error(ErrorKind::kIo, "cannot write " + junit, "pass a writable --junit FILE");
   }
   if (json) {
-    std::cout << doc.dump(2) << "\n";
+    std::cout << json_text(doc) << "\n";
   } else if (markdown) {
     std::cout << etproof::to_markdown(m);
   } else {
@@ -282,7 +288,7 @@ int cmd_measure_tolerances(const std::vector<std::string>& dir_args, bool json, 
       throw Error(ErrorKind::kIo, "cannot write " + junit, "pass a writable --junit FILE");
   }
   if (json)
-    std::cout << etproof::to_json(r).dump(2) << "\n";
+    std::cout << json_text(etproof::to_json(r)) << "\n";
   else if (markdown)
     std::cout << etproof::to_markdown(r);
   else

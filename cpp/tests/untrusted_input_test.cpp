@@ -427,6 +427,30 @@ TEST(JsonNumbers, CliCoverageRefusesADeepLedgerLine) {
   EXPECT_EQ(snapshot(dir), before);
 }
 
+// A bundle folder whose name is not UTF-8 (Linux allows any bytes), its manifest unreadable: the
+// matrix's JSON and its ledger records carry the name with U+FFFD for the bad byte — nlohmann's
+// type_error.316 once ended the command as "internal" after the run — and the ledger reads back.
+TEST(MatrixBadBundles, CliJsonAndLedgerCarryANonUtf8FolderName) {
+  ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-portable-fp32");
+  const fs::path dir = scratch_dir() / "bundles";
+  fs::create_directories(dir);
+  fs::copy(test_bundles() / "tiny-portable-fp32", dir / "tiny-portable-fp32", fs::copy_options::recursive);
+  bundle_with_field(dir, "bad\xff", "1e400");
+  const fs::path ledger = dir.parent_path() / "ledger.jsonl";
+  const auto r = run_etproof("matrix " + quote(dir.string()) + " --json --ledger " + quote(ledger.string()));
+  EXPECT_EQ(r.rc, 1) << r.err;
+  EXPECT_EQ(r.err.find("error ["), std::string::npos) << r.err;
+  const json doc = json::parse(r.out);
+  ASSERT_EQ(doc.at("not_run").size(), 1u) << r.out;
+  EXPECT_EQ(doc["not_run"][0].at("backend"), "bad\xEF\xBF\xBD") << r.out;  // U+FFFD
+  EXPECT_EQ(doc["not_run"][0].at("status"), "bundle-invalid") << r.out;
+  const auto records = read_ledger(ledger);  // every id still matches its line
+  bool named = false;
+  for (const json& rec : records)  // a bundle refused unread is recorded by its folder, as in the matrix
+    named = named || (rec.at("backend") == "bad\xEF\xBF\xBD" && rec.at("status") == "bundle-invalid");
+  EXPECT_TRUE(named) << "no record names the folder";
+}
+
 // ---- filesystem errors, and running out of memory -----------------------------------------------
 
 // `run --out DIR` where DIR cannot be created (a path under a regular file): io, naming it, with

@@ -3,7 +3,8 @@
 //
 // A record (schema 1; absent means unknown, never a default):
 //   id              first 16 hex of SHA-256 over the record's canonical JSON without `id`
-//                   (nlohmann dump(): keys sorted, no spaces): concatenated ledgers de-duplicate
+//                   (nlohmann dump(): keys sorted, no spaces; a byte that is not UTF-8, from a
+//                   file name, written as U+FFFD, as on the line): concatenated ledgers de-duplicate
 //   schema          1
 //   time_utc        "YYYY-MM-DDTHH:MM:SSZ", when the run recorded it
 //   machine         {os, kernel, cpu, cores, arch}
