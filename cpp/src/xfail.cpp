@@ -74,26 +74,6 @@ namespace {
 
 constexpr const char* kRemedy = "fix it to follow docs/xfail.md (or remove it if no failure is expected)";
 
-std::vector<XfailRecord> read_records(const nlohmann::json& doc, const std::filesystem::path& file);
-
-}  // namespace
-
-std::vector<XfailRecord> read_xfail(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in)
-    throw Error(ErrorKind::kIo, "cannot read " + file.string(),
-                "check the file's permissions, or remove it if no failure is expected");
-  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad())
-    throw Error(ErrorKind::kIo, "error reading " + file.string(),
-                "check the file and the file system, or remove it if no failure is expected");
-  const detail::JsonSource source{ErrorKind::kXfailInvalid, file.string(), kRemedy};
-  const nlohmann::json doc = detail::parse_json(text, source);
-  return detail::reading_json(source, [&] { return read_records(doc, file); });
-}
-
-namespace {
-
 // The records of a parsed xfail file; every problem named at once.
 std::vector<XfailRecord> read_records(const nlohmann::json& doc, const std::filesystem::path& file) {
   std::vector<std::string> problems;
@@ -187,5 +167,19 @@ std::vector<XfailRecord> read_records(const nlohmann::json& doc, const std::file
 }
 
 }  // namespace
+
+std::vector<XfailRecord> read_xfail(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in)
+    throw Error(ErrorKind::kIo, "cannot read " + file.string(),
+                "check the file's permissions, or remove it if no failure is expected");
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (in.bad())
+    throw Error(ErrorKind::kIo, "error reading " + file.string(),
+                "check the file and the file system, or remove it if no failure is expected");
+  const detail::JsonSource source{ErrorKind::kXfailInvalid, file.string(), kRemedy};
+  const nlohmann::json doc = detail::parse_json(text, source);
+  return detail::reading_json(source, [&] { return read_records(doc, file); });
+}
 
 }  // namespace etproof
