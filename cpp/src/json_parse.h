@@ -33,7 +33,7 @@ struct JsonSource {
 
 // `text` parsed as one JSON document whose arrays and objects nest at most kMaxJsonDepth deep.
 // Throws Error{source.kind}, with source.remedy:
-// - "ORIGIN: not valid JSON: MESSAGE" with nlohmann's own message, for anything its parser
+// - "ORIGIN: not valid JSON: MESSAGE" with nlohmann's own message (its first 300 bytes), for anything its parser
 //   refuses: a syntax error (with the byte), a number outside double's range (1e400,
 //   out_of_range.406), a string that is not UTF-8;
 // - "ORIGIN: arrays and objects nested N levels deep (at most 64 are read)": a value deeper
