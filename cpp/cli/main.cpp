@@ -16,6 +16,7 @@
 #include <functional>
 #include <iomanip>
 #include <iostream>
+#include <new>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -61,6 +62,12 @@ void print_error(const Error& e) {
     os << "executorch error 0x" << std::hex << std::setw(2) << std::setfill('0') << *e.et_error();
     std::cerr << os.str() << " (runtime/core/error.h)\n";
   }
+}
+
+// A JSON report as printed: a byte that is not UTF-8 (a file name's, on Linux) becomes U+FFFD
+// instead of nlohmann's type_error.316 ending the command after its work.
+std::string json_text(const nlohmann::json& doc) {
+  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 // <directory of this executable>/demo/bundles, found through /proc/self/exe.
@@ -134,7 +141,7 @@ int cmd_backends(bool json, bool runtime_only, const std::string& probe_dir,
   });
   const int ok = recorded ? 0 : kExitError;
   if (json) {
-    std::cout << doc.dump(2) << "\n";
+    std::cout << json_text(doc) << "\n";
     return ok;
   }
   std::cout << etproof::to_text(rt);
@@ -159,7 +166,7 @@ int cmd_export(int argc, char** argv) { return etproof::run_export_half(argc, ar
 // ---- inspect -----------------------------------------------------------------------------------
 int cmd_inspect(const std::string& path, bool json) {
   const etproof::Inspection i = etproof::inspect_bundle(path);
-  std::cout << (json ? etproof::to_json(i).dump(2) + "\n" : etproof::to_text(i));
+  std::cout << (json ? json_text(etproof::to_json(i)) + "\n" : etproof::to_text(i));
   return 0;
 }
 
@@ -218,7 +225,7 @@ int cmd_parity(const std::string& path, bool json, const etproof::BoundOverride&
                         });
   if (error) throw *error;
   if (json)
-    std::cout << etproof::to_json(r).dump(2) << "\n";
+    std::cout << json_text(etproof::to_json(r)) << "\n";
   else
     std::cout << etproof::to_text(r);
   if (!recorded) return kExitError;
@@ -243,7 +250,7 @@ int cmd_matrix(const std::vector<std::string>& dir_args, bool json, bool markdow
     if (!out) throw Error(ErrorKind::kIo, "cannot write " + junit, "pass a writable --junit FILE");
   }
   if (json) {
-    std::cout << doc.dump(2) << "\n";
+    std::cout << json_text(doc) << "\n";
   } else if (markdown) {
     std::cout << etproof::to_markdown(m);
   } else {
@@ -275,8 +282,9 @@ int cmd_measure_tolerances(const std::vector<std::string>& dir_args, bool json, 
     const fs::path demo = default_bundles_dir();
     const fs::path build = demo.parent_path().parent_path();
     const fs::path golden = build / "golden-set" / "bundles";
-    for (const fs::path& d : {fs::is_directory(golden) ? golden : demo, build / "test-bundles"})
-      if (fs::is_directory(d)) dirs.push_back(d);
+    std::error_code ec;  // a default that cannot be examined is left out, as one that is absent
+    for (const fs::path& d : {fs::is_directory(golden, ec) ? golden : demo, build / "test-bundles"})
+      if (fs::is_directory(d, ec)) dirs.push_back(d);
     if (dirs.empty()) dirs.push_back(demo);  // refused by name below
   }
   const etproof::ToleranceReport r = etproof::measure_tolerances(dirs, {margin, caller, jobs, own_reference});
@@ -287,7 +295,7 @@ int cmd_measure_tolerances(const std::vector<std::string>& dir_args, bool json, 
       throw Error(ErrorKind::kIo, "cannot write " + junit, "pass a writable --junit FILE");
   }
   if (json)
-    std::cout << etproof::to_json(r).dump(2) << "\n";
+    std::cout << json_text(etproof::to_json(r)) << "\n";
   else if (markdown)
     std::cout << etproof::to_markdown(r);
   else
@@ -501,6 +509,24 @@ int main(int argc, char** argv) {
     return run_cli(argc, argv);
   } catch (const Error& e) {
     print_error(e);
+    return kExitError;
+  } catch (const std::bad_alloc&) {
+    // Not a bug: the machine or the process's limit ran out (a very large input or bundle file).
+    // The stack is unwound, so what the command held is freed; should even this message not fit,
+    // a fixed one is written.
+    try {
+      print_error(etproof::out_of_memory_error(std::string("in etproof ") + (argc > 1 ? argv[1] : "")));
+    } catch (...) {
+      std::fputs("error [out-of-memory]: out of memory (std::bad_alloc)\n", stderr);
+    }
+    return kExitError;
+  } catch (const fs::filesystem_error& e) {
+    // A filesystem call the library does not check itself (each one it knows of is an io Error
+    // naming its path): still an io error with its path, never "a bug".
+    std::string paths = e.path1().string();
+    if (!e.path2().empty()) paths += ", " + e.path2().string();
+    print_error(Error(ErrorKind::kIo, (paths.empty() ? "" : paths + ": ") + e.code().message() + " (" + e.what() + ")",
+                      "check the path, its permissions and free space"));
     return kExitError;
   } catch (const std::exception& e) {
     std::cerr << "error [internal]: " << e.what()

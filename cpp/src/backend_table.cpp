@@ -3,15 +3,17 @@
 
 #include "etproof/error.h"
 #include "etproof/backend_table_data.h"  // generated: kBackendTableJson
+#include "json_parse.h"
 
 namespace etproof {
 namespace {
 
 using nlohmann::json;
 
+constexpr const char* kRemedy = "fix data/backends.json (see docs/backends.md) and rebuild";
+
 [[noreturn]] void bad(const std::string& origin, const std::string& where, const std::string& what) {
-  throw Error(ErrorKind::kManifestInvalid, origin + ": " + where + ": " + what,
-              "fix data/backends.json (see docs/backends.md) and rebuild");
+  throw Error(ErrorKind::kManifestInvalid, origin + ": " + where + ": " + what, kRemedy);
 }
 
 const json& field(const json& obj, const char* name, const std::string& origin,
@@ -41,11 +43,8 @@ std::vector<std::string> strs(const json& v, const std::string& origin, const st
   return out;
 }
 
-}  // namespace
-
-BackendTable parse_backend_table(const json& doc, const std::string& origin) {
+BackendTable read_table(const json& doc, const std::string& origin) {
   BackendTable t;
-  t.raw = doc;
   const json& sv = field(doc, "schema_version", origin, "table");
   if (!sv.is_number_integer() || sv.get<int>() != 1)
     bad(origin, "schema_version", "is not 1 (this binary reads schema 1)");
@@ -97,17 +96,27 @@ BackendTable parse_backend_table(const json& doc, const std::string& origin) {
   return t;
 }
 
+}  // namespace
+
+BackendTable parse_backend_table(const json& doc, const std::string& origin) {
+  // A document built by the caller: refused before anything copies it when it nests too deep.
+  detail::check_json_depth(doc, {ErrorKind::kManifestInvalid, origin, kRemedy});
+  BackendTable t = detail::reading_json({ErrorKind::kManifestInvalid, origin, kRemedy},
+                                        [&] { return read_table(doc, origin); });
+  t.raw = doc;
+  return t;
+}
+
 const char* embedded_backend_table_json() { return build::kBackendTableJson; }
 
 const BackendTable& backend_table() {
   static const BackendTable table = [] {
-    json doc;
-    try {
-      doc = json::parse(build::kBackendTableJson);
-    } catch (const json::exception& e) {
-      bad(build::kBackendTablePath, "table", std::string("is not JSON: ") + e.what());
-    }
-    return parse_backend_table(doc, build::kBackendTablePath);
+    json doc = detail::parse_json(build::kBackendTableJson,
+                                  {ErrorKind::kManifestInvalid, build::kBackendTablePath, kRemedy});
+    BackendTable t = detail::reading_json({ErrorKind::kManifestInvalid, build::kBackendTablePath, kRemedy},
+                                          [&] { return read_table(doc, build::kBackendTablePath); });
+    t.raw = std::move(doc);
+    return t;
   }();
   return table;
 }

@@ -317,7 +317,8 @@ Bundle open_bundle(const fs::path& path, const OpenOptions& options) {
     } else {
       std::vector<fs::path> found;
       for (const auto& e : fs::directory_iterator(b.dir, ec))
-        if (e.is_regular_file() && ends_with(e.path().filename().string(), kManifestSuffix)) found.push_back(e.path());
+        if (std::error_code e_ec; e.is_regular_file(e_ec) && ends_with(e.path().filename().string(), kManifestSuffix))
+          found.push_back(e.path());
       if (ec)
         throw Error(ErrorKind::kIo, "cannot list " + b.dir.string() + ": " + ec.message(), "check permissions");
       if (found.empty())
@@ -387,10 +388,11 @@ std::vector<fs::path> find_bundles(const fs::path& dir) {
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     // A dot directory is never a bundle: the export half stages a bundle in OUT/.NAME.tmp-PID-*
     // and renames it into place; one left by a killed export is not a column (issue 11).
-    if (!e.is_directory() || e.path().filename().string().starts_with(".")) continue;
+    // An entry whose type cannot be read (a symlink loop) is no bundle directory, as a file is not.
     std::error_code ec2;
+    if (!e.is_directory(ec2) || e.path().filename().string().starts_with(".")) continue;
     for (const auto& f : fs::directory_iterator(e.path(), ec2)) {
-      if (f.is_regular_file() && ends_with(f.path().filename().string(), kManifestSuffix)) {
+      if (std::error_code ec3; f.is_regular_file(ec3) && ends_with(f.path().filename().string(), kManifestSuffix)) {
         out.push_back(e.path());
         break;
       }

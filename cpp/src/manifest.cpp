@@ -18,6 +18,7 @@
 
 #include "etproof/error.h"
 #include "common.h"
+#include "json_parse.h"
 #include "json_reader.h"
 
 namespace etproof {
@@ -586,9 +587,8 @@ class Reader : public detail::JsonReader {
   }
 };
 
-}  // namespace
-
-Manifest parse_manifest(const json& doc, const std::string& origin) {
+// The manifest `doc` describes, without `raw` (its caller sets it: moved or copied).
+Manifest read_fields(const json& doc, const std::string& origin) {
   auto fail = [&](const std::vector<std::string>& problems, const std::string& remedy) -> Error {
     return Error(ErrorKind::kManifestInvalid, origin + ": " + detail::join(problems, "; "), remedy);
   };
@@ -596,7 +596,6 @@ Manifest parse_manifest(const json& doc, const std::string& origin) {
 
   Reader r;
   Manifest m;
-  m.raw = doc;
 
   // schema_version first: a document of another version may mean other things by the same keys.
   if (auto v = r.int_at(doc, "", "schema_version", true, INT64_MIN)) {
@@ -701,6 +700,23 @@ Manifest parse_manifest(const json& doc, const std::string& origin) {
   return m;
 }
 
+// read_fields, any exception of the JSON library taking values out of `doc` (the Reader checks
+// each type first, so one would be a lapse here) a manifest-invalid Error all the same.
+Manifest read_manifest_fields(const json& doc, const std::string& origin) {
+  return detail::reading_json({ErrorKind::kManifestInvalid, origin, kRemedy},
+                              [&] { return read_fields(doc, origin); });
+}
+
+}  // namespace
+
+Manifest parse_manifest(const json& doc, const std::string& origin) {
+  // A document built by the caller: refused before anything copies it when it nests too deep.
+  detail::check_json_depth(doc, {ErrorKind::kManifestInvalid, origin, kRemedy});
+  Manifest m = read_manifest_fields(doc, origin);
+  m.raw = doc;
+  return m;
+}
+
 Manifest read_manifest(const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(path, ec))
@@ -713,13 +729,10 @@ Manifest read_manifest(const fs::path& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   if (in.bad()) throw Error(ErrorKind::kIo, "error reading " + path.string(), "check the file system");
-  json doc;
-  try {
-    doc = json::parse(ss.str());
-  } catch (const json::parse_error& e) {
-    throw Error(ErrorKind::kManifestInvalid, path.string() + ": not valid JSON: " + e.what(), kRemedy);
-  }
-  return parse_manifest(doc, path.string());
+  json doc = detail::parse_json(ss.str(), {ErrorKind::kManifestInvalid, path.string(), kRemedy});
+  Manifest m = read_manifest_fields(doc, path.string());
+  m.raw = std::move(doc);  // the parsed document itself, never copied
+  return m;
 }
 
 std::string to_canonical_json(const json& doc) { return doc.dump(2) + "\n"; }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <new>
 
 #include <executorch/runtime/platform/runtime.h>
 
@@ -432,6 +433,20 @@ std::vector<BundleReplay> replay_all(const std::vector<fs::path>& paths,
       out[i].report = replay(paths[i], options[i]);
     } catch (const Error& e) {
       out[i].unforeseen = error_line(e);
+    } catch (const std::bad_alloc&) {
+      // Not a bug, nor this bundle's fault as such: its column could not be run here (status_of
+      // gives run-failed), shown as any bundle refused before its manifest was read.
+      try {
+        const Error e = out_of_memory_error("replaying " + paths[i].string());
+        ParityReport r;
+        r.path = paths[i].string();
+        r.bundle = paths[i].filename().string();
+        refuse(r, std::nullopt, status_of(e), error_line(e), e, options[i].methods);
+        out[i].report = std::move(r);
+      } catch (...) {
+        out[i].report.reset();
+        out[i].unforeseen = "out of memory";  // short enough to need no allocation
+      }
     } catch (const std::exception& e) {
       out[i].unforeseen = std::string("unexpected exception: ") + e.what();
     }

@@ -55,7 +55,9 @@ struct BackendTable {
 // embedded document does not follow docs/backends.md (configure cannot check it).
 const BackendTable& backend_table();
 
-// Parses a table document (the embedded one, or a file read by a test). Throws as above.
+// Parses a table document (the embedded one, or a file read by a test). Throws as above, also for
+// a document nested more than 64 deep (checked before `raw` copies it) and for any exception of
+// the JSON library.
 BackendTable parse_backend_table(const nlohmann::json& doc, const std::string& origin);
 
 // The embedded document's text, byte for byte as data/backends.json was at configure time.

@@ -67,7 +67,9 @@ Bundle open_bundle(const std::filesystem::path& path, const OpenOptions& options
 void verify_artifact(Bundle& bundle);
 
 // Every bundle directory directly under `dir` (those containing a *.etproof.json), sorted by name;
-// dot directories (an export's staging folder .NAME.tmp-PID-*, left by a killed export) are skipped.
+// dot directories (an export's staging folder .NAME.tmp-PID-*, left by a killed export) are skipped,
+// as are entries whose type cannot be read (a symlink loop). Error{kIo} when `dir` is not a
+// directory or cannot be listed.
 std::vector<std::filesystem::path> find_bundles(const std::filesystem::path& dir);
 
 // What is wrong with a golden case's input and output files against the manifest's
