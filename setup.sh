@@ -4,7 +4,11 @@
 #   ./setup.sh            install (Debian packages, .venv), build (build/etproof), export the
 #                         demo bundles and the golden set, then run the main job: backends,
 #                         classify, matrix.
-#   ./setup.sh --no-run   everything except the main job (test.sh uses this).
+#   ./setup.sh --no-run   everything except the main job.
+#   ./setup.sh --fuzz     also clang and libFuzzer (Debian clang-19, libclang-rt-19-dev, llvm-19)
+#                         and the sanitizer build build-fuzz/: the libFuzzer harnesses of fuzz/ and the
+#                         C++ tests under AddressSanitizer + UBSan (README "Reliability").
+#                         test.sh uses ./setup.sh --no-run --fuzz.
 #
 # Re-running is fast: each step is skipped when its inputs did not change (stamps in build/).
 set -euo pipefail
@@ -12,7 +16,14 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$ROOT"
 RUN_MAIN=1
-[[ "${1:-}" == "--no-run" ]] && RUN_MAIN=0
+FUZZ=0
+for arg in "$@"; do
+  case "$arg" in
+    --no-run) RUN_MAIN=0 ;;
+    --fuzz) FUZZ=1 ;;
+    *) echo "usage: ./setup.sh [--no-run] [--fuzz]" >&2; exit 2 ;;
+  esac
+done
 
 VENV="$ROOT/.venv"
 PY="$VENV/bin/python"
@@ -26,13 +37,25 @@ pip_install() { "$PY" -m pip install -q "$@" 2> >(grep -v 'is ignored: it is nei
 
 # --- 1. Debian packages (C++ libraries the runtime half uses; see README "Dependencies") -------
 DEBS=(build-essential nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libstb-dev libssl-dev)
-missing=()
+# --fuzz: clang and libFuzzer (bookworm's newest clang; 14, its default, cannot capture structured
+# bindings in lambdas, which cpp/src uses; llvm-19 for llvm-symbolizer: sanitizer stacks with
+# function names), without their recommendations (about 70 MB).
+FUZZ_DEBS=(clang-19 libclang-rt-19-dev llvm-19)
+missing=(); fuzz_missing=()
 for p in "${DEBS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
-if ((${#missing[@]})); then
-  step "installing Debian packages: ${missing[*]}"
+if ((FUZZ)); then
+  for p in "${FUZZ_DEBS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || fuzz_missing+=("$p"); done
+fi
+if ((${#missing[@]} + ${#fuzz_missing[@]})); then
+  step "installing Debian packages: ${missing[*]} ${fuzz_missing[*]}"
   SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
   $SUDO apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${missing[@]}"
+  if ((${#missing[@]})); then
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${missing[@]}"
+  fi
+  if ((${#fuzz_missing[@]})); then
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${fuzz_missing[@]}"
+  fi
 fi
 
 # --- 2. Python environment (export half). torch first: the CPU build, never a CUDA one ---------
@@ -62,6 +85,23 @@ if [[ ! -f "$BUILD/CMakeCache.txt" ]]; then
 fi
 "$CMAKE" --build "$BUILD" -j"$(nproc)" 2>&1 | grep -vE '^\[ *[0-9]+%\]' || true
 [[ -x "$BUILD/etproof" ]] || { echo "error: build failed (build/etproof missing)" >&2; exit 2; }
+
+# --- 3b. --fuzz: the sanitizer build (build-fuzz/: clang, -DETPROOF_FUZZ=ON, address+undefined):
+# the libFuzzer harnesses (fuzz/) and the C++ tests. The exported bundles are build/'s, shared.
+if ((FUZZ)); then
+  FUZZ_BUILD="$ROOT/build-fuzz"
+  step "building the sanitizer build (build-fuzz: fuzz harnesses and C++ tests, clang, ASan + UBSan)"
+  if [[ ! -f "$FUZZ_BUILD/CMakeCache.txt" ]]; then
+    "$CMAKE" -S "$ROOT" -B "$FUZZ_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-19 \
+      -DETPROOF_FUZZ=ON -DCMAKE_PREFIX_PATH="$ET_DIR" -DETPROOF_PYTHON="$PY" >/dev/null
+  fi
+  for d in test-bundles demo golden-set; do
+    if [[ -L "$FUZZ_BUILD/$d" || ! -e "$FUZZ_BUILD/$d" ]]; then ln -sfn "$BUILD/$d" "$FUZZ_BUILD/$d"; fi
+  done
+  "$CMAKE" --build "$FUZZ_BUILD" -j"$(nproc)" 2>&1 | grep -vE '^\[ *[0-9]+%\]' || true
+  [[ -x "$FUZZ_BUILD/etproof_tests" && -x "$FUZZ_BUILD/fuzz/fuzz_bundle" ]] \
+    || { echo "error: the sanitizer build failed (build-fuzz/etproof_tests or fuzz/fuzz_bundle missing)" >&2; exit 2; }
+fi
 
 # --- 4. Export half: the demo bundles (cached by the export half itself) ----------------------
 step "exporting the demo bundles (EfficientNet-Lite0, every column that lowers here)"

@@ -267,6 +267,7 @@ TEST(Cli, RunWritesOutputsThatMatchTheGolden) {
 
 TEST(Cli, MatrixJsonOverTestBundles) {
   ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-portable-fp32");
+  ETPROOF_SKIP_IF_OPENVINO_OFF_UNDER_ASAN();
   const Result r = etproof_cli("matrix " + quote(test_bundles().string()) + " --json");
   EXPECT_EQ(r.rc, 0) << r.out << r.err;
   const auto j = parse(r);
@@ -321,6 +322,7 @@ TEST(Cli, ParityMinSqnrAndTheHintOnDerivedDrift) {
 
 TEST(Cli, MatrixCallerBoundAppliesToEveryColumn) {
   ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-portable-fp32");
+  ETPROOF_SKIP_IF_OPENVINO_OFF_UNDER_ASAN();
   const std::string dir = quote(test_bundles().string());
   // A loose caller bound: every column agrees under it, and says whose bound it was.
   const Result loose =

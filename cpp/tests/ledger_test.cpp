@@ -338,6 +338,7 @@ TEST(Ledger, ParityAndBackendsRecords) {
 // re-read from disk.
 TEST(Ledger, RecordsFromARealMatrixAndParityRun) {
   ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-xnnpack-fp32");
+  ETPROOF_SKIP_IF_OPENVINO_OFF_UNDER_ASAN();
   const Matrix m = build_matrix(test_bundles());
   ASSERT_FALSE(m.columns.empty());
   const auto recs = records_from_matrix(ctx(), m);

@@ -66,6 +66,7 @@ constexpr const char* kOriginalColumns[] = {"tiny-portable-fp32", "tiny-xnnpack-
 
 TEST(Matrix, TestBundlesAreAllMeasuredAndAgree) {
   ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-portable-fp32");
+  ETPROOF_SKIP_IF_OPENVINO_OFF_UNDER_ASAN();
   const Matrix m = build_matrix(test_bundles());
   ASSERT_EQ(m.columns.size(), find_bundles(test_bundles()).size()) << to_text(m);
   for (const char* b : kOriginalColumns) column_of(m, b);
@@ -104,6 +105,7 @@ TEST(Matrix, TestBundlesAreAllMeasuredAndAgree) {
 
 TEST(Matrix, JsonHasTheDocumentedKeys) {
   ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-portable-fp32");
+  ETPROOF_SKIP_IF_OPENVINO_OFF_UNDER_ASAN();
   const Matrix m = build_matrix(test_bundles());
   const auto j = nlohmann::json::parse(to_json(m).dump());
   ASSERT_EQ(j.at("columns").size(), m.columns.size());
@@ -333,6 +335,7 @@ TEST(Matrix, ColumnWithNoKnownBoundRunsShowsItsNumbersAndFails) {
 
 TEST(Matrix, CallerBoundAppliesToEveryColumnAndIsReported) {
   ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-portable-fp32");
+  ETPROOF_SKIP_IF_OPENVINO_OFF_UNDER_ASAN();
   // An SQNR floor of 200 dB: no inexact output reaches it (the fp32 columns measure ~140 dB); an
   // output the delegate computes exactly (SQNR +inf: OpenVINO in float32 on a CPU without bf16)
   // does, and must still agree.
@@ -686,6 +689,7 @@ TEST(Xfail, ExportRecordsAgainstTheExportReport) {
 
 TEST(Matrix, DemoBundlesEveryPhotoOnEveryColumn) {
   ETPROOF_REQUIRE_BUNDLE(demo_bundles() / "efficientnet_lite0-xnnpack-int8-static-per-channel");
+  ETPROOF_SKIP_IF_OPENVINO_OFF_UNDER_ASAN();
   const Matrix m = build_matrix(demo_bundles());
   EXPECT_EQ(m.cases.size(), 6u);
   EXPECT_EQ(m.exit_code(), 0) << to_text(m);

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# fuzz/run.sh — run one harness for as long as asked, then minimise every crash it found into a
+# regression folder (fuzz/README.md).
+#
+#   fuzz/run.sh HARNESS [SECONDS] [LIBFUZZER_FLAG...]
+#
+# HARNESS: manifest | npy | xfail | ledger | bundle. SECONDS: default 600. Extra flags go to
+# libFuzzer (e.g. -jobs=2 -workers=2). Needs the fuzz build (./setup.sh --no-run --fuzz builds
+# build-fuzz/); the harness is rebuilt first when its sources changed.
+#
+# It runs in libFuzzer's fork mode with crashes, out-of-memory and timeouts ignored, so one crash
+# (ExecuTorch's, say) does not end the run: every one is kept under build-fuzz/artifacts/HARNESS/.
+# New inputs that add coverage go to build-fuzz/corpus/HARNESS/ (not committed; the committed
+# seeds in fuzz/corpus/HARNESS/ and fuzz/crashes/HARNESS/ are read, never written). At the end each
+# crash is minimised (-minimize_crash), de-duplicated by its top stack frames and filed:
+#   fuzz/crashes/HARNESS/           the crash is in etproof's code (its first frame in cpp/ or fuzz/):
+#                                   fix it; the regression run (fuzz/regress.sh) replays it
+#   fuzz/crashes-upstream/HARNESS/  every frame is outside etproof (ExecuTorch, a delegate): the
+#                                   input and its stack (NAME.txt); never replayed by the tests
+# Read the stack before committing either: the filing is a heuristic.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+H="${1:?usage: fuzz/run.sh HARNESS [SECONDS] [LIBFUZZER_FLAG...]}"
+SECONDS_ASKED="${2:-600}"
+shift $(( $# >= 2 ? 2 : 1 ))
+BUILD="$ROOT/build-fuzz"
+BIN="$BUILD/fuzz/fuzz_$H"
+case "$H" in manifest|npy|xfail|ledger|bundle) ;; *) echo "error: unknown harness '$H' (manifest, npy, xfail, ledger, bundle)" >&2; exit 2;; esac
+[[ -f "$BUILD/CMakeCache.txt" ]] || { echo "error: no fuzz build in $BUILD: run ./setup.sh --no-run --fuzz" >&2; exit 2; }
+CMAKE="$ROOT/.venv/bin/cmake"; [[ -x "$CMAKE" ]] || CMAKE=cmake
+"$CMAKE" --build "$BUILD" --target "fuzz_$H" -j"$(nproc)" >/dev/null
+export OPENVINO_LIB_PATH="${OPENVINO_LIB_PATH:-/nonexistent}"  # ASan refuses RTLD_DEEPBIND (README)
+export ETPROOF_TEST_BUNDLES="${ETPROOF_TEST_BUNDLES:-$ROOT/build/test-bundles}"
+
+WORK="$BUILD/corpus/$H"
+ART="$BUILD/artifacts/$H"
+mkdir -p "$WORK" "$ART" "$ROOT/fuzz/crashes/$H"
+DICT=(); [[ -f "$ROOT/fuzz/dict/$H.dict" ]] && DICT=(-dict="$ROOT/fuzz/dict/$H.dict")
+LOG="$BUILD/fuzz-$H.log"
+echo "fuzzing $H for ${SECONDS_ASKED}s (log: $LOG)"
+set +e
+"$BIN" -fork=1 -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1 \
+  -max_total_time="$SECONDS_ASKED" -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$ART/" \
+  -print_final_stats=1 "${DICT[@]}" "$@" \
+  "$WORK" "$ROOT/fuzz/corpus/$H" "$ROOT/fuzz/crashes/$H" >"$LOG" 2>&1
+rc=$?
+set -e
+execs="$(grep -oE '^#[0-9]+' "$LOG" | tail -1 | tr -d '#')"
+echo "exit $rc; executions: ${execs:-?} (last status line: $(grep -E '^#[0-9]+' "$LOG" | tail -1))"
+
+# The top frames of a crash, without sanitizer/libc/libstdc++ frames: its signature.
+frames() {  # frames INPUT -> prints "func@file" lines of the first 4 relevant frames
+  "$BIN" -runs=1 "$1" 2>&1 | grep -E '^ *#[0-9]+ 0x' \
+    | grep -vE 'libclang_rt|compiler-rt|/sanitizer_common/|libc\.so|libc_start|libstdc\+\+|__interceptor|LLVMFuzzer(TestOneInput)?$|fuzzer::' \
+    | sed -E 's/^ *#[0-9]+ 0x[0-9a-f]+ in //' | head -4
+}
+shopt -s nullglob
+declare -A seen=()
+n_ours=0; n_up=0
+for a in "$ART"/crash-* "$ART"/oom-* "$ART"/timeout-* "$ART"/leak-*; do
+  min="$a.min"
+  "$BIN" -minimize_crash=1 -runs=20000 -timeout=10 -rss_limit_mb=2048 -exact_artifact_path="$min" "$a" \
+    >/dev/null 2>&1 || true
+  [[ -s "$min" ]] || cp "$a" "$min"
+  sig="$(frames "$min")"
+  key="$(printf '%s' "$sig" | sed -E 's/ \/[^ ]*//g' | sha1sum | cut -c1-12)"
+  [[ -n "${seen[$key]:-}" ]] && continue
+  seen[$key]=1
+  name="$(basename "$a" | cut -d- -f1)-$key"
+  # etproof's when its first frame (after the sanitizers' and libc's own) is in etproof's source.
+  if head -1 <<<"$sig" | grep -qF -e "$ROOT/cpp/" -e "$ROOT/fuzz/"; then
+    dest="$ROOT/fuzz/crashes/$H"; n_ours=$((n_ours+1))
+  else
+    dest="$ROOT/fuzz/crashes-upstream/$H"; n_up=$((n_up+1))
+  fi
+  mkdir -p "$dest"
+  cp "$min" "$dest/$name"
+  if [[ "$dest" == *upstream* ]]; then
+    { echo "fuzz_$H: $(basename "$a"), minimised, found by fuzz/run.sh on $(date -u +%F)"; echo "top frames:"; echo "$sig"; } > "$dest/$name.txt"
+  fi
+  echo "$(basename "$a") -> ${dest#$ROOT/}/$name"
+  echo "$sig" | sed 's/^/    /'
+done
+echo "crashes: $n_ours in etproof (fuzz/crashes/$H), $n_up upstream (fuzz/crashes-upstream/$H)"
