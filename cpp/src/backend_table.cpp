@@ -3,15 +3,17 @@
 
 #include "etproof/error.h"
 #include "etproof/backend_table_data.h"  // generated: kBackendTableJson
+#include "json_parse.h"
 
 namespace etproof {
 namespace {
 
 using nlohmann::json;
 
+constexpr const char* kRemedy = "fix data/backends.json (see docs/backends.md) and rebuild";
+
 [[noreturn]] void bad(const std::string& origin, const std::string& where, const std::string& what) {
-  throw Error(ErrorKind::kManifestInvalid, origin + ": " + where + ": " + what,
-              "fix data/backends.json (see docs/backends.md) and rebuild");
+  throw Error(ErrorKind::kManifestInvalid, origin + ": " + where + ": " + what, kRemedy);
 }
 
 const json& field(const json& obj, const char* name, const std::string& origin,
@@ -41,11 +43,8 @@ std::vector<std::string> strs(const json& v, const std::string& origin, const st
   return out;
 }
 
-}  // namespace
-
-BackendTable parse_backend_table(const json& doc, const std::string& origin) {
+BackendTable read_table(const json& doc, const std::string& origin) {
   BackendTable t;
-  t.raw = doc;
   const json& sv = field(doc, "schema_version", origin, "table");
   if (!sv.is_number_integer() || sv.get<int>() != 1)
     bad(origin, "schema_version", "is not 1 (this binary reads schema 1)");
@@ -82,6 +81,29 @@ BackendTable parse_backend_table(const json& doc, const std::string& origin) {
     e.notes = strs(field(b, "notes", origin, w), origin, w + ".notes");
     t.backends.push_back(std::move(e));
   }
+  const json& libs = field(doc, "kernel_libraries", origin, "table");
+  if (!libs.is_array()) bad(origin, "kernel_libraries", "is not a list");
+  for (size_t i = 0; i < libs.size(); ++i) {
+    const std::string w = "kernel_libraries[" + std::to_string(i) + "]";
+    KernelLibraryEntry k;
+    k.name_space = str(field(libs[i], "namespace", origin, w), origin, w + ".namespace");
+    k.library = str(field(libs[i], "library", origin, w), origin, w + ".library");
+    k.wheel_component = opt_str(field(libs[i], "wheel_component", origin, w), origin, w + ".wheel_component");
+    for (const auto& prev : t.kernel_libraries)
+      if (prev.name_space == k.name_space) bad(origin, w, "namespace '" + k.name_space + "' is listed twice");
+    t.kernel_libraries.push_back(std::move(k));
+  }
+  return t;
+}
+
+}  // namespace
+
+BackendTable parse_backend_table(const json& doc, const std::string& origin) {
+  // A document built by the caller: refused before anything copies it when it nests too deep.
+  detail::check_json_depth(doc, {ErrorKind::kManifestInvalid, origin, kRemedy});
+  BackendTable t = detail::reading_json({ErrorKind::kManifestInvalid, origin, kRemedy},
+                                        [&] { return read_table(doc, origin); });
+  t.raw = doc;
   return t;
 }
 
@@ -89,13 +111,12 @@ const char* embedded_backend_table_json() { return build::kBackendTableJson; }
 
 const BackendTable& backend_table() {
   static const BackendTable table = [] {
-    json doc;
-    try {
-      doc = json::parse(build::kBackendTableJson);
-    } catch (const json::exception& e) {
-      bad(build::kBackendTablePath, "table", std::string("is not JSON: ") + e.what());
-    }
-    return parse_backend_table(doc, build::kBackendTablePath);
+    json doc = detail::parse_json(build::kBackendTableJson,
+                                  {ErrorKind::kManifestInvalid, build::kBackendTablePath, kRemedy});
+    BackendTable t = detail::reading_json({ErrorKind::kManifestInvalid, build::kBackendTablePath, kRemedy},
+                                          [&] { return read_table(doc, build::kBackendTablePath); });
+    t.raw = std::move(doc);
+    return t;
   }();
   return table;
 }

@@ -71,6 +71,13 @@ unsigned basis_bit(BoundBasis b) { return b == BoundBasis::kGolden ? kOnGolden :
 // top 16 bits of binary32: p = 8), for the derived rows below.
 constexpr double kUnitRoundoffFloat16 = 1.0 / 2048;   // 2^-11 = 4.88e-4
 constexpr double kUnitRoundoffBfloat16 = 1.0 / 256;   // 2^-8  = 3.91e-3
+// The derived row's count of unit roundoffs on the output's range (float16): the column and the
+// emulation it is widened by are two results each rounded to the precision at the output,
+// |fl(y) - y| <= u R each, so they may differ by 2u R where the widening (4 x the emulation's
+// error) does not reach; held by the margin M = 4 of the measured rows: 8u. (The first float16
+// or bfloat16 column ever measured, OpenVINO in bfloat16 on 2026-12-01, needed more than the
+// 4u of one rounding: 1.09u beyond the widening on efficientnet_lite0; bfloat16 is now measured.)
+constexpr double kDerivedRoundoffs = 8;
 
 struct TableRow {
   Axis axis;
@@ -227,28 +234,38 @@ constexpr TableRow kBoundTable[] = {
     {Axis::kComputeUnit, "cpu_and_gpu", 0.0, 0.0, 0.0, 1.0, kNoFloor,
      "no term: the compute unit chooses the device, the precision term (the recipe's compute "
      "precision) carries the arithmetic", /*target=*/false, kBothBases, /*derived=*/true},
-    // Precisions "bfloat16" and "float16" against their reference computation: DERIVED, so that a
-    // column computing in them (OpenVINO's CPU plugin in bfloat16, Core ML in float16) is judged
-    // with no measurement from that device. The replay judges such a column against float64 truth
+    // Precision "float16" against its reference computation: DERIVED, so that a column computing
+    // in it (Core ML in float16) is judged with no measurement from that device. The replay judges such a column against float64 truth
     // with this term widened by M = 4 times the precision's own eager emulation's error against
     // that truth (references.h), so the model's own amplification of rounding is measured per
-    // bundle at export; this term adds the column's last rounding of each output: a result
-    // rounded to precision p carries |fl(y) - y| <= u_p |y| <= u_p R, and M = 4 of those give
-    // atol_range = 4 u_p; a relative perturbation of amplitude 4 u_p in every element costs at
-    // most (4 u_p)^2 / 2 of cosine and leaves SQNR >= -20 log10(4 u_p).
-    {Axis::kPrecision, "bfloat16", 4 * kUnitRoundoffBfloat16, 0.0, 0.0,
-     1.0 - 8 * kUnitRoundoffBfloat16 * kUnitRoundoffBfloat16, 36.1,
-     "derived, not measured: 4 unit roundoffs of bfloat16 (u = 2^-8) on the output's range "
-     "(atol_range = 4u = 0.0156), cosine >= 1 - (4u)^2/2 = 1 - 1.22e-4, SQNR >= -20 log10(4u) = "
-     "36.1 dB, on top of 4 x the bundle's own bfloat16 emulation's error against float64 truth "
-     "(the replay's widening, docs/design.md sec. 5)",
-     /*target=*/false, kOnReference, /*derived=*/true},
-    {Axis::kPrecision, "float16", 4 * kUnitRoundoffFloat16, 0.0, 0.0,
-     1.0 - 8 * kUnitRoundoffFloat16 * kUnitRoundoffFloat16, 54.1,
-     "derived, not measured: 4 unit roundoffs of float16 (u = 2^-11) on the output's range "
-     "(atol_range = 4u = 0.00195), cosine >= 1 - (4u)^2/2 = 1 - 1.91e-6, SQNR >= -20 log10(4u) = "
-     "54.2 dB rounded down, on top of 4 x the bundle's own float16 emulation's error against "
-     "float64 truth (the replay's widening, docs/design.md sec. 5)",
+    // bundle at export; this term adds the output roundings the widening does not reach: the
+    // column's and the emulation's results are each rounded to precision p, |fl(y) - y| <= u_p R
+    // each, so they differ by up to 2 u_p R, and M = 4 of those give atol_range = 8 u_p
+    // (kDerivedRoundoffs); a relative perturbation of amplitude 8 u_p in every element costs at
+    // most (8 u_p)^2 / 2 of cosine and leaves SQNR >= -20 log10(8 u_p).
+    // bfloat16 against truth: MEASURED, not derived. The derived argument (kDerivedRoundoffs
+    // unit roundoffs beyond the widening) fell short when the golden set was first judged against
+    // truth on a CPU with AVX512_BF16: OpenVINO's CPU plugin does not compute what torch's bfloat16 emulation computes
+    // (4u: 1.09u short on efficientnet_lite0; 8u: 4 x the observation needs 0.058 of the range on
+    // mobilenet_v3_small), so the row is that measurement, like the float32 row.
+    {Axis::kPrecision, "bfloat16", 0.058, 0.0, 0.0, 0.9963, 21.0,
+     "measured 2026-12-01 by etproof measure-tolerances (as judged: against float64 truth, each "
+     "output's bound widened by 4 x the bundle's own bfloat16 emulation's error against truth) on "
+     "the openvino/fp32 columns of the golden set, the test bundles, the verdict models and the "
+     "demo (70 outputs of 18 models; OpenVINO 2026.4.1 CPU plugin in bfloat16 on an AMD EPYC with "
+     "AVX512_BF16, ExecuTorch 1.5.1): what the row itself must cover, 4 x the observation less the "
+     "widening, atol_range 0.058 (of the range), min_cosine 0.9963, min_sqnr 21.0 dB, the worst "
+     "mobilenet_v3_small rocket/logits. Reproduce: build/etproof measure-tolerances "
+     "build/golden-set/bundles build/test-bundles build/test-bundles/verdicts build/demo/bundles "
+     "on such a CPU",
+     /*target=*/false, kOnReference},
+    {Axis::kPrecision, "float16", kDerivedRoundoffs * kUnitRoundoffFloat16, 0.0, 0.0,
+     1.0 - kDerivedRoundoffs * kDerivedRoundoffs / 2 * kUnitRoundoffFloat16 * kUnitRoundoffFloat16, 48.1,
+     "derived, not measured: 8 unit roundoffs of float16 (u = 2^-11) on the output's range (the "
+     "column's and its emulation's own output rounding, 2u, by the margin 4: atol_range = 8u = "
+     "0.0039), cosine >= 1 - (8u)^2/2 = 1 - 7.63e-6, SQNR >= -20 log10(8u) = 48.16 dB, 48.1 rounded "
+     "down, on top of 4 x the bundle's own float16 emulation's error against float64 truth (the "
+     "replay's widening, docs/design.md sec. 5)",
      /*target=*/false, kOnReference, /*derived=*/true},
 };
 

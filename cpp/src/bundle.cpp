@@ -39,6 +39,10 @@ namespace bundle_detail {
 constexpr const char* kManifestSuffix = ".etproof.json";
 constexpr const char* kManifestEdited =
     "re-export the bundle; its manifest no longer says what the export wrote (edited or damaged)";
+constexpr const char* kEditedGoldens =
+    "re-export the bundle: its goldens were changed, truncated or replaced after export (a bundle's "
+    "goldens are what certifies it); to see the numbers against the edited goldens anyway, run "
+    "`etproof parity --allow-edited-goldens` (those cases are then reported as drifted, never agreed)";
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -117,6 +121,11 @@ std::shared_ptr<const Bytes> check_file(const fs::path& dir, const FileRef& ref,
                                         std::vector<std::string>& problems, bool keep) {
   const fs::path p = dir / ref.file;
   std::error_code ec;
+  if (fs::is_symlink(fs::symlink_status(p, ec))) {
+    problems.push_back(p.string() + ": a symbolic link (the manifest names it as the " + what +
+                       "; a bundle's files must be its own, not links to files elsewhere)");
+    return nullptr;
+  }
   if (!fs::is_regular_file(p, ec)) {
     problems.push_back(p.string() + ": missing (the manifest names it as the " + what + ")");
     return nullptr;
@@ -197,7 +206,16 @@ const std::vector<TensorSpec>& case_specs(const Bundle& b, const GoldenCase& c, 
               kReexport);
 }
 
-std::map<std::string, HostTensor> read_goldens(const Bundle& b, const GoldenCase& c, bool inputs) {
+std::map<std::string, HostTensor> read_goldens(const Bundle& b, const GoldenCase& c, bool inputs,
+                                               GoldenCheck check) {
+  if (check == GoldenCheck::kHashes) {
+    const auto problems = golden_file_problems(b, c);
+    if (!problems.empty())
+      throw Error(ErrorKind::kArtifactMismatch,
+                  "bundle '" + b.manifest.name + "': golden case '" + case_label(b.manifest, c) +
+                      "' does not match its manifest: " + join(problems, "; "),
+                  kEditedGoldens);
+  }
   const auto& files = inputs ? c.inputs : c.outputs;
   const auto& specs = case_specs(b, c, inputs);
   const char* role = inputs ? "input" : "output";
@@ -299,7 +317,8 @@ Bundle open_bundle(const fs::path& path, const OpenOptions& options) {
     } else {
       std::vector<fs::path> found;
       for (const auto& e : fs::directory_iterator(b.dir, ec))
-        if (e.is_regular_file() && ends_with(e.path().filename().string(), kManifestSuffix)) found.push_back(e.path());
+        if (std::error_code e_ec; e.is_regular_file(e_ec) && ends_with(e.path().filename().string(), kManifestSuffix))
+          found.push_back(e.path());
       if (ec)
         throw Error(ErrorKind::kIo, "cannot list " + b.dir.string() + ": " + ec.message(), "check permissions");
       if (found.empty())
@@ -322,6 +341,11 @@ Bundle open_bundle(const fs::path& path, const OpenOptions& options) {
     b.dir = b.manifest_path.parent_path();
   }
 
+  if (fs::is_symlink(fs::symlink_status(b.manifest_path, ec)))
+    throw Error(ErrorKind::kManifestInvalid,
+                b.manifest_path.string() + ": a symbolic link; a bundle's manifest (and every file it names) "
+                "must be its own, not a link to a file elsewhere",
+                "copy the bundle directory whole (cp -r, not links), or give the directory the link points into");
   b.manifest = read_manifest(b.manifest_path);
   const std::string expected_file = b.manifest.name + kManifestSuffix;
   if (b.manifest_path.filename().string() != expected_file)
@@ -364,10 +388,11 @@ std::vector<fs::path> find_bundles(const fs::path& dir) {
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     // A dot directory is never a bundle: the export half stages a bundle in OUT/.NAME.tmp-PID-*
     // and renames it into place; one left by a killed export is not a column (issue 11).
-    if (!e.is_directory() || e.path().filename().string().starts_with(".")) continue;
+    // An entry whose type cannot be read (a symlink loop) is no bundle directory, as a file is not.
     std::error_code ec2;
+    if (!e.is_directory(ec2) || e.path().filename().string().starts_with(".")) continue;
     for (const auto& f : fs::directory_iterator(e.path(), ec2)) {
-      if (f.is_regular_file() && ends_with(f.path().filename().string(), kManifestSuffix)) {
+      if (std::error_code ec3; f.is_regular_file(ec3) && ends_with(f.path().filename().string(), kManifestSuffix)) {
         out.push_back(e.path());
         break;
       }
@@ -378,12 +403,30 @@ std::vector<fs::path> find_bundles(const fs::path& dir) {
   return out;
 }
 
-std::map<std::string, HostTensor> read_golden_inputs(const Bundle& b, const GoldenCase& c) {
-  return read_goldens(b, c, true);
+std::vector<std::string> golden_file_problems(const Bundle& b, const GoldenCase& c) {
+  std::vector<std::string> problems;
+  const std::string label = case_label(b.manifest, c);
+  std::error_code ec;
+  if (fs::is_symlink(fs::symlink_status(b.goldens_dir, ec))) {
+    problems.push_back(b.goldens_dir.string() + ": a symbolic link (a bundle's goldens must be its own)");
+    return problems;
+  }
+  for (const FileRef& ref : c.files)
+    check_file(b.goldens_dir, ref, ("golden file of case '" + label + "'").c_str(), problems, /*keep=*/false);
+  if (c.files.empty())  // a bundle that predates goldens[i].files: no hashes, still no links
+    for (const auto* part : {&c.inputs, &c.outputs})
+      for (const auto& [name, file] : *part)
+        if (fs::is_symlink(fs::symlink_status(b.goldens_dir / file, ec)))
+          problems.push_back((b.goldens_dir / file).string() + ": a symbolic link (a bundle's goldens must be its own)");
+  return problems;
 }
 
-std::map<std::string, HostTensor> read_golden_outputs(const Bundle& b, const GoldenCase& c) {
-  return read_goldens(b, c, false);
+std::map<std::string, HostTensor> read_golden_inputs(const Bundle& b, const GoldenCase& c, GoldenCheck check) {
+  return read_goldens(b, c, true, check);
+}
+
+std::map<std::string, HostTensor> read_golden_outputs(const Bundle& b, const GoldenCase& c, GoldenCheck check) {
+  return read_goldens(b, c, false, check);
 }
 
 std::map<std::string, HostTensor> read_golden_reference(const Bundle& b, const GoldenCase& c,

@@ -33,9 +33,9 @@ std::string describe(const Candidate& c) {
 
 Bundle choose_classifier(const fs::path& dir, const std::string& backend,
                          const std::string& recipe) {
-  if (!fs::is_directory(dir))
-    throw Error(ErrorKind::kIo, "bundle directory " + dir.string() + " does not exist",
-                "export the demo bundles (./setup.sh), or pass --bundles DIR");
+  const std::string remedy = "export the demo bundles (./setup.sh), or pass --bundles DIR";
+  if (!detail::is_directory_path(dir, remedy))
+    throw Error(ErrorKind::kIo, "bundle directory " + dir.string() + " does not exist", remedy);
 
   std::vector<Candidate> cands;
   std::vector<std::string> skipped;
@@ -139,7 +139,7 @@ Bundle choose_classifier(const fs::path& dir, const std::string& backend,
 
 Classification classify_image(const fs::path& image, const fs::path& dir,
                               const std::string& backend, const std::string& recipe, size_t k) {
-  if (!fs::exists(image))
+  if (!detail::path_exists(image, "check the path"))
     throw Error(ErrorKind::kIo, "image " + image.string() + " does not exist", "check the path");
   const Bundle chosen = choose_classifier(dir, backend, recipe);
   const Manifest& m = chosen.manifest;

@@ -96,6 +96,15 @@ std::string sha256_hex(const void* data, size_t size) {
   return sha.hex_digest();
 }
 
+fs::file_status path_status(const fs::path& p, const std::string& remedy) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(p, ec);
+  // libstdc++ sets ec for a path that is not there too (ENOENT, ENOTDIR), with the type not_found.
+  if (ec && st.type() != fs::file_type::not_found)
+    throw Error(ErrorKind::kIo, "cannot examine " + p.string() + ": " + ec.message(), remedy);
+  return st;
+}
+
 void write_file_atomic(const fs::path& path, std::string_view content) {
   std::error_code ec;
   if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);

@@ -107,6 +107,18 @@ class Sha256 {
 std::string sha256_hex(const void* data, size_t size);
 inline std::string sha256_hex(std::string_view s) { return sha256_hex(s.data(), s.size()); }
 
+// What `p` is (following symlinks): file_type::not_found when nothing is there (also a dangling
+// symlink, or a path through a regular file). Throws Error{kIo} naming `p` and the system's reason,
+// with `remedy`, when that cannot be told: a symlink loop, a name too long, a directory above it
+// that cannot be searched — std::filesystem's throwing forms would escape as filesystem_error.
+std::filesystem::file_status path_status(const std::filesystem::path& p, const std::string& remedy);
+inline bool path_exists(const std::filesystem::path& p, const std::string& remedy) {
+  return std::filesystem::exists(path_status(p, remedy));
+}
+inline bool is_directory_path(const std::filesystem::path& p, const std::string& remedy) {
+  return std::filesystem::is_directory(path_status(p, remedy));
+}
+
 // Writes `content` to `path` atomically: a temporary file beside it, then rename, so a reader
 // never sees half a file and a failed write leaves the old one. Creates the parent directory.
 // Throws Error{kIo} naming the path, with the remedy.

@@ -14,6 +14,7 @@
 #include "etproof/registry.h"
 #include "etproof/status.h"
 #include "common.h"
+#include "json_parse.h"
 
 using nlohmann::json;
 
@@ -501,7 +502,7 @@ std::string render_coverage(const std::vector<json>& records, const CoverageOpti
       const auto& span = machine_span[label];
       out << "| " << label << " | " << md(s(m, "os")) << " | " << md(s(m, "cpu")) << " | "
           << md(s(m, "arch")) << " | "
-          << (m.contains("cores") && m["cores"].is_number() ? std::to_string(m["cores"].get<int64_t>()) : "")
+          << (m.contains("cores") && m["cores"].is_number_integer() ? m["cores"].dump() : "")
           << " | " << md(s(m, "kernel")) << " | " << machine_records[label] << " | " << span.first
           << (span.first == span.second ? "" : " to " + span.second) << " |\n";
     }
@@ -550,8 +551,9 @@ std::string render_coverage(const std::vector<json>& records, const CoverageOpti
         std::string ids;
         if (r.contains("backend_ids") && r["backend_ids"].is_array() && r["half"] == "runtime" &&
             !r["backend_ids"].empty()) {
-          for (const auto& i : r["backend_ids"]) ids += (ids.empty() ? "" : ", ") + i.get<std::string>();
-          ids = " on " + ids;
+          for (const auto& i : r["backend_ids"])
+            if (i.is_string()) ids += (ids.empty() ? "" : ", ") + i.get<std::string>();
+          if (!ids.empty()) ids = " on " + ids;
         }
         out << "| " << label << " | " << s(r, "half") << " | " << md(what(r) + ids) << " | "
             << md(st) << " | " << md(numbers_text(r)) << " | " << date_of(r) << " "
@@ -595,7 +597,13 @@ CoverageOutcome run_coverage(const CoverageRequest& a) {
   if (a.max_age_days != 90) o.regenerate += " --max-age-days " + std::to_string(a.max_age_days);
   if (!a.as_of.empty()) o.regenerate += " --as-of " + a.as_of;
   if (!target.empty()) o.regenerate += " --out " + target;
-  const std::string page = render_coverage(records, o);
+  // read_ledger checks the fields every record has; one of the others of an unexpected type (a
+  // hand-edited line whose id was fixed up) that rendering does not step around is the ledger's
+  // problem, not a bug.
+  const std::string page = detail::reading_json(
+      {ErrorKind::kLedgerInvalid, "a record of " + detail::join(ledgers),
+       "find the record with the field of the wrong type and restore it from version control, or delete it"},
+      [&] { return render_coverage(records, o); });
 
   if (a.check) {
     std::ifstream in(target, std::ios::binary);

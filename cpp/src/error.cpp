@@ -31,8 +31,16 @@ std::string_view to_string(ErrorKind kind) {
     case ErrorKind::kInvalidArgument: return "invalid-argument";
     case ErrorKind::kXfailInvalid: return "xfail-invalid";
     case ErrorKind::kLedgerInvalid: return "ledger-invalid";
+    case ErrorKind::kGoldenInvalid: return "golden-invalid";
+    case ErrorKind::kOutOfMemory: return "out-of-memory";
   }
   return "unknown";
+}
+
+Error out_of_memory_error(const std::string& what) {
+  return Error(ErrorKind::kOutOfMemory, "out of memory " + what + " (an allocation failed: std::bad_alloc)",
+               "free memory or raise the process's memory limit (ulimit -v) and retry; where an "
+               "input or a bundle's file is very large, check that it is the one you meant");
 }
 
 Error::Error(ErrorKind kind, std::string cause, std::string remedy,

@@ -13,6 +13,7 @@
 
 #include "etproof/error.h"
 #include "common.h"
+#include "json_parse.h"
 
 namespace etproof {
 
@@ -43,15 +44,19 @@ std::optional<nlohmann::json> query_export_half(std::string& why_not) {
   while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
   const int status = pclose(f);
   const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  nlohmann::json doc;
   try {
-    auto doc = nlohmann::json::parse(out);
-    if (doc.is_object() && doc.contains("export") && doc["export"].is_array()) return doc["export"];
-    why_not = cmd + " printed JSON without an \"export\" list (exit status " + std::to_string(rc) + ")";
-  } catch (const std::exception&) {
+    // Its kind is never shown: the caller says why_not.
+    doc = detail::parse_json(out, {ErrorKind::kCapabilityUnavailable, cmd, ""});
+  } catch (const Error&) {
     const std::string first = out.substr(0, out.find('\n'));
     why_not = cmd + " failed (exit status " + std::to_string(rc) + ")" +
               (first.empty() ? "; see its stderr above" : ": " + first.substr(0, 300));
+    return std::nullopt;
   }
+  if (auto it = doc.find("export"); doc.is_object() && it != doc.end() && it->is_array())
+    return std::move(*it);
+  why_not = cmd + " printed JSON without an \"export\" list (exit status " + std::to_string(rc) + ")";
   return std::nullopt;
 }
 

@@ -158,9 +158,10 @@ HostTensor load_image(const std::filesystem::path& image, const ImagePreprocessi
   std::unique_ptr<unsigned char, StbFree> pixels(stbi_load(image.c_str(), &w, &h, &c, 3));
   if (!pixels) {
     const char* why = stbi_failure_reason();
+    std::error_code ec;
     throw Error(ErrorKind::kIo,
                 "cannot decode image " + image.string() + ": " + (why ? why : "unknown reason"),
-                std::filesystem::exists(image)
+                std::filesystem::exists(image, ec)
                     ? "pass a JPEG, PNG, BMP, TGA or GIF file"
                     : "check the path; the file does not exist");
   }

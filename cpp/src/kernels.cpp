@@ -7,29 +7,12 @@
 
 #include <executorch/runtime/kernel/operator_registry.h>
 
+#include "etproof/backend_table.h"
 #include "etproof/registry.h"
 #include "common.h"
 
 namespace etproof {
 namespace {
-
-struct KernelLibrary {
-  const char* name_space;  // the operator namespace it provides
-  const char* words;       // the library, as ExecuTorch names it
-  const char* component;   // the wheel's CMake component carrying it ("" for none)
-};
-
-// Which ExecuTorch kernel library registers which operator namespace (ExecuTorch 1.5:
-// kernels/portable and kernels/optimized register aten:: and dim_order_ops::, kernels/quantized
-// quantized_decomposed::, extension/llm/custom_ops llama::; the wheel's components per
-// share/cmake/executorch-config.cmake).
-constexpr KernelLibrary kLibraries[] = {
-    {"aten", "ExecuTorch's portable_kernels / optimized_kernels", "kernels_optimized"},
-    {"dim_order_ops", "ExecuTorch's portable_kernels / optimized_kernels", "kernels_optimized"},
-    {"quantized_decomposed", "ExecuTorch's quantized_kernels", "kernels_quantized"},
-    {"llama", "ExecuTorch's custom_ops (extension/llm/custom_ops)", ""},
-    {"torchao", "the TorchAO kernels", "kernels_torchao"},
-};
 
 std::string_view name_space_of(const std::string& op) {
   const size_t sep = op.find("::");
@@ -56,18 +39,20 @@ std::vector<std::string> missing_kernels(const std::vector<std::string>& ops) {
   return missing;
 }
 
+// The words come from the backend table's kernel_libraries (docs/backends.md), which the export
+// half's etproof.lower.kernel_library_for reads too.
 std::string kernel_library_for(const std::string& op) {
   const std::string_view ns = name_space_of(op);
-  const KernelLibrary* lib = nullptr;
-  for (const auto& l : kLibraries)
+  const KernelLibraryEntry* lib = nullptr;
+  for (const auto& l : backend_table().kernel_libraries)
     if (ns == l.name_space) lib = &l;
   if (lib == nullptr) return "the library that registers " + op;
-  std::string text = lib->words;
-  if (!*lib->component) return text + ", which this wheel ships no C++ component of: build it from ExecuTorch's source";
+  const std::string& text = lib->library;
+  if (!lib->wheel_component) return text + ", which this wheel ships no C++ component of: build it from ExecuTorch's source";
   std::optional<Component> comp;
   for (const auto& c : offered_components())
-    if (c.name == lib->component) comp = c;
-  const std::string target = std::string("executorch::") + lib->component;
+    if (c.name == *lib->wheel_component) comp = c;
+  const std::string target = "executorch::" + *lib->wheel_component;
   if (!comp) return text + " (" + target + ", which the installed wheel does not offer: build it from ExecuTorch's source)";
   if (!comp->linked) return text + " (link " + target + ", " + comp->library + ", from the wheel)";
   return text + " (" + target + " is linked here and registers no kernel under this name: build the library from "

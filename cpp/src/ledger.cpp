@@ -3,6 +3,7 @@
 #include "etproof/ledger.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -23,6 +24,7 @@
 
 #include "etproof/error.h"
 #include "common.h"
+#include "json_parse.h"
 
 #ifndef ETPROOF_VERSION
 #define ETPROOF_VERSION "unknown"
@@ -194,10 +196,17 @@ RecordContext current_context(const std::string& kind, const std::string& comman
 }
 
 // ---- ids, append, read -------------------------------------------------------------------------
+// A record's line: nlohmann's compact dump, a byte that is not UTF-8 (a path's, on Linux) written
+// as U+FFFD rather than thrown as type_error.316; read back, it dumps to the same bytes, so the id
+// still matches.
+std::string line_of(const json& record) {
+  return record.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 std::string record_id(const json& record) {
   json r = record;
   if (r.is_object()) r.erase("id");
-  return sha256_hex(r.dump()).substr(0, 16);
+  return sha256_hex(line_of(r)).substr(0, 16);
 }
 
 json finalize(json record) {
@@ -210,7 +219,7 @@ void append_records(const fs::path& ledger, const std::vector<json>& records) {
   std::string batch;
   for (const auto& r : records) {
     const json f = r.contains("id") ? r : finalize(r);
-    batch += f.dump() + "\n";
+    batch += line_of(f) + "\n";
   }
   std::error_code ec;
   if (ledger.has_parent_path()) fs::create_directories(ledger.parent_path(), ec);
@@ -218,6 +227,12 @@ void append_records(const fs::path& ledger, const std::vector<json>& records) {
   if (fd < 0)
     throw Error(ErrorKind::kIo, "cannot open ledger " + ledger.string() + ": " + std::strerror(errno),
                 "check the path and its permissions, pass --ledger FILE, or --no-ledger");
+  // One appender at a time (another etproof process, e.g. two matrix runs sharing a ledger):
+  // the look at the last byte below and the write are one step. Advisory: flock(2) on the file,
+  // released when fd is closed. A filesystem without locks (ENOLCK, EOPNOTSUPP) still appends:
+  // one write(2) with O_APPEND never interleaves within the batch on a local filesystem.
+  while (::flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+  }
   // An interrupted earlier write left a line without its newline: end it, so it stays alone.
   struct stat st {};
   if (fstat(fd, &st) == 0 && st.st_size > 0) {
@@ -261,14 +276,7 @@ std::vector<json> read_ledger(const fs::path& file) {
     ++n;
     if (trim(line).empty()) continue;
     const std::string where = file.string() + ":" + std::to_string(n) + ": ";
-    json r;
-    try {
-      r = json::parse(line);
-    } catch (const std::exception& e) {
-      std::string what = e.what();
-      throw Error(ErrorKind::kLedgerInvalid, where + "not a JSON record (" + what.substr(0, 160) + ")",
-                  remedy);
-    }
+    json r = detail::parse_json(line, {ErrorKind::kLedgerInvalid, file.string() + ":" + std::to_string(n), remedy});
     if (!r.is_object())
       throw Error(ErrorKind::kLedgerInvalid, where + "not a JSON object", remedy);
     std::vector<std::string> missing;

@@ -18,6 +18,7 @@
 
 #include "etproof/error.h"
 #include "common.h"
+#include "json_parse.h"
 #include "json_reader.h"
 
 namespace etproof {
@@ -497,6 +498,24 @@ class Reader : public detail::JsonReader {
     return out;
   }
 
+  // goldens[i].files (optional within schema 1): a file_ref for exactly the files the case's inputs
+  // and outputs name, each once.
+  std::vector<FileRef> golden_hashes(const json& g, const std::string& path, const GoldenCase& c) {
+    std::vector<FileRef> out;
+    const json* arr = array_at(g, path, "files", /*required=*/false);
+    if (!arr) return out;
+    const std::string fpath = at(path, "files");
+    std::multiset<std::string> named, listed;
+    for (const auto* part : {&c.inputs, &c.outputs})
+      for (const auto& [name, file] : *part) named.insert(file);
+    for (size_t k = 0; k < arr->size(); ++k) {
+      out.push_back(file_ref((*arr)[k], at(fpath, k)));
+      listed.insert(out.back().file);
+    }
+    if (listed != named) problem(fpath, "must list exactly the case's input and output files, each once");
+    return out;
+  }
+
   // `goldens` of `obj` (field path `parent`, as tensor_specs), the cases of `method`.
   std::vector<GoldenCase> goldens(const json& obj, const std::string& parent, const std::string& method,
                                   const std::vector<TensorSpec>& inputs,
@@ -525,6 +544,7 @@ class Reader : public detail::JsonReader {
       c.inputs = golden_files(g, path, "inputs", inputs);
       c.outputs = golden_files(g, path, "outputs", outputs);
       c.references = golden_references(g, path, refs, outputs);
+      c.files = golden_hashes(g, path, c);
       out.push_back(std::move(c));
     }
     return out;
@@ -567,9 +587,8 @@ class Reader : public detail::JsonReader {
   }
 };
 
-}  // namespace
-
-Manifest parse_manifest(const json& doc, const std::string& origin) {
+// The manifest `doc` describes, without `raw` (its caller sets it: moved or copied).
+Manifest read_fields(const json& doc, const std::string& origin) {
   auto fail = [&](const std::vector<std::string>& problems, const std::string& remedy) -> Error {
     return Error(ErrorKind::kManifestInvalid, origin + ": " + detail::join(problems, "; "), remedy);
   };
@@ -577,7 +596,6 @@ Manifest parse_manifest(const json& doc, const std::string& origin) {
 
   Reader r;
   Manifest m;
-  m.raw = doc;
 
   // schema_version first: a document of another version may mean other things by the same keys.
   if (auto v = r.int_at(doc, "", "schema_version", true, INT64_MIN)) {
@@ -682,6 +700,23 @@ Manifest parse_manifest(const json& doc, const std::string& origin) {
   return m;
 }
 
+// read_fields, any exception of the JSON library taking values out of `doc` (the Reader checks
+// each type first, so one would be a lapse here) a manifest-invalid Error all the same.
+Manifest read_manifest_fields(const json& doc, const std::string& origin) {
+  return detail::reading_json({ErrorKind::kManifestInvalid, origin, kRemedy},
+                              [&] { return read_fields(doc, origin); });
+}
+
+}  // namespace
+
+Manifest parse_manifest(const json& doc, const std::string& origin) {
+  // A document built by the caller: refused before anything copies it when it nests too deep.
+  detail::check_json_depth(doc, {ErrorKind::kManifestInvalid, origin, kRemedy});
+  Manifest m = read_manifest_fields(doc, origin);
+  m.raw = doc;
+  return m;
+}
+
 Manifest read_manifest(const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(path, ec))
@@ -694,13 +729,10 @@ Manifest read_manifest(const fs::path& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   if (in.bad()) throw Error(ErrorKind::kIo, "error reading " + path.string(), "check the file system");
-  json doc;
-  try {
-    doc = json::parse(ss.str());
-  } catch (const json::parse_error& e) {
-    throw Error(ErrorKind::kManifestInvalid, path.string() + ": not valid JSON: " + e.what(), kRemedy);
-  }
-  return parse_manifest(doc, path.string());
+  json doc = detail::parse_json(ss.str(), {ErrorKind::kManifestInvalid, path.string(), kRemedy});
+  Manifest m = read_manifest_fields(doc, path.string());
+  m.raw = std::move(doc);  // the parsed document itself, never copied
+  return m;
 }
 
 std::string to_canonical_json(const json& doc) { return doc.dump(2) + "\n"; }

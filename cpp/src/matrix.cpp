@@ -17,6 +17,7 @@
 #include "etproof/registry.h"
 #include "etproof/replay.h"
 #include "common.h"
+#include "json_parse.h"
 #include "render_matrix.h"
 
 // Column::dir and NotRun::dir are filled in once per directory by build_matrix, after the
@@ -132,57 +133,71 @@ struct ExportEntry {
   std::optional<size_t> not_run;     // its line in Matrix::not_run, where it made one
 };
 
-// dir/export-report.json, written by the export half.
+// One result of dir/export-report.json: its entry, and the not-run line it makes (if any).
+ExportEntry export_entry(Matrix& m, const nlohmann::json& r, const std::filesystem::path& dir) {
+  const std::string status = r.at("status").get<std::string>();
+  const std::string backend = r.at("backend").get<std::string>();
+  const std::string recipe = r.value("recipe", std::string());
+  const std::string reason = r.value("reason", std::string("(no reason recorded)"));
+  const std::string stage = r.value("stage", std::string());
+  ExportEntry entry{std::nullopt, backend, recipe, status, std::nullopt};
+  if (r.contains("model"))
+    entry.model = r.at("model").get<std::string>();
+  else if (r.contains("bundle"))
+    entry.model = model_of_bundle(r.at("bundle").get<std::string>(), backend, recipe);
+  const size_t before = m.not_run.size();
+  if (status == "export-refused") {
+    m.not_run.push_back({backend, recipe, CellStatus::kExportRefused, reason});
+  } else if (status == "export-failed") {
+    m.not_run.push_back({backend, recipe, CellStatus::kExportFailed,
+                         (stage.empty() ? "" : "at " + stage + ": ") + reason});
+  } else if (status == "exported") {
+    // The same model's column (any model's, when the report does not name one).
+    auto same = [&](const std::string& b, const std::string& r, const std::string& model) {
+      return b == backend && r == recipe && (!entry.model || model.empty() || model == *entry.model);
+    };
+    bool found = false;
+    for (const Column& c : m.columns) found = found || same(c.backend, c.recipe, c.model);
+    for (const NotRun& n : m.not_run) found = found || same(n.backend, n.recipe, n.model);
+    if (!found)
+      m.not_run.push_back({backend, recipe, CellStatus::kBundleInvalid,
+                           "export-report.json says exported, but no bundle for it is in " +
+                               dir.string()});
+  } else {
+    m.not_run.push_back({backend, recipe, CellStatus::kExportFailed,
+                         "export-report.json has unknown status \"" + status + "\""});
+  }
+  if (m.not_run.size() > before) {
+    entry.not_run = before;
+    m.not_run.back().model = entry.model.value_or("");
+  }
+  return entry;
+}
+
+// dir/export-report.json, written by the export half. Unreadable (io; not JSON, too deep, a field
+// missing or of another type: manifest-invalid, as the bundles beside it would be), it is one
+// bundle-invalid not-run line with the reason, and none of its entries: never the end of the run.
 std::vector<ExportEntry> read_export_report(Matrix& m, const std::filesystem::path& dir) {
   std::vector<ExportEntry> entries;
   const auto path = dir / "export-report.json";
-  if (!std::filesystem::exists(path)) return entries;
+  const size_t lines_before = m.not_run.size();
+  const detail::JsonSource source{ErrorKind::kManifestInvalid, path.string(),
+                                  "re-export into this directory (python -m etproof export writes it)"};
   try {
-    std::ifstream in(path);
-    if (!in) throw std::runtime_error("cannot open");
-    nlohmann::json doc = nlohmann::json::parse(in);
-    for (const auto& r : doc.at("results")) {
-      const std::string status = r.at("status").get<std::string>();
-      const std::string backend = r.at("backend").get<std::string>();
-      const std::string recipe = r.value("recipe", std::string());
-      const std::string reason = r.value("reason", std::string("(no reason recorded)"));
-      const std::string stage = r.value("stage", std::string());
-      ExportEntry entry{std::nullopt, backend, recipe, status, std::nullopt};
-      if (r.contains("model"))
-        entry.model = r.at("model").get<std::string>();
-      else if (r.contains("bundle"))
-        entry.model = model_of_bundle(r.at("bundle").get<std::string>(), backend, recipe);
-      const size_t before = m.not_run.size();
-      if (status == "export-refused") {
-        m.not_run.push_back({backend, recipe, CellStatus::kExportRefused, reason});
-      } else if (status == "export-failed") {
-        m.not_run.push_back({backend, recipe, CellStatus::kExportFailed,
-                             (stage.empty() ? "" : "at " + stage + ": ") + reason});
-      } else if (status == "exported") {
-        // The same model's column (any model's, when the report does not name one).
-        auto same = [&](const std::string& b, const std::string& r, const std::string& model) {
-          return b == backend && r == recipe && (!entry.model || model.empty() || model == *entry.model);
-        };
-        bool found = false;
-        for (const Column& c : m.columns) found = found || same(c.backend, c.recipe, c.model);
-        for (const NotRun& n : m.not_run) found = found || same(n.backend, n.recipe, n.model);
-        if (!found)
-          m.not_run.push_back({backend, recipe, CellStatus::kBundleInvalid,
-                               "export-report.json says exported, but no bundle for it is in " +
-                                   dir.string()});
-      } else {
-        m.not_run.push_back({backend, recipe, CellStatus::kExportFailed,
-                             "export-report.json has unknown status \"" + status + "\""});
-      }
-      if (m.not_run.size() > before) {
-        entry.not_run = before;
-        m.not_run.back().model = entry.model.value_or("");
-      }
-      entries.push_back(std::move(entry));
-    }
-  } catch (const std::exception& e) {
+    if (!detail::path_exists(path, "check the path")) return entries;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error(ErrorKind::kIo, "cannot open " + path.string(), "check the file's permissions");
+    std::stringstream text;
+    text << in.rdbuf();
+    const nlohmann::json doc = detail::parse_json(text.str(), source);
+    detail::reading_json(source, [&] {
+      for (const auto& r : doc.at("results")) entries.push_back(export_entry(m, r, dir));
+    });
+  } catch (const Error& e) {
+    m.not_run.resize(lines_before);  // the entries read before the bad one are dropped too
+    entries.clear();
     m.not_run.push_back({"", "", CellStatus::kBundleInvalid,
-                         path.string() + " is unreadable (" + e.what() +
+                         "export-report.json is unreadable (" + e.cause() +
                              "); the export half's refusals cannot be shown"});
   }
   return entries;
@@ -293,14 +308,15 @@ void apply_xfail(Matrix& m, const std::vector<XfailRecord>& records,
 
 Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& caller, size_t jobs,
                     const std::optional<Budget>& budget, const std::vector<std::string>& methods) {
-  if (!std::filesystem::is_directory(dir))
-    throw Error(ErrorKind::kIo, "bundle directory " + dir.string() + " does not exist",
-                "pass the directory the export half wrote (etproof export … --out DIR), or "
-                "export the demo bundles first");
+  const std::string remedy =
+      "pass the directory the export half wrote (etproof export … --out DIR), or export the demo "
+      "bundles first";
+  if (!detail::is_directory_path(dir, remedy))
+    throw Error(ErrorKind::kIo, "bundle directory " + dir.string() + " does not exist", remedy);
   Matrix m;
   // Read first: a malformed file is an error before anything runs.
   std::vector<XfailRecord> records;
-  if (std::filesystem::exists(dir / "xfail.json")) {
+  if (detail::path_exists(dir / "xfail.json", "check the file, or remove it if no failure is expected")) {
     m.xfail_file = (dir / "xfail.json").string();
     records = read_xfail(dir / "xfail.json");
   }

@@ -67,7 +67,8 @@ const std::string& prepare_backend_environment() {
   static const std::string done = [] {
     const char* cur = std::getenv("OPENVINO_LIB_PATH");
     if (cur && *cur) return std::string();
-    if (!*build::kOpenvinoLib || !std::filesystem::exists(build::kOpenvinoLib)) return std::string();
+    std::error_code ec;
+    if (!*build::kOpenvinoLib || !std::filesystem::exists(build::kOpenvinoLib, ec)) return std::string();
     setenv("OPENVINO_LIB_PATH", build::kOpenvinoLib, 0);
     return std::string("OPENVINO_LIB_PATH was unset; etproof pointed it at ") +
            build::kOpenvinoLib + " (the openvino package found at configure time)";

@@ -1,4 +1,5 @@
 // etproof/render_parity.cpp — a replay's report as text and JSON (etproof/replay.h).
+#include <algorithm>
 #include <limits>
 #include <sstream>
 
@@ -44,6 +45,10 @@ std::string to_text(const ParityReport& r) {
     if (c.status != Status::kAgreed && c.status != Status::kDrifted)
       os << "  [" << to_string(c.status) << "] " << c.detail;
     os << "\n";
+    // A drift no output's numbers explain (an edited golden, the recipe's top-1 budget): say why.
+    const bool outputs_pass = std::all_of(c.outputs.begin(), c.outputs.end(), [](const TensorReport& t) { return t.passed; });
+    if (c.status == Status::kDrifted && !c.outputs.empty() && outputs_pass && !c.detail.empty())
+      os << "  why: " << c.detail << "\n";
     for (const TensorReport& t : c.outputs) {
       os << "  " << t.output << " (" << t.numel << " elements): " << (t.passed ? "pass" : "FAIL")
          << "\n";

@@ -2,7 +2,9 @@
 #include "etproof/replay.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <new>
 
 #include <executorch/runtime/platform/runtime.h>
 
@@ -181,18 +183,61 @@ TensorReport judge_output(const std::vector<TensorSpec>& outputs, const std::str
   return t;
 }
 
-// Runs one golden case and gates each output (step 6).
+bool is_floating(DType d) { return d == DType::kFloat32 || d == DType::kFloat16 || d == DType::kFloat64; }
+
+bool any_finite(const HostTensor& t) {
+  for (size_t i = 0; i < t.numel(); ++i)
+    if (std::isfinite(t.value_as_double(i))) return true;
+  return false;
+}
+
+// A golden that certifies nothing (the export half's check_goldens_certify, at replay: a bundle
+// edited or written by another tool): every floating input (there is one) entirely non-finite, or
+// a non-empty floating output whose golden has no finite value. NaN matches NaN in the gate and
+// cosine and SQNR skip non-finite values, so a program emitting only NaN would agree with it.
+void check_certifies(const std::string& label, const std::map<std::string, HostTensor>& inputs,
+                     const std::map<std::string, HostTensor>& reference) {
+  constexpr const char* kRemedy =
+      "re-export the bundle with golden inputs whose values are finite; where the model's own output on "
+      "that input is all NaN (an overflow or 0/0), fix the model or pick another input";
+  std::vector<std::string> floats;
+  bool all_non_finite = true;
+  for (const auto& [name, t] : inputs)
+    if (is_floating(t.dtype)) {
+      floats.push_back(name);
+      all_non_finite = all_non_finite && t.numel() > 0 && !any_finite(t);
+    }
+  if (!floats.empty() && all_non_finite)
+    throw Error(ErrorKind::kGoldenInvalid,
+                "golden case '" + label + "': every floating input (" + join(floats) +
+                    ") is entirely NaN or infinite, so the case certifies nothing",
+                kRemedy);
+  for (const auto& [name, t] : reference)
+    if (is_floating(t.dtype) && t.numel() > 0 && !any_finite(t))
+      throw Error(ErrorKind::kGoldenInvalid,
+                  "golden case '" + label + "': output '" + name + "' has no finite value in its golden (" +
+                      std::to_string(t.numel()) + " elements, all NaN or infinite), so any program emitting NaN "
+                      "would agree with it",
+                  kRemedy);
+}
+
+// Runs one golden case and gates each output (step 6). allow_edited: read goldens that no longer
+// match the manifest's hashes (--allow-edited-goldens); such a case is drifted whatever it measures.
 CaseReport run_case(const Bundle& b, LoadedModel& model, const GoldenCase& g, const Bound& bound,
-                    const JudgePlan& plan, const std::optional<Budget>& budget) {
+                    const JudgePlan& plan, const std::optional<Budget>& budget, bool allow_edited) {
   CaseReport c;
   c.case_id = case_label(b.manifest, g);
   c.method = g.method;
   c.data = g.data;
   std::map<std::string, HostTensor> inputs, reference, actual;
   std::map<std::string, std::map<std::string, HostTensor>> refs;
+  std::vector<std::string> edited;
   try {
-    inputs = read_golden_inputs(b, g);
-    reference = read_golden_outputs(b, g);
+    const GoldenCheck check = allow_edited ? GoldenCheck::kAllowEdited : GoldenCheck::kHashes;
+    if (allow_edited) edited = golden_file_problems(b, g);
+    inputs = read_golden_inputs(b, g, check);
+    reference = read_golden_outputs(b, g, check);
+    check_certifies(c.case_id, inputs, reference);
     for (const std::string& name : {plan.against, plan.widen_by, plan.cost_reference})
       if (!name.empty() && name != "golden" && !refs.count(name))
         refs[name] = read_golden_reference(b, g, name);
@@ -244,6 +289,9 @@ CaseReport run_case(const Bundle& b, LoadedModel& model, const GoldenCase& g, co
     c.error = e;
     return c;
   }
+  if (!edited.empty())  // measured against goldens that are not the export's: never a pass
+    failures.insert(failures.begin(), "golden edited since export (" + join(edited, "; ") +
+                                          "): its numbers are shown, never certified");
   c.passed = !c.outputs.empty() && failures.empty();
   c.status = c.passed ? Status::kAgreed : Status::kDrifted;
   c.detail = join(failures, "; ");
@@ -385,6 +433,20 @@ std::vector<BundleReplay> replay_all(const std::vector<fs::path>& paths,
       out[i].report = replay(paths[i], options[i]);
     } catch (const Error& e) {
       out[i].unforeseen = error_line(e);
+    } catch (const std::bad_alloc&) {
+      // Not a bug, nor this bundle's fault as such: its column could not be run here (status_of
+      // gives run-failed), shown as any bundle refused before its manifest was read.
+      try {
+        const Error e = out_of_memory_error("replaying " + paths[i].string());
+        ParityReport r;
+        r.path = paths[i].string();
+        r.bundle = paths[i].filename().string();
+        refuse(r, std::nullopt, status_of(e), error_line(e), e, options[i].methods);
+        out[i].report = std::move(r);
+      } catch (...) {
+        out[i].report.reset();
+        out[i].unforeseen = "out of memory";  // short enough to need no allocation
+      }
     } catch (const std::exception& e) {
       out[i].unforeseen = std::string("unexpected exception: ") + e.what();
     }
@@ -452,7 +514,8 @@ ParityReport replay(const Bundle& goldens, LoadedModel& model, const ReplayOptio
   r.budget = effective_budget(goldens.manifest.budget, options.budget);
   const bool undelegated = r.backend != "portable" && r.delegates.empty();
   for (const GoldenCase& g : goldens.manifest.goldens)
-    if (selected(options.methods, g)) r.cases.push_back(run_case(goldens, model, g, r.bound, plan, r.budget));
+    if (selected(options.methods, g)) r.cases.push_back(run_case(goldens, model, g, r.bound, plan, r.budget,
+                                                               options.allow_edited_goldens));
   judge_top1(r, goldens.manifest);
   for (CaseReport& c : r.cases) settle(c, r, undelegated, options);
   finish(r);

@@ -64,7 +64,9 @@ Status status_of(const Error& e) {
     case ErrorKind::kBackendUnavailable: return Status::kUnavailable;
     case ErrorKind::kKernelMissing:  // the method cannot load here: as ExecuTorch's OperatorMissing was
     case ErrorKind::kLoadFailed: return Status::kLoadFailed;
-    case ErrorKind::kRunFailed: return Status::kRunFailed;
+    case ErrorKind::kRunFailed:
+    case ErrorKind::kOutOfMemory:  // the column could not be run here, as when ExecuTorch fails
+      return Status::kRunFailed;
     case ErrorKind::kCapabilityUnavailable: return Status::kNoBound;
     case ErrorKind::kIo:
     case ErrorKind::kManifestInvalid:
@@ -76,6 +78,7 @@ Status status_of(const Error& e) {
     case ErrorKind::kInvalidArgument:
     case ErrorKind::kXfailInvalid:
     case ErrorKind::kLedgerInvalid:
+    case ErrorKind::kGoldenInvalid:
       return Status::kBundleInvalid;
   }
   return Status::kBundleInvalid;

@@ -232,12 +232,13 @@ ToleranceReport measure_tolerances(const std::vector<fs::path>& dirs,
     for (size_t i = 0; i < given.size(); ++i) rep.caller_bound += (i ? " " : "") + given[i];
   }
   for (const fs::path& dir : dirs) {
-    if (!fs::is_directory(dir))
-      throw Error(ErrorKind::kIo, "bundle directory " + dir.string() + " does not exist",
-                  "pass directories the export half wrote (etproof export … --out DIR)");
+    const std::string remedy = "pass directories the export half wrote (etproof export … --out DIR)";
+    if (!detail::is_directory_path(dir, remedy))
+      throw Error(ErrorKind::kIo, "bundle directory " + dir.string() + " does not exist", remedy);
     rep.dirs.push_back(dir.string());
     std::vector<XfailRecord> records;
-    if (fs::exists(dir / "xfail.json")) records = read_xfail(dir / "xfail.json");
+    if (detail::path_exists(dir / "xfail.json", "check the file, or remove it if no failure is expected"))
+      records = read_xfail(dir / "xfail.json");
     ReplayOptions options;
     options.caller = opt.caller;
     options.xfail = records;

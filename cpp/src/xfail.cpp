@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 
 #include <nlohmann/json.hpp>
 
 #include "etproof/error.h"
 #include "common.h"
+#include "json_parse.h"
 
 namespace etproof {
 
@@ -68,18 +70,12 @@ const XfailRecord* find_runtime_xfail(const std::vector<XfailRecord>& records,
   return nullptr;
 }
 
-std::vector<XfailRecord> read_xfail(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in)
-    throw Error(ErrorKind::kIo, "cannot read " + file.string(),
-                "check the file's permissions, or remove it if no failure is expected");
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(in);
-  } catch (const std::exception& e) {
-    throw Error(ErrorKind::kXfailInvalid, file.string() + " is not JSON: " + e.what(),
-                "fix it to follow docs/xfail.md");
-  }
+namespace {
+
+constexpr const char* kRemedy = "fix it to follow docs/xfail.md (or remove it if no failure is expected)";
+
+// The records of a parsed xfail file; every problem named at once.
+std::vector<XfailRecord> read_records(const nlohmann::json& doc, const std::filesystem::path& file) {
   std::vector<std::string> problems;
   std::vector<XfailRecord> records;
   if (!doc.is_object()) {
@@ -166,9 +162,24 @@ std::vector<XfailRecord> read_xfail(const std::filesystem::path& file) {
     }
   }
   if (!problems.empty())
-    throw Error(ErrorKind::kXfailInvalid, file.string() + ": " + join(problems, "; "),
-                "fix it to follow docs/xfail.md (or remove it if no failure is expected)");
+    throw Error(ErrorKind::kXfailInvalid, file.string() + ": " + join(problems, "; "), kRemedy);
   return records;
+}
+
+}  // namespace
+
+std::vector<XfailRecord> read_xfail(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in)
+    throw Error(ErrorKind::kIo, "cannot read " + file.string(),
+                "check the file's permissions, or remove it if no failure is expected");
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (in.bad())
+    throw Error(ErrorKind::kIo, "error reading " + file.string(),
+                "check the file and the file system, or remove it if no failure is expected");
+  const detail::JsonSource source{ErrorKind::kXfailInvalid, file.string(), kRemedy};
+  const nlohmann::json doc = detail::parse_json(text, source);
+  return detail::reading_json(source, [&] { return read_records(doc, file); });
 }
 
 }  // namespace etproof

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <limits>
 #include <optional>
 #include <set>
 #include <string>
@@ -234,15 +235,151 @@ TEST(Bundle, GoldenDisagreeingWithManifestIsRefused) {
   wrong_dtype.shape = {1, 3, 16, 16};
   wrong_dtype.data.assign(wrong_dtype.numel(), 1);
   write_npy(file, wrong_dtype);
-  Error e = expect_error(ErrorKind::kDtypeMismatch, [&] { read_golden_inputs(b, c); });
+  // The manifest hashes every golden file (goldens[i].files): an edited one is refused by name first.
+  ASSERT_FALSE(c.files.empty()) << "the export writes goldens[i].files";
+  Error e = expect_error(ErrorKind::kArtifactMismatch, [&] { read_golden_inputs(b, c); });
+  EXPECT_TRUE(contains(e.cause(), file.string() + ": ")) << e.cause();
+  EXPECT_TRUE(contains(e.remedy(), "--allow-edited-goldens")) << e.remedy();
+  // Read anyway (--allow-edited-goldens), the file is still checked against its spec.
+  constexpr GoldenCheck kAnyway = GoldenCheck::kAllowEdited;
+  e = expect_error(ErrorKind::kDtypeMismatch, [&] { read_golden_inputs(b, c, kAnyway); });
   EXPECT_TRUE(contains(e.cause(), "'x'") && contains(e.cause(), "int8")) << e.cause();
 
   write_npy(file, float_tensor({1, 3, 8, 8}, 0.5f));
-  e = expect_error(ErrorKind::kShapeMismatch, [&] { read_golden_inputs(b, c); });
+  e = expect_error(ErrorKind::kShapeMismatch, [&] { read_golden_inputs(b, c, kAnyway); });
   EXPECT_TRUE(contains(e.cause(), "[1, 3, 8, 8]") && contains(e.cause(), "[1, 3, 16, 16]")) << e.cause();
 
   fs::remove(file);
-  expect_error(ErrorKind::kIo, [&] { read_golden_inputs(b, c); });
+  e = expect_error(ErrorKind::kArtifactMismatch, [&] { read_golden_inputs(b, c); });
+  EXPECT_TRUE(contains(e.cause(), file.string() + ": missing")) << e.cause();
+  expect_error(ErrorKind::kIo, [&] { read_golden_inputs(b, c, kAnyway); });
+}
+
+// ---- every file of a bundle is its own and as exported (issue 11 §2) -------------------------
+
+// A golden file, the goldens folder, the .pte and the manifest, each replaced by a symbolic link to
+// an identical copy outside the bundle: the bytes match, the link is still refused by name.
+TEST(Bundle, SymlinksInsideABundleAreRefusedByName) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kPortable));
+  const fs::path elsewhere = fs::temp_directory_path() / "etproof-tests" / "symlink-targets";
+  fs::remove_all(elsewhere);
+  fs::create_directories(elsewhere);
+  const auto link_out = [&](const fs::path& inside) {
+    const fs::path outside = elsewhere / inside.filename();
+    fs::rename(inside, outside);
+    fs::create_symlink(outside, inside);
+  };
+  {  // one golden file
+    const fs::path dir = copy_bundle(kPortable);
+    const Bundle b = open_bundle(dir);
+    const GoldenCase& c = b.manifest.goldens.at(0);
+    const fs::path file = b.goldens_dir / c.outputs.at("y");
+    link_out(file);
+    const Error e = expect_error(ErrorKind::kArtifactMismatch, [&] { read_golden_outputs(b, c); });
+    EXPECT_TRUE(contains(e.cause(), file.string() + ": a symbolic link")) << e.cause();
+    const ParityReport r = replay(dir);
+    EXPECT_FALSE(r.passed);
+    EXPECT_EQ(r.cases.at(0).status, Status::kBundleInvalid) << r.cases.at(0).detail;
+    EXPECT_TRUE(contains(r.cases.at(0).detail, "a symbolic link")) << r.cases.at(0).detail;
+  }
+  {  // the goldens folder
+    const fs::path dir = copy_bundle(kPortable);
+    const Bundle b = open_bundle(dir);
+    link_out(b.goldens_dir);
+    const Error e = expect_error(ErrorKind::kArtifactMismatch,
+                                 [&] { read_golden_inputs(b, b.manifest.goldens.at(0)); });
+    EXPECT_TRUE(contains(e.cause(), b.goldens_dir.string() + ": a symbolic link")) << e.cause();
+  }
+  {  // the program
+    const fs::path dir = copy_bundle(kPortable);
+    link_out(pte_of(dir));
+    const Error e = expect_error(ErrorKind::kArtifactMismatch, [&] { (void)open_bundle(dir); });
+    EXPECT_TRUE(contains(e.cause(), pte_of(dir).string() + ": a symbolic link")) << e.cause();
+  }
+  {  // the manifest
+    const fs::path dir = copy_bundle(kPortable);
+    link_out(manifest_of(dir));
+    const Error e = expect_error(ErrorKind::kManifestInvalid, [&] { (void)open_bundle(dir); });
+    EXPECT_TRUE(contains(e.cause(), "a symbolic link")) << e.cause();
+  }
+}
+
+// An edited golden output (one element nudged by far less than the bound: the numbers would agree)
+// is never used silently: bundle-invalid naming the file; with allow_edited_goldens the numbers are
+// shown and the case is drifted whatever they are. An untouched case of the same bundle agrees.
+TEST(Bundle, AnEditedGoldenIsRefusedOrShownAsDriftNeverAgreed) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kPortable));
+  const fs::path dir = copy_bundle(kPortable);
+  const Bundle b = open_bundle(dir);
+  ASSERT_GE(b.manifest.goldens.size(), 2u);
+  const fs::path file = b.goldens_dir / b.manifest.goldens.at(0).outputs.at("y");
+  HostTensor y = read_npy(file);
+  ASSERT_EQ(y.dtype, DType::kFloat32);
+  auto* v = reinterpret_cast<float*>(y.data.data());
+  v[0] = std::nextafter(v[0], 1e30f);  // one ulp
+  write_npy(file, y);
+
+  const ParityReport refused = replay(dir);
+  EXPECT_FALSE(refused.passed);
+  EXPECT_EQ(refused.cases.at(0).status, Status::kBundleInvalid);
+  EXPECT_TRUE(contains(refused.cases.at(0).detail, file.string() + ": SHA-256")) << refused.cases.at(0).detail;
+  ASSERT_TRUE(refused.cases.at(0).error);
+  EXPECT_EQ(refused.cases.at(0).error->kind(), ErrorKind::kArtifactMismatch);
+  EXPECT_EQ(refused.cases.at(1).status, Status::kAgreed) << refused.cases.at(1).detail;
+
+  ReplayOptions o;
+  o.allow_edited_goldens = true;
+  const ParityReport shown = replay(dir, o);
+  EXPECT_FALSE(shown.passed);
+  EXPECT_EQ(shown.cases.at(0).status, Status::kDrifted);
+  EXPECT_FALSE(shown.cases.at(0).outputs.empty()) << "the numbers are measured and shown";
+  EXPECT_TRUE(shown.cases.at(0).outputs.at(0).passed) << "within the bound: drifted only for the edit";
+  EXPECT_TRUE(contains(shown.cases.at(0).detail, "golden edited since export")) << shown.cases.at(0).detail;
+  EXPECT_EQ(shown.cases.at(1).status, Status::kAgreed) << shown.cases.at(1).detail;
+
+  // Through the CLI: exit 2 (bundle-invalid) without the flag; with it exit 1 (drift), no evidence.
+  const auto plain = testing::run_etproof("parity --no-ledger " + testing::quote(dir.string()));
+  EXPECT_EQ(plain.rc, 2) << plain.out << plain.err;
+  const auto flagged = testing::run_etproof("parity --allow-edited-goldens " + testing::quote(dir.string()));
+  EXPECT_EQ(flagged.rc, 1) << flagged.out << flagged.err;
+  EXPECT_TRUE(contains(flagged.out, "golden edited since export")) << flagged.out;
+  EXPECT_TRUE(contains(flagged.err, "nothing recorded (--allow-edited-goldens")) << flagged.err;
+}
+
+// A golden that certifies nothing (all-NaN reference output, or every floating input non-finite),
+// hashed as if exported so: golden-invalid at replay, never agreed — while a golden with one NaN
+// among finite values is judged as usual (the gate leaves a NaN position of the reference
+// unconstrained and judges the rest: here it agrees), not refused.
+TEST(Bundle, AGoldenThatCertifiesNothingIsGoldenInvalidAtReplay) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kPortable));
+  const auto with_golden = [](const char* part, const std::function<void(float*, size_t)>& edit) {
+    const fs::path dir = copy_bundle(kPortable);
+    const Bundle b = open_bundle(dir);
+    const GoldenCase& c = b.manifest.goldens.at(0);
+    const fs::path file = b.goldens_dir / (std::string(part) == "in" ? c.inputs.at("x") : c.outputs.at("y"));
+    HostTensor t = read_npy(file);
+    edit(reinterpret_cast<float*>(t.data.data()), t.numel());
+    write_npy(file, t);
+    testing::rehash_references(dir);
+    return replay(dir);
+  };
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  for (const char* part : {"in", "out"}) {
+    SCOPED_TRACE(part);
+    const ParityReport r = with_golden(part, [&](float* v, size_t n) {
+      for (size_t i = 0; i < n; ++i) v[i] = i % 2 ? nan : inf;
+    });
+    EXPECT_FALSE(r.passed);
+    const CaseReport& c = r.cases.at(0);
+    EXPECT_EQ(c.status, Status::kBundleInvalid) << c.detail;
+    ASSERT_TRUE(c.error);
+    EXPECT_EQ(c.error->kind(), ErrorKind::kGoldenInvalid) << c.detail;
+    EXPECT_TRUE(contains(c.detail, "certifies nothing") || contains(c.detail, "would agree with it")) << c.detail;
+  }
+  const ParityReport one_nan = with_golden("out", [&](float* v, size_t) { v[0] = nan; });
+  EXPECT_EQ(one_nan.cases.at(0).status, Status::kAgreed) << one_nan.cases.at(0).detail;
+  EXPECT_FALSE(one_nan.cases.at(0).error) << one_nan.cases.at(0).detail;
 }
 
 // ---- loading ----------------------------------------------------------------------------------

@@ -163,6 +163,53 @@ TEST(Ledger, RecordsRoundTripWithTheirIds) {
   EXPECT_EQ(count_lines(file), recs.size());
 }
 
+// Two processes appending 300 batches each to one ledger at the same time: every line is one
+// whole record (issue 11 §3), none lost, each process's in its own order.
+TEST(Ledger, TwoProcessesAppendingAtOnceKeepEveryLine) {
+  const fs::path file = scratch_dir() / "ledger.jsonl";
+  constexpr int kBatches = 300;
+  const auto batch = [](int who, int i) {
+    auto recs = records_from_matrix(ctx(), matrix_fixture());
+    for (auto& r : recs) {
+      r["command"] = "writer " + std::to_string(who) + " batch " + std::to_string(i);
+      r.erase("id");  // the id is of the content: finalize gives the new one
+    }
+    return recs;
+  };
+  const size_t per_batch = batch(0, 0).size();
+  std::vector<std::vector<json>> batches[2];
+  for (int who = 0; who < 2; ++who)
+    for (int i = 0; i < kBatches; ++i) batches[who].push_back(batch(who, i));  // built before forking
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  const int who = child == 0 ? 1 : 0;
+  for (const auto& b : batches[who]) {
+    try {
+      append_records(file, b);
+    } catch (...) {
+      if (child == 0) _exit(3);
+      throw;
+    }
+  }
+  if (child == 0) _exit(0);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  const auto back = read_ledger(file);  // throws ledger-invalid on a broken line
+  ASSERT_EQ(back.size(), 2 * kBatches * per_batch);
+  EXPECT_EQ(count_lines(file), back.size());
+  int next[2] = {0, 0};
+  for (size_t k = 0; k < back.size(); k += per_batch) {
+    const std::string cmd = back[k]["command"];
+    const int w = cmd.rfind("writer 1", 0) == 0 ? 1 : 0;
+    EXPECT_EQ(cmd, "writer " + std::to_string(w) + " batch " + std::to_string(next[w]));
+    for (size_t j = 0; j < per_batch; ++j) EXPECT_EQ(back[k + j]["command"], cmd) << "a batch stays whole";
+    ++next[w];
+  }
+  EXPECT_EQ(next[0], kBatches);
+  EXPECT_EQ(next[1], kBatches);
+}
+
 TEST(Ledger, MatrixRecordsGroupEachColumnByStatusWithNumbersAndReasons) {
   const auto recs = records_from_matrix(ctx(), matrix_fixture());
   auto find = [&](const std::string& half, const std::string& backend, const std::string& status) {
@@ -431,7 +478,15 @@ TEST(Ledger, ParityErrorRecordTakesItsStatusFromTheErrorKind) {
   std::ofstream(goldens / "tiny-xnnpack-fp32.goldens" / gm.goldens.front().outputs.begin()->second,
                 std::ios::trunc)
       << "not npy";
+  etproof::testing::rehash_references(goldens);  // hashed as written: the bytes reach the .npy reader
   cases.push_back({goldens, ErrorKind::kNpyInvalid, "bundle-invalid"});
+  // The same file edited after export (its hash no longer matches): refused before it is parsed.
+  fs::create_directories(dir / "edited");
+  const fs::path edited = copy_bundle("tiny-xnnpack-fp32", dir / "edited");
+  std::ofstream(edited / "tiny-xnnpack-fp32.goldens" / gm.goldens.front().outputs.begin()->second,
+                std::ios::trunc)
+      << "not npy";
+  cases.push_back({edited, ErrorKind::kArtifactMismatch, "bundle-invalid"});
 
   for (const Case& c : cases) {
     const ParityReport r = replay(c.bundle);

@@ -214,6 +214,36 @@ TEST(Methods, AWrongDtypeIsRefusedNamingTheMethodAndInput) {
       << e.cause();
 }
 
+// external_weights with several methods (methods/encdecptd-*): every method's weights in the one
+// NAME.ptd, loaded through ExecuTorch's named-data map for each method; a changed .ptd is refused.
+TEST(Methods, EveryMethodsWeightsInOnePtd) {
+  for (const char* name : {"methods/encdecptd-portable-fp32", "methods/encdecptd-xnnpack-fp32"}) {
+    ETPROOF_REQUIRE_BUNDLE(exported(name));
+    SCOPED_TRACE(name);
+    const fs::path dir = exported(name);
+    const Bundle b = open_bundle(dir);
+    EXPECT_EQ(b.manifest.schema_version, 2);
+    ASSERT_EQ(b.manifest.data_files.size(), 1u);
+    EXPECT_EQ(b.manifest.data_files[0].file, dir.filename().string() + ".ptd");
+    EXPECT_EQ(b.manifest.data_files[0].sha256, testing::sha256_file(dir / b.manifest.data_files[0].file));
+    const ParityReport r = run_parity(b);
+    EXPECT_TRUE(r.passed);
+    EXPECT_EQ(r.cases.size(), b.manifest.goldens.size());
+    std::set<std::string> methods_run;
+    for (const CaseReport& c : r.cases) methods_run.insert(c.case_id.substr(0, c.case_id.find('/')));
+    EXPECT_EQ(methods_run, (std::set<std::string>{"decode", "encode"}));
+
+    const fs::path copy = testing::scratch_dir() / dir.filename();
+    fs::copy(dir, copy, fs::copy_options::recursive);
+    const fs::path ptd = copy / b.manifest.data_files[0].file;
+    std::string bytes = testing::slurp(ptd);
+    bytes[bytes.size() / 2] ^= 0x01;
+    std::ofstream(ptd, std::ios::binary | std::ios::trunc) << bytes;
+    const Error e = expect_error(ErrorKind::kArtifactMismatch, [&] { (void)open_bundle(copy); });
+    EXPECT_TRUE(contains(e.cause(), ptd.filename().string() + ": SHA-256")) << e.cause();
+  }
+}
+
 // A copy of a bundle in this test's scratch directory, its manifest edited by `edit`.
 fs::path edited_copy(const std::string& name, const std::function<void(json&)>& edit) {
   const fs::path dst = testing::scratch_dir() / fs::path(name).filename();

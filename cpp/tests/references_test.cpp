@@ -150,17 +150,20 @@ TEST(Plan, WithoutTruthTheGoldenBasisAndWhy) {
   EXPECT_NE(p.why.find("aten.foo has no float64 kernel"), std::string::npos) << p.why;
 }
 
-// The derived rows hold the numbers their argument gives (bounds.cpp): 4 unit roundoffs u of the
-// precision on the range, cosine 1 − (4u)²/2, and an SQNR floor −20·log10(4u) rounded down to
-// 0.1 dB (the one figure the table states as a literal).
+// The derived row holds the numbers its argument gives (bounds.cpp): 8 unit roundoffs u of the
+// precision on the range (two output roundings, by the margin 4), cosine 1 − (8u)²/2, and an SQNR
+// floor −20·log10(8u) rounded down to 0.1 dB (the one figure the table states as a literal).
+// bfloat16 is measured (OpenVINO's CPU plugin, 2026-12-01), and looser than its argument would be.
 TEST(Plan, DerivedRowsAreTheirUnitRoundoffArgument) {
-  for (const auto& [precision, u] : {std::pair<std::string, double>{"float16", 1.0 / 2048},
-                                     {"bfloat16", 1.0 / 256}}) {
+  const Bound bf16 = derive_bound("fp32", "bfloat16", std::nullopt, BoundBasis::kReference);
+  EXPECT_GT(bf16.atol_range, 8.0 / 256) << "measured beyond the argument";
+  EXPECT_NE(bf16.source.find("measured 2026-12-01"), std::string::npos) << bf16.source;
+  for (const auto& [precision, u] : {std::pair<std::string, double>{"float16", 1.0 / 2048}}) {
     SCOPED_TRACE(precision);
     const Bound b = derive_bound("fp32", precision, std::nullopt, BoundBasis::kReference);
-    EXPECT_DOUBLE_EQ(b.atol_range, 4 * u);
-    EXPECT_DOUBLE_EQ(b.min_cosine, 1 - (4 * u) * (4 * u) / 2);
-    const double exact = -20 * std::log10(4 * u);
+    EXPECT_DOUBLE_EQ(b.atol_range, 8 * u);
+    EXPECT_DOUBLE_EQ(b.min_cosine, 1 - (8 * u) * (8 * u) / 2);
+    const double exact = -20 * std::log10(8 * u);
     EXPECT_LE(b.min_sqnr_db, exact);
     EXPECT_GT(b.min_sqnr_db, exact - 0.1);
   }
@@ -175,7 +178,7 @@ TEST(Plan, Float16IsDerivedFromItsEmulationWithNoDeviceMeasurement) {
   EXPECT_EQ(p.against, "float64");
   EXPECT_EQ(p.widen_by, "float16");
   EXPECT_EQ(p.cost_reference, "float16");
-  EXPECT_NEAR(p.rule.atol_range, 4.0 / 2048, 1e-12);  // 4 unit roundoffs of float16
+  EXPECT_NEAR(p.rule.atol_range, 8.0 / 2048, 1e-12);  // 8 unit roundoffs of float16
   // Without the emulation there is no float16 bound at all (none was ever measured).
   Manifest old = manifest("coreml", "fp32", "float16");
   EXPECT_TRUE(plan_judgement(old, {"float16", ""}).no_rule.has_value());
@@ -188,7 +191,7 @@ TEST(Plan, BfloatOnThisMachineIsJudgedAgainstItsEmulationsError) {
   const JudgePlan p = plan_judgement(m, precision_given(m, std::string("bf16")));
   EXPECT_EQ(p.precision, "bfloat16");
   EXPECT_EQ(p.widen_by, "bfloat16");
-  EXPECT_NEAR(p.rule.atol_range, 4.0 / 256, 1e-12);
+  EXPECT_NEAR(p.rule.atol_range, 0.058, 1e-12);  // the measured bfloat16 row
   EXPECT_FALSE(p.precision_reason.empty());
 }
 

@@ -82,6 +82,20 @@ TEST(BackendTable, RefusesATableMissingAField) {
   }
 }
 
+TEST(BackendTable, ReadsTheKernelLibrariesAndRefusesANamespaceTwice) {
+  const auto& libs = backend_table().kernel_libraries;
+  ASSERT_FALSE(libs.empty());
+  EXPECT_EQ(libs.front().name_space, "aten");
+  auto doc = nlohmann::json::parse(embedded_backend_table_json());
+  doc["kernel_libraries"].push_back(doc["kernel_libraries"][0]);
+  try {
+    parse_backend_table(doc, "test");
+    ADD_FAILURE() << "a table listing 'aten' twice parsed";
+  } catch (const Error& e) {
+    EXPECT_NE(e.cause().find("namespace 'aten' is listed twice"), std::string::npos) << e.cause();
+  }
+}
+
 TEST(Components, XnnpackOfferedAndLinkedHere) {
   bool xnn = false, kernels = false;
   for (const auto& c : offered_components()) {

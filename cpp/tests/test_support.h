@@ -86,9 +86,9 @@ inline std::string sha256_file(const std::filesystem::path& p) {
   return out;
 }
 
-// After a test edits a golden case's reference files (NAME.goldens/*.ref.*.npy), records their new
-// sizes and SHA-256 in the manifest so the bundle still opens: the edit then stands for a
-// reference that says otherwise, not for a damaged bundle.
+// After a test edits a golden case's files (NAME.goldens/*.npy: its goldens, goldens[i].files, or
+// its references), records their new sizes and SHA-256 in the manifest so the bundle still opens:
+// the edit then stands for a golden or reference that says otherwise, not for a damaged bundle.
 inline void rehash_references(const std::filesystem::path& bundle_dir) {
   for (const auto& e : std::filesystem::directory_iterator(bundle_dir)) {
     const std::string f = e.path().filename().string();
@@ -96,6 +96,12 @@ inline void rehash_references(const std::filesystem::path& bundle_dir) {
     nlohmann::json doc = nlohmann::json::parse(slurp(e.path()));
     const auto goldens = bundle_dir / (doc["name"].get<std::string>() + ".goldens");
     for (auto& g : doc["goldens"]) {
+      if (g.contains("files"))
+        for (auto& ref : g["files"]) {
+          const auto file = goldens / ref["file"].get<std::string>();
+          ref["bytes"] = std::filesystem::file_size(file);
+          ref["sha256"] = sha256_file(file);
+        }
       if (!g.contains("references")) continue;
       for (auto& [name, by_output] : g["references"].items())
         for (auto& [output, ref] : by_output.items()) {

@@ -105,11 +105,25 @@ def validate_table(doc) -> dict[str, dict]:
             raise BackendTableError(f"{where}: unknown probe_model {b['probe_model']!r}",
                                     f"one of {PROBE_MODELS}")
         out[b["key"]] = b
+    _check_kernel_libraries(doc.get("kernel_libraries"))
     return out
 
 
+def _check_kernel_libraries(libs) -> None:
+    if not isinstance(libs, list):
+        raise BackendTableError("the table has no 'kernel_libraries' list", "see docs/backends.md")
+    seen = set()
+    for i, lib in enumerate(libs):
+        _check_fields(lib, {"namespace": str, "library": str,
+                            "wheel_component": (str, type(None))}, f"kernel_libraries[{i}]")
+        if lib["namespace"] in seen:
+            raise BackendTableError(f"kernel_libraries: namespace {lib['namespace']!r} is listed "
+                                    "twice", "one entry per operator namespace")
+        seen.add(lib["namespace"])
+
+
 @functools.lru_cache(maxsize=4)
-def _load(path: str) -> tuple[dict, str]:
+def _load(path: str) -> tuple[dict, str, list]:
     try:
         raw = Path(path).read_bytes()
         doc = json.loads(raw)
@@ -119,7 +133,7 @@ def _load(path: str) -> tuple[dict, str]:
     except ValueError as e:
         raise BackendTableError(f"the backend table {path} is not JSON: {e}",
                                 "fix data/backends.json") from e
-    return validate_table(doc), hashlib.sha256(raw).hexdigest()
+    return validate_table(doc), hashlib.sha256(raw).hexdigest(), doc["kernel_libraries"]
 
 
 def load_table(path=None) -> dict[str, dict]:
@@ -130,6 +144,12 @@ def load_table(path=None) -> dict[str, dict]:
 def table_hash(path=None) -> str:
     """SHA-256 (hex) of the table file's bytes: a cache key part wherever its facts matter."""
     return _load(str(path or TABLE_PATH))[1]
+
+
+def kernel_libraries(path=None) -> dict[str, str]:
+    """{operator namespace: the kernel library that registers it, as ExecuTorch names it}
+    (the table's kernel_libraries, docs/backends.md)."""
+    return {lib["namespace"]: lib["library"] for lib in _load(str(path or TABLE_PATH))[2]}
 
 
 def keys() -> list[str]:

@@ -149,7 +149,8 @@ def write_goldens(gdir: Path, cases, outputs, input_names, output_names,
                   prefix: str = "") -> list[dict]:
     """Writes each case's input and output tensors as ``.npy`` (numpy, no pickle) into the
     existing directory ``gdir`` as ``PREFIXCASE.in.INPUT.npy`` / ``PREFIXCASE.out.OUTPUT.npy``;
-    returns the manifest's ``goldens`` entries, in case order.
+    returns the manifest's ``goldens`` entries, in case order, each with ``files``: every input
+    and output file's file_ref (size and SHA-256), inputs first, in input and output order.
 
     cases: objects with ``.id``, ``.data``, ``.origin`` and ``.inputs`` (tensors, in input order);
     outputs: per case, its output tensors in output order; prefix: ``METHOD.`` for a method of a
@@ -157,13 +158,15 @@ def write_goldens(gdir: Path, cases, outputs, input_names, output_names,
     """
     goldens = []
     for c, outs in zip(cases, outputs):
-        entry = {"id": c.id, "data": c.data, "origin": c.origin, "inputs": {}, "outputs": {}}
+        entry = {"id": c.id, "data": c.data, "origin": c.origin, "inputs": {}, "outputs": {},
+                 "files": []}
         for part, names, tensors, io in (("inputs", input_names, c.inputs, "in"),
                                          ("outputs", output_names, outs, "out")):
             for t_name, t in zip(names, tensors):
                 fn = f"{prefix}{c.id}.{io}.{t_name}.npy"
                 save_npy(gdir / fn, t)
                 entry[part][t_name] = fn
+                entry["files"].append(file_ref(gdir / fn))
         goldens.append(entry)
     return goldens
 

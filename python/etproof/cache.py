@@ -81,8 +81,8 @@ def adopt(src: Path, out: Path, name: str, stamp: str) -> dict | None:
 
 def bundle_intact(bundle: Path) -> bool:
     """Whether ``bundle`` holds a valid manifest whose artifact and data files (NAME.ptd) match
-    the files (size and SHA-256), every golden file it names, and every reference file (size and
-    SHA-256)."""
+    the files (size and SHA-256), every golden file it names (size and SHA-256 where the manifest
+    lists them in goldens[i].files), and every reference file (size and SHA-256)."""
     try:
         doc = read_manifest(bundle)
         art = doc["artifact"]
@@ -95,6 +95,7 @@ def bundle_intact(bundle: Path) -> bool:
             for g in goldens for part in ("inputs", "outputs") for fn in g[part].values()
         ) and all(file_ref(gdir / ref["file"]) == ref
                   for g in goldens for per_output in g.get("references", {}).values()
-                  for ref in per_output.values())
+                  for ref in per_output.values()
+        ) and all(file_ref(gdir / ref["file"]) == ref for g in goldens for ref in g.get("files", []))
     except (EtproofError, OSError, KeyError):
         return False

@@ -209,7 +209,8 @@ def export_model(
     ``model.METHOD``; those top-level arguments are then None. Every method is exported, lowered
     together into one program, and the manifest is schema_version 2 (docs/manifest.md), goldens
     written as ``METHOD.CASE.*.npy``. layouts, slice_axis and integer_atol name tensors of any
-    method; labels, preprocessing and external_weights are refused with methods.
+    method; external_weights moves every method's weights into the one NAME.ptd; labels and
+    preprocessing are refused with methods.
     verify: run the written program once per method in ExecuTorch's Python runtime (first golden)
     when the runtime has the program's delegates; a program that fails to run is an export
     failure (stage "lower").
@@ -295,13 +296,14 @@ def export_model(
 
         # 5. lower (external weights: tagged first, so a delegate writes them as named data)
         with in_stage("lower", recipe):
-            ep = meths[0].ep
             if external_weights:
+                # every method's weights into the one NAME.ptd (ExecuTorch's named data keys
+                # them by tensor, so a weight two methods share is stored once)
                 say(f"{name}: tagging the weights for {name}.ptd")
-                ep = tag_external_weights(ep, name, meths[0].args.example_inputs,
-                                          meths[0].args.dynamic_shapes)
-            if several:
-                ep = {m.name: m.ep for m in meths}
+                for m in meths:
+                    m.ep = tag_external_weights(m.ep, name, m.args.example_inputs,
+                                                m.args.dynamic_shapes)
+            ep = {m.name: m.ep for m in meths} if several else meths[0].ep
             say(f"{name}: lowering for {backend}")
             edge, backend_config, rejections = lower(ep, backend, recipe, facts,
                                                      name if external_weights else None)
@@ -450,10 +452,6 @@ def _check_methods(model, example_inputs, name, backend, recipe, input_names, ou
         if v is not None:
             raise InvalidArgument(f"{key} is not supported with several methods (it names one "
                                   "input or output of one method)", f"drop {key}", stage="export")
-    if external_weights:
-        raise InvalidArgument("external_weights is not supported with several methods yet",
-                              "drop external_weights, or export each method as its own model",
-                              stage="export")
     import torch
 
     if not isinstance(model, torch.nn.Module):

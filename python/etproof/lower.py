@@ -21,6 +21,7 @@ from etproof.backends import (
     COREML_COMPUTE_UNITS,
     COREML_PRECISIONS,
     OPENVINO_DEVICE,
+    kernel_libraries,
     load_table,
     missing_prerequisite,
     needs_text,
@@ -199,20 +200,10 @@ def effective_precision(backend: str, recipe: str) -> str:
     return _OV_TYPES.get(hint, hint)
 
 
-# The kernel library that registers an operator namespace (the runtime half's twin is
-# cpp/src/kernels.cpp, kLibraries): named in a refusal of an operator without a kernel.
-KERNEL_LIBRARIES = {
-    "aten": "ExecuTorch's portable_kernels / optimized_kernels",
-    "dim_order_ops": "ExecuTorch's portable_kernels / optimized_kernels",
-    "quantized_decomposed": "ExecuTorch's quantized_kernels",
-    "llama": "ExecuTorch's custom_ops (extension/llm/custom_ops)",
-    "torchao": "the TorchAO kernels",
-}
-
-
 def kernel_library_for(op: str) -> str:
-    """The kernel library that would provide operator ``op`` (``NAMESPACE::NAME.OVERLOAD``)."""
-    return KERNEL_LIBRARIES.get(op.split("::", 1)[0], f"the library that registers {op}")
+    """The kernel library that would provide operator ``op`` (``NAMESPACE::NAME.OVERLOAD``), from
+    the backend table's kernel_libraries (the runtime half reads the same entries)."""
+    return kernel_libraries().get(op.split("::", 1)[0], f"the library that registers {op}")
 
 
 def missing_python_kernels(operators) -> list[str]:

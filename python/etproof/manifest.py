@@ -352,7 +352,7 @@ def _method(v: _V, m: dict, f: str, captured: set) -> None:
     ids = set()
     for i, g in enumerate(v.array(m["goldens"], f"{f}goldens")):
         gf = f"{f}goldens[{i}]"
-        v.obj(g, gf, ("id", "data", "origin", "inputs", "outputs"), ("references",))
+        v.obj(g, gf, ("id", "data", "origin", "inputs", "outputs"), ("references", "files"))
         gid = v.string(g["id"], f"{gf}.id", pattern=NAME_RE)
         if gid in ids:
             v.fail(f"{gf}.id", f"repeats {gid!r}")
@@ -366,6 +366,21 @@ def _method(v: _V, m: dict, f: str, captured: set) -> None:
                 if not fn.endswith(".npy"):
                     v.fail(f"{gf}.{part}.{k}", f"must name a .npy file, got {fn!r}")
         _golden_references(v, g.get("references", {}), gf, captured, out_names)
+        if "files" in g:
+            _golden_files(v, g, gf)
+
+
+def _golden_files(v: _V, g: dict, gf: str) -> None:
+    """goldens[i].files (added within schema 1): a file_ref for each file the case's inputs and
+    outputs name, exactly those, each once."""
+    named = sorted(list(g["inputs"].values()) + list(g["outputs"].values()))
+    listed = []
+    for j, ref in enumerate(v.array(g["files"], f"{gf}.files")):
+        _file_ref(v, ref, f"{gf}.files[{j}]")
+        listed.append(ref["file"])
+    if sorted(listed) != named:
+        v.fail(f"{gf}.files", f"must list exactly the case's input and output files {named}, "
+               f"got {sorted(listed)}")
 
 
 # references[NAME].emulates (optional, a recipe's emulation): what arithmetic it reproduces.

@@ -42,6 +42,8 @@ PTD_BUNDLES = [
 METHOD_BUNDLES = [
     ("encdec", methods.encdec_spec,
      [("portable", "fp32"), ("xnnpack", "fp32"), ("xnnpack", "int8-dynamic-per-channel")]),
+    # the same program with every method's weights in one NAME.ptd (external_weights)
+    ("encdecptd", methods.encdec_ptd_spec, [("portable", "fp32"), ("xnnpack", "fp32")]),
 ]
 
 SHAPES_DIR = "shapes"

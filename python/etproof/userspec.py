@@ -93,8 +93,9 @@ optional:
                   model.METHOD (the top-level keys are then left out). Every method is
                   exported and lowered into one program; the manifest is schema_version 2 and
                   the runtime half replays every method (--method picks some). layouts,
-                  slice_axis and integer_atol name tensors of any method; labels,
-                  preprocessing and external_weights are refused with methods
+                  slice_axis and integer_atol name tensors of any method;
+                  external_weights puts every method's weights in the one NAME.ptd; labels
+                  and preprocessing are refused with methods
   golden_meta, compute_unit: as export_model (etproof.export) takes them
 
 Example:

@@ -53,6 +53,26 @@ def test_a_bad_table_is_a_typed_error():
     bad["backends"].append(copy.deepcopy(bad["backends"][0]))
     with pytest.raises(BackendTableError, match="listed twice"):
         validate_table(bad)
+    bad = copy.deepcopy(doc)
+    del bad["kernel_libraries"][0]["wheel_component"]
+    with pytest.raises(BackendTableError, match=r"kernel_libraries\[0\]: missing field"):
+        validate_table(bad)
+    bad = copy.deepcopy(doc)
+    bad["kernel_libraries"].append(copy.deepcopy(bad["kernel_libraries"][0]))
+    with pytest.raises(BackendTableError, match="namespace 'aten' is listed twice"):
+        validate_table(bad)
+
+
+def test_both_halves_name_the_kernel_library_from_the_table():
+    """An operator without a kernel is refused naming its library; the words come from the
+    table's kernel_libraries (the C++ twin: KernelsTest in cpp/tests/kernels_test.cpp)."""
+    from etproof.lower import kernel_library_for
+
+    libs = {e["namespace"]: e["library"] for e in _doc()["kernel_libraries"]}
+    assert kernel_library_for("aten::bucketize.Tensor_out") == libs["aten"]
+    assert kernel_library_for("quantized_decomposed::quantize_per_tensor.out") == \
+        libs["quantized_decomposed"]
+    assert kernel_library_for("mylib::op.out") == "the library that registers mylib::op.out"
 
 
 def test_export_reads_its_pairs_from_the_table():

@@ -6,6 +6,7 @@ import pytest
 import torch
 from torch import nn
 
+from etproof.bundle import file_ref
 from etproof.errors import ExportError, InvalidArgument, QuantizationError
 from etproof.export import delegates_in_program, export_model, supported_pairs
 from etproof.toolchain import operators_in_program
@@ -74,6 +75,17 @@ def test_manifest_facts(test_bundles):
     assert all(g["data"] == "synthetic" for g in doc["goldens"])
     assert set(doc["toolchain"]) == {"python", "torch", "executorch", "torchao", "numpy",
                                      "etproof"}
+
+
+def test_every_golden_file_is_hashed_in_the_manifest(test_bundles):
+    """goldens[i].files: the size and SHA-256 of each input and output file, as written."""
+    for name in TINY:
+        doc = read_manifest(test_bundles / name)
+        gdir = test_bundles / name / f"{name}.goldens"
+        for g in doc["goldens"]:
+            named = list(g["inputs"].values()) + list(g["outputs"].values())
+            assert [f["file"] for f in g["files"]] == named
+            assert g["files"] == [file_ref(gdir / fn) for fn in named]
 
 
 def test_goldens_are_the_eager_outputs(test_bundles):

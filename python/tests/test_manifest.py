@@ -79,6 +79,14 @@ def test_canonical_form():
     (lambda d: d["budget"].__setitem__("min_cosine", "high"), "budget.min_cosine"),
     (lambda d: d["budget"].__setitem__("min_snr", 30), "budget.min_snr"),
     (lambda d: d.__setitem__("budget", {}), "budget"),
+    # goldens[i].files (added within schema 1): exactly the case's files, each a file_ref
+    (lambda d: d["goldens"][0]["files"].pop(), "goldens[0].files"),
+    (lambda d: d["goldens"][0]["files"].append(d["goldens"][0]["files"][0]), "goldens[0].files"),
+    (lambda d: d["goldens"][0]["files"][0].__setitem__("file", "other.npy"), "goldens[0].files"),
+    (lambda d: d["goldens"][0]["files"][0].__setitem__("sha256", "00"),
+     "goldens[0].files[0].sha256"),
+    (lambda d: d["goldens"][0]["files"][1].pop("bytes"), "goldens[0].files[1].bytes"),
+    (lambda d: d["goldens"][0].__setitem__("files", {}), "goldens[0].files"),
     # operators (added within schema 1)
     (lambda d: d["operators"].reverse(), "operators"),
     (lambda d: d["operators"].append(d["operators"][-1]), "operators"),

@@ -100,7 +100,9 @@ def test_each_method_runs_in_executorch_and_reproduces_its_goldens(test_bundles)
     rt = Runtime.get()
     for path in _method_bundles(test_bundles):
         doc = read_manifest(path)
-        program = rt.load_program(path / doc["artifact"]["file"])
+        data = [path / d["file"] for d in doc.get("data_files", [])]  # encdecptd: NAME.ptd
+        program = rt.load_program(path / doc["artifact"]["file"],
+                                  **({"data_path": data[0]} if data else {}))
         assert set(program.method_names) == {"encode", "decode"}
         gdir = path / f"{path.name}.goldens"
         for m in doc["methods"]:
@@ -148,6 +150,24 @@ def test_int8_quantizes_each_method_and_a_method_with_nothing_stays_float(tmp_pa
                for g in all_goldens(doc))
 
 
+def test_external_weights_puts_every_methods_weights_in_one_ptd(test_bundles):
+    """encdec with external_weights: the manifest lists one NAME.ptd; both methods' weights are
+    out of the .pte (it is smaller than the inline program's by at least their size). That
+    ExecuTorch's Python runtime, given the .ptd, runs each method to its goldens is
+    test_each_method_runs_in_executorch_and_reproduces_its_goldens."""
+    model = methods.encdec_spec()["model"]
+    weights = sum(p.numel() * 4 for p in model.parameters())
+    for backend in ("portable", "xnnpack"):
+        path = test_bundles / METHODS_DIR / f"encdecptd-{backend}-fp32"
+        inline = read_manifest(test_bundles / METHODS_DIR / f"encdec-{backend}-fp32")
+        doc = read_manifest(path)
+        assert doc["model"] == "encdec_ptd" and doc["schema_version"] == 2
+        ptd = path / f"{path.name}.ptd"
+        assert [d["file"] for d in doc["data_files"]] == [ptd.name]
+        assert doc["data_files"][0]["bytes"] >= weights, path.name
+        assert doc["artifact"]["bytes"] + weights <= inline["artifact"]["bytes"] + 1024, path.name
+
+
 def test_a_one_method_program_is_still_schema_1(test_bundles):
     doc = read_manifest(test_bundles / "tiny-portable-fp32")
     assert doc["schema_version"] == 1 and "methods" not in doc
@@ -159,7 +179,6 @@ def test_a_one_method_program_is_still_schema_1(test_bundles):
     (lambda s: s["methods"].update({"en-code": s["methods"].pop("encode")}), "not an identifier"),
     (lambda s: s.update(labels={"output": "y", "source": "s", "names": ["a"]}),
      "labels is not supported with several methods"),
-    (lambda s: s.update(external_weights=True), "external_weights is not supported"),
     (lambda s: s["methods"]["decode"].pop("golden_inputs"), "missing golden_inputs"),
     (lambda s: s["methods"]["decode"].update(labels=1), "unknown key(s) 'labels'"),
     (lambda s: s.update(slice_axis={"zz": 0}), "slice_axis names 'zz'"),

@@ -82,17 +82,22 @@ def drifted_copy(bundle, scratch):
             continue
         print(f"altered golden: case {case['id']}, output {output} ({fname}) scaled by {SCALE}")
         # The float64 truth a float column is judged against (docs/design.md section 5) moves
-        # with it, its size and hash recorded anew, so the copy stands for a program whose
-        # numbers moved rather than for a damaged bundle.
+        # with it; the sizes and hashes of both are recorded anew (goldens[i].files, the
+        # reference's file_ref), so the copy stands for a program whose numbers moved rather
+        # than for a damaged bundle.
+        touched = [fname]
         ref = case.get("references", {}).get("float64", {}).get(output)
         if ref:
-            ref_path = os.path.join(goldens_dir, ref["file"])
-            scale_npy(ref_path, SCALE)
-            data = open(ref_path, "rb").read()
-            ref["bytes"], ref["sha256"] = len(data), hashlib.sha256(data).hexdigest()
-            with open(manifest_of(dst), "w") as f:
-                f.write(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+            scale_npy(os.path.join(goldens_dir, ref["file"]), SCALE)
+            touched.append(ref["file"])
             print(f"altered its float64 truth ({ref['file']}) the same way")
+        refs = [ref] if ref else []
+        for entry in case.get("files", []) + refs:
+            if entry["file"] in touched:
+                data = open(os.path.join(goldens_dir, entry["file"]), "rb").read()
+                entry["bytes"], entry["sha256"] = len(data), hashlib.sha256(data).hexdigest()
+        with open(manifest_of(dst), "w") as f:
+            f.write(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
         return dst
     raise SystemExit(f"no float golden output to alter in case {case['id']} of {bundle}")
 

@@ -36,10 +36,18 @@ struct BackendEntry {
   std::vector<std::string> notes;
 };
 
+// Which ExecuTorch kernel library registers an operator namespace (the table's kernel_libraries).
+struct KernelLibraryEntry {
+  std::string name_space;                      // e.g. "aten", "quantized_decomposed"
+  std::string library;                         // as ExecuTorch names it, e.g. "ExecuTorch's quantized_kernels"
+  std::optional<std::string> wheel_component;  // the wheel's CMake component; nullopt: the wheel ships none
+};
+
 struct BackendTable {
   int schema_version = 0;
   std::string executorch;             // the version the facts were checked against
   std::vector<BackendEntry> backends; // table order
+  std::vector<KernelLibraryEntry> kernel_libraries;  // table order, one per namespace
   nlohmann::json raw;                 // the document as embedded
 };
 
@@ -47,7 +55,9 @@ struct BackendTable {
 // embedded document does not follow docs/backends.md (configure cannot check it).
 const BackendTable& backend_table();
 
-// Parses a table document (the embedded one, or a file read by a test). Throws as above.
+// Parses a table document (the embedded one, or a file read by a test). Throws as above, also for
+// a document nested more than 64 deep (checked before `raw` copies it) and for any exception of
+// the JSON library.
 BackendTable parse_backend_table(const nlohmann::json& doc, const std::string& origin);
 
 // The embedded document's text, byte for byte as data/backends.json was at configure time.

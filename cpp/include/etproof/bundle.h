@@ -67,16 +67,37 @@ Bundle open_bundle(const std::filesystem::path& path, const OpenOptions& options
 void verify_artifact(Bundle& bundle);
 
 // Every bundle directory directly under `dir` (those containing a *.etproof.json), sorted by name;
-// dot directories (an export's staging folder .NAME.tmp-PID-*, left by a killed export) are skipped.
+// dot directories (an export's staging folder .NAME.tmp-PID-*, left by a killed export) are skipped,
+// as are entries whose type cannot be read (a symlink loop). Error{kIo} when `dir` is not a
+// directory or cannot be listed.
 std::vector<std::filesystem::path> find_bundles(const std::filesystem::path& dir);
 
+// What is wrong with a golden case's input and output files against the manifest's
+// goldens[i].files (GoldenCase::files): each missing, symbolic-link, wrong-size or
+// wrong-SHA-256 file, one line each, naming it. Empty: the files are as exported (or, for a
+// bundle that predates goldens[i].files, none of them is a symbolic link). Error{kIo} only
+// when a file exists but cannot be read.
+std::vector<std::string> golden_file_problems(const Bundle& b, const GoldenCase& c);
+
+// Whether read_golden_inputs/outputs refuse files golden_file_problems finds fault with.
+enum class GoldenCheck {
+  kHashes,       // refuse them: Error{kArtifactMismatch} naming each (the default)
+  kAllowEdited,  // read them anyway (parity --allow-edited-goldens; the caller reports the case
+                 // as drifted, never as agreed)
+};
+
 // A golden case's tensors, read from NAME.goldens/ and checked against the specs of the case's
-// method (GoldenCase::method; Manifest::inputs/outputs for a case naming none). Throws
-// Error{kIo}/{kNpyInvalid}, and Error{kDtypeMismatch}/{kShapeMismatch} when a file disagrees with
-// the manifest's spec; Error{kManifestInvalid} when the case names a method or tensor the
-// manifest does not list.
-std::map<std::string, HostTensor> read_golden_inputs(const Bundle& b, const GoldenCase& c);
-std::map<std::string, HostTensor> read_golden_outputs(const Bundle& b, const GoldenCase& c);
+// method (GoldenCase::method; Manifest::inputs/outputs for a case naming none). With
+// GoldenCheck::kHashes the case's files are checked first (golden_file_problems): a changed,
+// truncated, missing or symlinked golden is Error{kArtifactMismatch} naming the file, remedy:
+// re-export (or --allow-edited-goldens to see the numbers). Throws Error{kIo}/{kNpyInvalid}, and
+// Error{kDtypeMismatch}/{kShapeMismatch} when a file disagrees with the manifest's spec;
+// Error{kManifestInvalid} when the case names a method or tensor the manifest does not list.
+// The files are read twice (hashed, then parsed).
+std::map<std::string, HostTensor> read_golden_inputs(const Bundle& b, const GoldenCase& c,
+                                                     GoldenCheck check = GoldenCheck::kHashes);
+std::map<std::string, HostTensor> read_golden_outputs(const Bundle& b, const GoldenCase& c,
+                                                      GoldenCheck check = GoldenCheck::kHashes);
 
 // One reference captured at export for a golden case (GoldenCase::references, manifest.h
 // ReferenceInfo: "float64" the truth, the recipe's name for its PT2E emulation, "float16" /

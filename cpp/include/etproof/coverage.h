@@ -73,7 +73,8 @@ struct CoverageOutcome {
 // Reads and merges the ledgers, renders the page and prints, writes or checks it. Throws
 // Error{kInvalidArgument} for --check without --ledger (a committed page is checked against its
 // own ledger only) or when no ledger can be found, Error{kIo} for unreadable ledgers or pages,
-// Error{kLedgerInvalid} for a corrupt ledger line.
+// Error{kLedgerInvalid} for a corrupt ledger line (read_ledger), or a record field of a type the
+// page cannot be rendered around (naming the ledgers: an exception of the JSON library never escapes).
 [[nodiscard]] CoverageOutcome run_coverage(const CoverageRequest& request);
 
 }  // namespace etproof

@@ -32,6 +32,9 @@ enum class ErrorKind {
   kInvalidArgument,        // the caller asked for something that does not exist
   kXfailInvalid,           // an expected-failure file (DIR/xfail.json) does not follow docs/xfail.md
   kLedgerInvalid,          // an evidence ledger (JSON lines) has a line that is not a valid record
+  kGoldenInvalid,          // a golden case that certifies nothing (no finite reference value, or
+                           // every floating input non-finite)
+  kOutOfMemory,            // an allocation failed (std::bad_alloc): not a bug, nor bad input as such
 };
 
 // Stable lower-case name of a kind ("manifest-invalid", "artifact-mismatch", …) used in JSON.
@@ -54,5 +57,10 @@ class Error : public std::runtime_error {
   std::string remedy_;
   std::optional<uint32_t> et_error_;
 };
+
+// What a failed allocation (std::bad_alloc) becomes where it is caught (the CLI's main, the
+// replay of one bundle in replay_all): Error{kOutOfMemory} "out of memory WHAT (an allocation
+// failed: std::bad_alloc)", `what` saying what was being done ("replaying DIR/NAME"), with the remedy.
+Error out_of_memory_error(const std::string& what);
 
 }  // namespace etproof

@@ -3,7 +3,8 @@
 //
 // A record (schema 1; absent means unknown, never a default):
 //   id              first 16 hex of SHA-256 over the record's canonical JSON without `id`
-//                   (nlohmann dump(): keys sorted, no spaces): concatenated ledgers de-duplicate
+//                   (nlohmann dump(): keys sorted, no spaces; a byte that is not UTF-8, from a
+//                   file name, written as U+FFFD, as on the line): concatenated ledgers de-duplicate
 //   schema          1
 //   time_utc        "YYYY-MM-DDTHH:MM:SSZ", when the run recorded it
 //   machine         {os, kernel, cpu, cores, arch}
@@ -127,15 +128,17 @@ std::string record_id(const nlohmann::json& record);
 nlohmann::json finalize(nlohmann::json record);
 
 // Appends records (ids added where missing), one line each, with ONE write(2) on a file opened
-// O_WRONLY|O_APPEND|O_CREAT (parents created). Never rewrites: a file whose last byte is not a
-// newline (an interrupted write) gets a newline first, so the broken line stays broken alone.
+// O_WRONLY|O_APPEND|O_CREAT (parents created), under an exclusive flock(2): processes appending
+// to one ledger at once leave every line whole (Ledger.TwoProcessesAppendingAtOnceKeepEveryLine).
+// Never rewrites: a file whose last byte is not a newline (an interrupted write) gets a newline
+// first, so the broken line stays broken alone.
 // Throws Error{kIo} naming the file.
 void append_records(const std::filesystem::path& ledger, const std::vector<nlohmann::json>& records);
 
-// Reads a ledger. Blank lines are skipped. A line that is not a JSON object, lacks a field the
-// renderer needs (id, time_utc, half, backend, status, machine) or whose id does not match its
-// content throws Error{kLedgerInvalid} "FILE:LINE: …" with the remedy. A missing file throws
-// Error{kIo}.
+// Reads a ledger. Blank lines are skipped. A line that is not a JSON object (not JSON at all, a
+// number out of double's range, nested more than 64 levels deep), lacks a field the renderer needs
+// (id, time_utc, half, backend, status, machine) or whose id does not match its content throws
+// Error{kLedgerInvalid} "FILE:LINE: …" with the remedy. A missing file throws Error{kIo}.
 std::vector<nlohmann::json> read_ledger(const std::filesystem::path& file);
 
 // Concatenation, de-duplicated by id (first occurrence kept), in (time_utc, id) order.

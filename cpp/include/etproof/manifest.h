@@ -128,6 +128,11 @@ struct GoldenCase {
   // Manifest::references records as captured, each with a file for every output (checked by the
   // reader). Read them with read_golden_reference (bundle.h).
   std::map<std::string, std::map<std::string, FileRef>> references;
+  // goldens[i].files (optional within schema 1, written by every export since 2026-12-01): the
+  // size and SHA-256 of each file `inputs` and `outputs` name, exactly those. Empty: the bundle
+  // predates it, and its golden files are read unhashed. read_golden_inputs/outputs (bundle.h)
+  // check them before reading.
+  std::vector<FileRef> files;
 };
 
 // A reference the bundle was meant to carry (the manifest's top-level references[NAME], optional
@@ -224,7 +229,15 @@ struct Manifest {
 // separators, …; "methods[1].goldens[0].inputs: …" within a schema-2 method). Schema 2 also
 // refuses: no or an empty `methods`, a method name that is not [A-Za-z_][A-Za-z0-9_]* or is
 // repeated, top-level inputs/outputs/goldens/labels/preprocessing; schema 1 refuses `methods`.
+// Also Error{kManifestInvalid} for a document whose arrays and objects nest more than 64 deep
+// (any real manifest nests at most 8; "… nested N levels deep (at most 64 are read)"), checked
+// before `raw` copies it. An exception of the JSON library never escapes: it is that Error too.
 Manifest parse_manifest(const nlohmann::json& doc, const std::string& origin);
+// Reads and parses `path`. Throws Error{kManifestInvalid} when nothing is at the path, when it is
+// not JSON ("not valid JSON: …", nlohmann's message: a syntax error, a number out of double's range
+// such as 1e400, a string that is not UTF-8), when it nests more than 64 deep (refused while
+// parsing: nothing that deep is ever built), and as parse_manifest; Error{kIo} when it cannot be
+// read.
 Manifest read_manifest(const std::filesystem::path& path);
 
 // The method `name` of the manifest. Throws Error{kInvalidArgument} naming it and listing the

@@ -109,8 +109,11 @@ struct Matrix {
 // record is applied last: a runtime record turns its column's drifted cells into xfail and its
 // agreed ones into xpass; an export record turns a matching export-failed entry into xfail, and
 // a matching pair that exported into an xpass outcome; a record matching nothing is stale.
-// A malformed xfail.json throws Error{kXfailInvalid} (the run cannot say what was expected).
-// Errors in one column never stop the others. A non-empty `caller` replaces those fields of
+// A malformed xfail.json throws Error{kXfailInvalid} (the run cannot say what was expected); a
+// `dir` that is not a directory, or that the system cannot examine, Error{kIo}.
+// Errors in one column never stop the others: a bundle whose manifest cannot be read at all (not
+// JSON, a number out of range, nested too deep) is one bundle-invalid not-run line named by its
+// folder, with the error; an unreadable export-report.json is one bundle-invalid line too. A non-empty `caller` replaces those fields of
 // every column's derived bound (override_bound); the columns' bounds then say caller_supplied.
 // A `budget` (the caller's --budget) replaces those keys of each bundle's own budget
 // (effective_budget, references.h): a case whose recipe cost breaks it drifts.

@@ -65,6 +65,11 @@ struct ReplayOptions {
   // The methods whose golden cases are replayed, by name (`--method`); empty: every method the
   // manifest lists. A name the manifest does not list refuses the bundle (see above).
   std::vector<std::string> methods;
+  // Replay cases whose golden files no longer match the manifest's sizes and SHA-256
+  // (goldens[i].files; `parity --allow-edited-goldens`): their numbers are measured and shown, and
+  // the case is drifted whatever they are ("golden edited since export"). false: such a case is
+  // bundle-invalid (Error{kArtifactMismatch} naming the file).
+  bool allow_edited_goldens = false;
 };
 
 struct CaseReport {
@@ -170,8 +175,10 @@ struct ParityReport {
 // Several bundles, replayed `jobs` at once (threads; ≤ 1: one after another), returned in the
 // order of `paths` whatever the scheduling. The second form gives each path its own options
 // (`options[i]` for `paths[i]`; the sizes must be equal, else Error{kInvalidArgument}). Each is one replay() with no state shared with the
-// others. An exception that escapes replay() for one bundle (none is expected) is kept as text
-// in `unforeseen` and never stops the others.
+// others. An allocation that fails (std::bad_alloc) while replaying one makes its report a refusal
+// with Error{kOutOfMemory} (status run-failed: it could not be run here). Any other exception
+// that escapes replay() for one bundle (none is expected) is kept as text in `unforeseen`; neither
+// stops the others.
 struct BundleReplay {
   std::filesystem::path path;
   std::optional<ParityReport> report;

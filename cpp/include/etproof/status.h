@@ -55,7 +55,8 @@ bool is_agreement(Status s);
 
 // The status an Error gives the (bundle, case) it stopped, by its kind alone (never its text):
 //   backend-not-linked → not-linked; backend-unavailable → unavailable; load-failed and
-//   kernel-missing → load-failed; run-failed → run-failed; capability-unavailable → no-bound; every other kind
+//   kernel-missing → load-failed; run-failed and out-of-memory → run-failed (it could not be run
+//   here); capability-unavailable → no-bound; every other kind
 //   (io, manifest-invalid, artifact-mismatch, npy-invalid, dtype/shape mismatch, …) →
 //   bundle-invalid (the bundle cannot be judged as it is).
 Status status_of(const Error& e);

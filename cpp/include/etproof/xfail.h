@@ -26,7 +26,9 @@ struct XfailRecord {
 };
 
 // Reads an expected-failure file. Throws Error{kXfailInvalid} naming the file and every field
-// that does not follow docs/xfail.md at once ("records[0].half: …"); Error{kIo} if unreadable.
+// that does not follow docs/xfail.md at once ("records[0].half: …"), or saying it is not JSON
+// (nlohmann's message: also a number out of double's range) or nests more than 64 levels deep;
+// Error{kIo} if unreadable.
 std::vector<XfailRecord> read_xfail(const std::filesystem::path& file);
 
 // What one record met in this run.

@@ -10,7 +10,9 @@ Both methods share nothing but the module; each is exported (torch.export of a m
 forward calls the method) and the two are lowered into one program with methods ``encode`` and
 ``decode``, whose manifest is schema_version 2 (docs/manifest.md).
 
-``encdec_spec()`` returns export_model's keyword arguments (the MODULE:FUNCTION contract).
+``encdec_spec()`` returns export_model's keyword arguments (the MODULE:FUNCTION contract);
+``encdec_ptd_spec()`` the same program with ``external_weights``: both methods' weights in the
+one NAME.ptd beside the .pte (model name ``encdec_ptd``).
 """
 
 from __future__ import annotations
@@ -61,3 +63,9 @@ def encdec_spec() -> dict:
         "model_name": "encdec",
         "weights": {"kind": "seeded", "source": "torch.manual_seed(0), torch's init"},
     }
+
+
+def encdec_ptd_spec() -> dict:
+    spec = encdec_spec()
+    spec.update(external_weights=True, model_name="encdec_ptd")
+    return spec
