@@ -18,7 +18,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${ETPROOF_FUZZ_BUILD:-$ROOT/build-fuzz}"
 SCALE="${ETPROOF_FUZZ_RUNS_SCALE:-1}"
-declare -A RUNS=([manifest]=20000 [npy]=50000 [xfail]=30000 [ledger]=20000 [bundle]=0)
+declare -A RUNS=([manifest]=60000 [npy]=150000 [xfail]=60000 [ledger]=30000 [bundle]=0)
 export OPENVINO_LIB_PATH="${OPENVINO_LIB_PATH:-/nonexistent}"  # ASan refuses RTLD_DEEPBIND (README)
 export ETPROOF_TEST_BUNDLES="${ETPROOF_TEST_BUNDLES:-$ROOT/build/test-bundles}"
 harnesses=("$@")

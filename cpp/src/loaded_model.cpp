@@ -1,7 +1,11 @@
 // etproof/loaded_model.cpp — load a bundle's program into ExecuTorch and run it
 // (etproof/bundle.h, LoadedModel).
+#include <unistd.h>
+
 #include <algorithm>
 #include <climits>
+#include <cstring>
+#include <limits>
 #include <optional>
 #include <set>
 
@@ -87,10 +91,35 @@ HostTensor to_host(const ::executorch::aten::Tensor& t, const std::string& what)
   const auto strides = t.strides();
   for (auto s : sizes) h.shape.push_back(s);
   const size_t elem = dtype_size(*dtype);
-  const size_t n = h.numel();
+  // What ExecuTorch hands back is checked before it is used (a corrupted program can produce any
+  // of these; fuzz/crashes/bundle): sizes that are non-negative and agree with its own element
+  // count, strides for every dimension that stay inside the tensor's elements, a data pointer.
+  const auto bad = [&](const std::string& why) {
+    return Error(ErrorKind::kRunFailed, what + ": ExecuTorch returned " + why,
+                 "re-export the bundle; if the hash matches, the program is corrupted or was written by "
+                 "another ExecuTorch version");
+  };
+  size_t n = 1;
+  for (auto s : sizes) {
+    if (s < 0) throw bad("a negative size in shape " + shape_to_string(h.shape));
+    if (s != 0 && n > std::numeric_limits<size_t>::max() / elem / size_t(s))
+      throw bad("shape " + shape_to_string(h.shape) + ", too large to copy");
+    n *= size_t(s);
+  }
+  if (t.numel() < 0 || size_t(t.numel()) != n)
+    throw bad("shape " + shape_to_string(h.shape) + " but " + std::to_string(t.numel()) + " elements");
+  if (strides.size() != sizes.size())
+    throw bad(std::to_string(strides.size()) + " strides for " + std::to_string(sizes.size()) + " dimensions");
   h.data.resize(n * elem);
   if (n == 0) return h;
+  int64_t last = 0;  // the offset, in elements, of the last element the strides reach
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (strides[d] < 0) throw bad("a negative stride");
+    last += int64_t(sizes[d] - 1) * strides[d];  // sizes < 2^31, strides < 2^31, rank small: no overflow
+  }
+  if (uint64_t(last) >= n) throw bad("strides that reach outside the tensor's " + std::to_string(n) + " elements");
   const auto* src = static_cast<const uint8_t*>(t.const_data_ptr());
+  if (!src) throw bad("no data for " + std::to_string(n) + " elements");
   // Contiguous (C order) unless a stride says otherwise.
   bool contiguous = true;
   int64_t expect = 1;
@@ -154,6 +183,18 @@ std::optional<std::string> dynamic_size_problem(const TensorSpec& spec, const st
     }
   }
   return std::nullopt;
+}
+
+// Whether a string ExecuTorch returned from the program (a delegate id, a method name) can be read: not in the
+// first page (null, or a small offset from it), and when the program was loaded from `program`'s
+// bytes, starting inside them with a NUL before their end. Flatbuffer strings always end in NUL.
+bool readable_program_string(const char* p, const std::vector<uint8_t>* program) {
+  if (reinterpret_cast<uintptr_t>(p) < 4096) return false;
+  if (!program) return true;  // loaded by path (a program with data files): ExecuTorch's own buffer
+  const char* begin = reinterpret_cast<const char*>(program->data());
+  const char* end = begin + program->size();
+  if (p < begin || p >= end) return false;
+  return std::memchr(p, '\0', size_t(end - p)) != nullptr;
 }
 
 }  // namespace
@@ -265,19 +306,30 @@ LoadedModel LoadedModel::load(const Bundle& bundle) {
       metas.push_back(*meta);
       continue;
     }
+    // The program's method names, read without Module::method_names(): that aborts the process
+    // (ExecuTorch 1.5.1 calls .get() on each get_method_name Result) on a corrupted program whose
+    // name table is unreadable (fuzz/crashes/bundle). Unreadable here: listed stays false.
     std::vector<std::string> names;
-    const auto listed = module.method_names();
-    if (listed.ok()) names.assign(listed->begin(), listed->end());
+    bool listed = false;
+    if (const auto program = module.program()) {
+      listed = true;
+      for (size_t i = 0; i < program->num_methods() && listed; ++i) {
+        const auto name = program->get_method_name(i);
+        listed = name.ok() && readable_program_string(*name, impl->program.get());
+        if (listed) names.emplace_back(*name);
+      }
+      if (!listed) names.clear();
+    }
     std::sort(names.begin(), names.end());
     const std::string methods = " (the program's methods: " + join_or_none(names) + ")";
-    if (listed.ok() && std::find(names.begin(), names.end(), lm.name) == names.end())
+    if (listed && std::find(names.begin(), names.end(), lm.name) == names.end())
       throw Error(ErrorKind::kArtifactMismatch,
                   "bundle '" + m.name + "': the manifest lists method '" + lm.name + "' but program " + pte +
                       " has no method of that name" + methods,
                   "re-export the bundle; its manifest does not describe its program");
     throw Error(ErrorKind::kLoadFailed,
                 "program " + pte + " has no usable method '" + lm.name + "': " + et_error_text(meta.error()) +
-                    (listed.ok() ? methods : std::string()),
+                    (listed ? methods : std::string()),
                 "export the model's " + lm.name + " method", uint32_t(meta.error()));
   }
 
@@ -291,6 +343,13 @@ LoadedModel LoadedModel::load(const Bundle& bundle) {
         throw Error(ErrorKind::kLoadFailed,
                     "program " + pte + ": cannot read delegate " + std::to_string(i) + ": " + et_error_text(name.error()),
                     kReexport, uint32_t(name.error()));
+      // ExecuTorch 1.5.1 returns the id's characters without checking that the delegate entry
+      // has one: a corrupted program's entry without an id gives a pointer just past null (0x4;
+      // fuzz/crashes/bundle). The pointer must lie inside the program etproof handed it (when
+      // loaded from etproof's buffer), NUL-terminated there, and never in the first page.
+      if (!readable_program_string(*name, impl->program.get()))
+        throw Error(ErrorKind::kLoadFailed, "program " + pte + ": delegate " + std::to_string(i) + " has no readable id",
+                    kReexport);
       ids.insert(*name);
     }
   }
@@ -373,6 +432,37 @@ LoadedModel LoadedModel::load(const Bundle& bundle) {
     throw Error(ErrorKind::kArtifactMismatch,
                 "bundle '" + m.name + "': program and manifest disagree: " + join(disagree, "; "),
                 "re-export the bundle; its manifest does not describe its program");
+
+  // The memory the program plans: Module::load_method allocates every buffer the program says it
+  // needs (MethodMeta::memory_planned_buffer_size) before anything runs, every method at once. A
+  // corrupted program can ask for terabytes (fuzz/crashes/bundle), which would end in
+  // std::bad_alloc or the OOM killer: more than this machine's physical memory is refused by name.
+  {
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    const uint64_t ram = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : UINT64_MAX;
+    uint64_t total = 0;
+    for (size_t k = 0; k < impl->methods.size(); ++k) {
+      const et::MethodMeta& meta = metas[k];
+      for (size_t b = 0; b < meta.num_memory_planned_buffers(); ++b) {
+        const auto size = meta.memory_planned_buffer_size(b);
+        if (!size.ok())
+          throw Error(ErrorKind::kLoadFailed,
+                      "program " + pte + ": cannot read the size of planned buffer " + std::to_string(b) + " of '" +
+                          impl->methods[k].name + "': " + et_error_text(size.error()),
+                      kReexport, uint32_t(size.error()));
+        if (*size < 0 || uint64_t(*size) > ram - total)
+          throw Error(ErrorKind::kLoadFailed,
+                      "bundle '" + m.name + "': program " + pte + " plans " +
+                          (*size < 0 ? "a negative size (" + std::to_string(*size) + " bytes) for a buffer"
+                                     : "more than " + std::to_string(ram) + " bytes of memory (this machine's RAM): " +
+                                           "buffer " + std::to_string(b) + " of '" + impl->methods[k].name +
+                                           "' alone is " + std::to_string(*size) + " bytes"),
+                      std::string(kReexport) + "; a program that really needs that much runs only on a machine with "
+                      "more memory");
+        total += uint64_t(*size);
+      }
+    }
+  }
 
   // Refuse by operator name, before Method::init would fail with OperatorMissing (0x14): the
   // operators the export half read from the program, asked of this binary's kernel registry.
