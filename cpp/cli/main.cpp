@@ -190,7 +190,7 @@ int cmd_run(const std::string& path, const std::vector<std::string>& input_args,
 // ---- parity ------------------------------------------------------------------------------------
 int cmd_parity(const std::string& path, bool json, const etproof::BoundOverride& caller,
                const std::optional<etproof::Budget>& budget, const std::vector<std::string>& methods,
-               LedgerOption ledger, bool allow_edited_goldens) {
+               LedgerOption ledger, bool allow_edited_goldens, const etproof::Isolation& isolation) {
   // A --method the bundle does not list is a usage error, refused up front (exit 2, no evidence)
   // from the manifest alone; a manifest that cannot be read is left to the replay to report.
   if (!methods.empty()) {
@@ -207,6 +207,7 @@ int cmd_parity(const std::string& path, bool json, const etproof::BoundOverride&
   options.budget = budget;
   options.methods = methods;
   options.allow_edited_goldens = allow_edited_goldens;
+  options.isolation = isolation;
   if (allow_edited_goldens && !ledger.off) {
     // Numbers against goldens that may not be the export's are no evidence about the bundle.
     std::cerr << "ledger: nothing recorded (--allow-edited-goldens: a run against edited goldens is "
@@ -236,10 +237,11 @@ int cmd_parity(const std::string& path, bool json, const etproof::BoundOverride&
 int cmd_matrix(const std::vector<std::string>& dir_args, bool json, bool markdown,
                const std::string& junit, const etproof::BoundOverride& caller,
                const std::optional<etproof::Budget>& budget, size_t jobs,
-               const std::vector<std::string>& methods, const LedgerOption& ledger) {
+               const std::vector<std::string>& methods, const LedgerOption& ledger,
+               const etproof::Isolation& isolation) {
   std::vector<fs::path> dirs(dir_args.begin(), dir_args.end());
   if (dirs.empty()) dirs.push_back(default_bundles_dir());
-  const etproof::Matrix m = etproof::build_matrix(dirs, caller, jobs, budget, methods);
+  const etproof::Matrix m = etproof::build_matrix(dirs, caller, jobs, budget, methods, isolation);
   const nlohmann::json doc = etproof::to_json(m);
   const bool recorded = record_evidence(ledger, "matrix", [&](const etproof::RecordContext& ctx) {
     return etproof::records_from_matrix(ctx, m);
@@ -394,6 +396,26 @@ int run_cli(int argc, char** argv) {
                    "replay cases whose golden files no longer match the manifest's SHA-256 (their numbers "
                    "are shown, the case is drifted whatever they are; nothing is recorded)");
 
+  // Worker processes (etproof/isolation.h): matrix uses them unless --in-process, parity when
+  // --isolate; both take the limits.
+  etproof::Isolation isolation;
+  double worker_memory_mib = -1;
+  auto add_worker_limits = [&isolation, &worker_memory_mib](CLI::App* sub) {
+    sub->add_option("--worker-timeout", isolation.time_limit_s,
+                    "seconds each load and each method call may take in the worker process before it is "
+                    "killed and the case is crashed (default 600; 0: no limit)")
+        ->check(CLI::NonNegativeNumber);
+    sub->add_option("--worker-memory", worker_memory_mib,
+                    "the worker process's address-space limit in MiB (default: 3/4 of this machine's "
+                    "memory; 0: no limit)")
+        ->check(CLI::NonNegativeNumber);
+  };
+  bool isolate = false;
+  parity->add_flag("--isolate", isolate,
+                   "run the program in a worker process: a crash inside ExecuTorch becomes a crashed "
+                   "case instead of ending etproof");
+  add_worker_limits(parity);
+
   std::vector<std::string> dirs;
   std::string matrix_junit;
   auto* matrix = app.add_subcommand("matrix", "every golden case × every bundle column");
@@ -416,6 +438,11 @@ int run_cli(int argc, char** argv) {
   add_bound_options(matrix, ", applied to every column");
   add_budget_option(matrix);
   add_ledger_options(matrix);
+  bool in_process = false;
+  matrix->add_flag("--in-process", in_process,
+                   "run every program in this process instead of one worker process per column (faster "
+                   "to start; a crash inside ExecuTorch then ends the run)");
+  add_worker_limits(matrix);
 
   etproof::CoverageRequest cov;
   auto* coverage = app.add_subcommand(
@@ -489,9 +516,15 @@ int run_cli(int argc, char** argv) {
   std::optional<etproof::Budget> budget;
   for (const std::string& kv : budget_args)
     etproof::parse_budget_argument(kv, budget ? *budget : budget.emplace());
-  if (parity->parsed()) return cmd_parity(bundle, json, caller, budget, methods, ledger, allow_edited_goldens);
-  if (matrix->parsed())
-    return cmd_matrix(dirs, json, markdown, matrix_junit, caller, budget, jobs, methods, ledger);
+  if (worker_memory_mib >= 0) isolation.memory_limit_bytes = uint64_t(worker_memory_mib * double(1 << 20));
+  if (parity->parsed()) {
+    isolation.enabled = isolate;
+    return cmd_parity(bundle, json, caller, budget, methods, ledger, allow_edited_goldens, isolation);
+  }
+  if (matrix->parsed()) {
+    isolation.enabled = !in_process;
+    return cmd_matrix(dirs, json, markdown, matrix_junit, caller, budget, jobs, methods, ledger, isolation);
+  }
   if (tolerances->parsed())
     return cmd_measure_tolerances(tol_dirs, json, markdown, tol_junit, margin, caller, jobs,
                                   own_reference);

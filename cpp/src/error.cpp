@@ -33,8 +33,15 @@ std::string_view to_string(ErrorKind kind) {
     case ErrorKind::kLedgerInvalid: return "ledger-invalid";
     case ErrorKind::kGoldenInvalid: return "golden-invalid";
     case ErrorKind::kOutOfMemory: return "out-of-memory";
+    case ErrorKind::kCrashed: return "crashed";
   }
   return "unknown";
+}
+
+std::optional<ErrorKind> error_kind_from_string(std::string_view s) {
+  for (int i = 0; i <= static_cast<int>(ErrorKind::kCrashed); ++i)
+    if (to_string(static_cast<ErrorKind>(i)) == s) return static_cast<ErrorKind>(i);
+  return std::nullopt;
 }
 
 Error out_of_memory_error(const std::string& what) {

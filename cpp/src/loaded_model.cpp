@@ -23,6 +23,7 @@
 #include "etproof/runtime_log.h"
 #include "bundle_files.h"
 #include "common.h"
+#include "worker.h"
 
 namespace etproof {
 namespace et = ::executorch::runtime;
@@ -226,6 +227,9 @@ struct LoadedModel::Impl {
   // Shared with the Bundle it was loaded from (the bytes open_bundle hashed).
   std::shared_ptr<const Bytes> program;
   std::unique_ptr<Module> module;
+  // Isolated (etproof/isolation.h): the worker process that loaded the program and runs it; then
+  // `program` and `module` stay empty here.
+  std::unique_ptr<detail::WorkerClient> worker;
 
   // "bundle 'B'" for messages, with "method 'M'" when the program has several methods.
   std::string where(const LoadedMethod& method) const {
@@ -255,6 +259,18 @@ std::vector<std::string> LoadedModel::method_names() const {
   std::vector<std::string> out;
   for (const LoadedMethod& lm : impl_->methods) out.push_back(lm.name);
   return out;
+}
+
+LoadedModel LoadedModel::load(const Bundle& bundle, const Isolation& isolation) {
+  if (!isolation.enabled) return load(bundle);
+  const Manifest& m = bundle.manifest;
+  auto impl = std::make_unique<Impl>();
+  impl->bundle = m.name;
+  impl->several = has_several_methods(m);
+  for (const MethodSpec& spec : methods_of(m)) impl->methods.push_back({spec.name, spec.inputs, spec.outputs, {}, {}});
+  impl->worker = std::make_unique<detail::WorkerClient>(isolation, bundle.manifest_path, "bundle '" + m.name + "'");
+  impl->delegates = impl->worker->load().delegates;
+  return LoadedModel(std::move(impl));
 }
 
 LoadedModel LoadedModel::load(const Bundle& bundle) {
@@ -527,6 +543,7 @@ std::map<std::string, HostTensor> LoadedModel::run(const std::string& method,
                 "bundle '" + s.bundle + "' has no method '" + method + "' (its methods: " + join(names) + ")",
                 "run one of the methods its manifest lists (etproof inspect BUNDLE shows them)");
   }
+  if (s.worker) return s.worker->run(method, inputs);  // the worker checks the inputs, as below
   const LoadedMethod& lm = *found;
   std::vector<Problem> problems;
   for (const auto& [name, _] : inputs)

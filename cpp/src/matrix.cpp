@@ -307,7 +307,8 @@ void apply_xfail(Matrix& m, const std::vector<XfailRecord>& records,
 }  // namespace
 
 Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& caller, size_t jobs,
-                    const std::optional<Budget>& budget, const std::vector<std::string>& methods) {
+                    const std::optional<Budget>& budget, const std::vector<std::string>& methods,
+                    const Isolation& isolation) {
   const std::string remedy =
       "pass the directory the export half wrote (etproof export … --out DIR), or export the demo "
       "bundles first";
@@ -337,6 +338,7 @@ Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& calle
   options.budget = budget;
   options.xfail = records;
   options.xfail_file = m.xfail_file;
+  options.isolation = isolation;
   // Every column is replayed on its own (in parallel when jobs > 1), then laid out in the
   // directory's order: the result never depends on the scheduling.
   // A method selection: each bundle replays the methods it lists of those asked for; one that
@@ -391,12 +393,12 @@ Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& calle
 
 Matrix build_matrix(const std::vector<std::filesystem::path>& dirs, const BoundOverride& caller,
                     size_t jobs, const std::optional<Budget>& budget,
-                    const std::vector<std::string>& methods) {
-  if (dirs.size() == 1) return build_matrix(dirs.front(), caller, jobs, budget, methods);
+                    const std::vector<std::string>& methods, const Isolation& isolation) {
+  if (dirs.size() == 1) return build_matrix(dirs.front(), caller, jobs, budget, methods, isolation);
   Matrix out;
   out.methods = methods;
   for (const auto& dir : dirs) {
-    Matrix m = build_matrix(dir, caller, jobs, budget, methods);
+    Matrix m = build_matrix(dir, caller, jobs, budget, methods, isolation);
     const size_t offset = out.columns.size();
     for (Column& c : m.columns) out.columns.push_back(std::move(c));
     for (const std::string& id : m.cases) note_case(out, id);

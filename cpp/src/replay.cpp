@@ -460,7 +460,8 @@ namespace {
 // kInvalidArgument (the CLI reports it as a usage error, exit 2, and records no evidence), and
 // its status bundle-invalid — the status status_of gives that kind, and one that fails a run,
 // so a request that could not be honoured never passes as not-linked or unavailable would.
-Prepared prepare_methods(const fs::path& path, const std::vector<std::string>& methods) {
+Prepared prepare_methods(const fs::path& path, const std::vector<std::string>& methods,
+                         const Isolation& isolation = {}) {
   Prepared p;
   try {
     p.bundle = open_bundle(path, OpenOptions{.verify_artifact = false});  // hashed at load, if runnable
@@ -488,7 +489,7 @@ Prepared prepare_methods(const fs::path& path, const std::vector<std::string>& m
     return p;
   }
   try {
-    p.model.emplace(LoadedModel::load(*p.bundle));
+    p.model.emplace(LoadedModel::load(*p.bundle, isolation));
   } catch (const Error& e) {
     p.refused = status_of(e);
     p.error = e;
@@ -523,7 +524,7 @@ ParityReport replay(const Bundle& goldens, LoadedModel& model, const ReplayOptio
 }
 
 ParityReport replay(const fs::path& path, const ReplayOptions& options) {
-  Prepared p = prepare_methods(path, options.methods);
+  Prepared p = prepare_methods(path, options.methods, options.isolation);
   if (!p.refused) return replay(*p.bundle, *p.model, options);
   ParityReport r;
   r.path = path.string();

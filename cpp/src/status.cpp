@@ -20,12 +20,13 @@ std::string_view to_string(Status s) {
     case Status::kNoBound: return "no-bound";
     case Status::kXfail: return "xfail";
     case Status::kXpass: return "xpass";
+    case Status::kCrashed: return "crashed";
   }
   return "unknown";
 }
 
 std::optional<Status> status_from_string(std::string_view s) {
-  for (int i = 0; i <= static_cast<int>(Status::kXpass); ++i)
+  for (int i = 0; i <= static_cast<int>(Status::kCrashed); ++i)
     if (to_string(static_cast<Status>(i)) == s) return static_cast<Status>(i);
   return std::nullopt;
 }
@@ -39,6 +40,7 @@ bool fails_run(Status s) {
     case Status::kExportFailed:
     case Status::kNoBound:
     case Status::kXpass:
+    case Status::kCrashed:
       return true;
     case Status::kAgreed:
     case Status::kAgreedUndelegated:
@@ -68,6 +70,7 @@ Status status_of(const Error& e) {
     case ErrorKind::kOutOfMemory:  // the column could not be run here, as when ExecuTorch fails
       return Status::kRunFailed;
     case ErrorKind::kCapabilityUnavailable: return Status::kNoBound;
+    case ErrorKind::kCrashed: return Status::kCrashed;
     case ErrorKind::kIo:
     case ErrorKind::kManifestInvalid:
     case ErrorKind::kArtifactMismatch:

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "etproof/manifest.h"
+#include "etproof/isolation.h"
 #include "etproof/npy.h"
 
 namespace etproof {
@@ -132,6 +133,12 @@ class LoadedModel {
   // ExecuTorch's code. A truncated or corrupted .pte never crashes: it is refused before or by
   // ExecuTorch's loader (open_bundle's hash check catches it first).
   static LoadedModel load(const Bundle& bundle);
+  // The same in a worker process when isolation.enabled (etproof/isolation.h): the worker opens
+  // the bundle again from bundle.manifest_path (so the manifest and every file are read and
+  // verified there, from disk: an in-memory edit of `bundle` is not seen), loads it and answers
+  // each run(); the errors above come back unchanged, and a worker that dies (a signal, a limit)
+  // is Error{kCrashed}, here or on a later run(). Without isolation.enabled: load(bundle).
+  static LoadedModel load(const Bundle& bundle, const Isolation& isolation);
 
   LoadedModel(LoadedModel&&) noexcept;
   LoadedModel& operator=(LoadedModel&&) noexcept;

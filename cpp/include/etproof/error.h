@@ -35,10 +35,14 @@ enum class ErrorKind {
   kGoldenInvalid,          // a golden case that certifies nothing (no finite reference value, or
                            // every floating input non-finite)
   kOutOfMemory,            // an allocation failed (std::bad_alloc): not a bug, nor bad input as such
+  kCrashed,                // the worker process running the program died (a signal, an abort, a
+                           // memory or time limit: etproof/isolation.h); etproof itself went on
 };
 
 // Stable lower-case name of a kind ("manifest-invalid", "artifact-mismatch", …) used in JSON.
 std::string_view to_string(ErrorKind kind);
+// The inverse of to_string; nullopt for any other text.
+std::optional<ErrorKind> error_kind_from_string(std::string_view s);
 
 class Error : public std::runtime_error {
  public:

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "etproof/gate.h"
+#include "etproof/isolation.h"
 #include "etproof/status.h"
 #include "etproof/xfail.h"
 
@@ -127,17 +128,24 @@ struct Matrix {
 // `jobs`: how many columns replay at once (threads; ≤ 1: one after another). Each column is one
 // call of the replay engine with no state shared with the others, and the columns are laid out
 // in the directory's order afterwards, so the result is the same for any `jobs`.
+//
+// `isolation` (etproof/isolation.h; the CLI's matrix enables it unless --in-process): each column
+// runs its program in its own worker process, so a crash, an out-of-memory kill or a time limit
+// inside ExecuTorch is that column's (or case's) `crashed` status, with the signal or the limit,
+// and the other columns go on.
 [[nodiscard]] Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& caller = {},
                                   size_t jobs = 1,
                                   const std::optional<Budget>& budget = std::nullopt,
-                                  const std::vector<std::string>& methods = {});
+                                  const std::vector<std::string>& methods = {},
+                                  const Isolation& isolation = {});
 
 // Several directories: each is built as above (its own export-report.json and xfail.json apply
 // to its own columns only) and the results are concatenated, columns in directory order.
 [[nodiscard]] Matrix build_matrix(const std::vector<std::filesystem::path>& dirs,
                                   const BoundOverride& caller = {}, size_t jobs = 1,
                                   const std::optional<Budget>& budget = std::nullopt,
-                                  const std::vector<std::string>& methods = {});
+                                  const std::vector<std::string>& methods = {},
+                                  const Isolation& isolation = {});
 
 // Text: with one model in one directory, the case × column grid. With several models or
 // directories, grouped per model: one line per column (status counts and its worst measured

@@ -70,6 +70,10 @@ struct ReplayOptions {
   // the case is drifted whatever they are ("golden edited since export"). false: such a case is
   // bundle-invalid (Error{kArtifactMismatch} naming the file).
   bool allow_edited_goldens = false;
+  // Run the program in a worker process (etproof/isolation.h): a crash or a limit inside
+  // ExecuTorch becomes a `crashed` bundle or case (Error{kCrashed}) instead of ending the caller.
+  // Default: in this process.
+  Isolation isolation;
 };
 
 struct CaseReport {

@@ -30,18 +30,21 @@ enum class Status {
                        // DIR/xfail.json expects; the reason and the measured numbers are shown
   kXpass,              // a record in DIR/xfail.json expected a failure and it passed: fails the
                        // run until the record is updated or removed
+  kCrashed,            // the worker process running the program died: a signal (SIGSEGV, an
+                       // abort), an out-of-memory kill or a time limit (etproof/isolation.h); the
+                       // signal or limit is named, and the run went on
 };
 
 // Stable lower-case spelling: "agreed", "agreed-undelegated", "drifted", "export-refused",
 // "export-failed", "not-linked", "unavailable", "load-failed", "run-failed", "bundle-invalid",
-// "no-bound", "xfail", "xpass".
+// "no-bound", "xfail", "xpass", "crashed".
 std::string_view to_string(Status s);
 // The inverse of to_string; nullopt for any other text.
 std::optional<Status> status_from_string(std::string_view s);
 
 // Whether a cell or not-run column with this status fails a run (matrix exit 1). Fails: drifted,
 // xpass, and every column that was found but could not be judged — bundle-invalid, load-failed,
-// run-failed, export-failed, no-bound (failures of the claim). Does not fail: agreed,
+// run-failed, export-failed, no-bound, crashed (failures of the claim). Does not fail: agreed,
 // agreed-undelegated, xfail, and the absent capabilities — not-linked, unavailable,
 // export-refused (listed with their reasons).
 bool fails_run(Status s);
@@ -56,7 +59,7 @@ bool is_agreement(Status s);
 // The status an Error gives the (bundle, case) it stopped, by its kind alone (never its text):
 //   backend-not-linked → not-linked; backend-unavailable → unavailable; load-failed and
 //   kernel-missing → load-failed; run-failed and out-of-memory → run-failed (it could not be run
-//   here); capability-unavailable → no-bound; every other kind
+//   here); capability-unavailable → no-bound; crashed → crashed; every other kind
 //   (io, manifest-invalid, artifact-mismatch, npy-invalid, dtype/shape mismatch, …) →
 //   bundle-invalid (the bundle cannot be judged as it is).
 Status status_of(const Error& e);

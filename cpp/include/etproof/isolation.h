@@ -1,0 +1,71 @@
+// etproof/isolation.h — running a bundle's program in a worker process (issue 11 §2).
+//
+// A corrupted program, or a bug inside ExecuTorch or a delegate, can crash the process that runs
+// it: fuzzing found 42 distinct crashes inside ExecuTorch's loader, its kernels and the XNNPACK
+// delegate on programs whose hash matched their manifest (fuzz/crashes-upstream/README.md).
+// etproof cannot fix those, so it does not let them take it down: with Isolation::enabled,
+// LoadedModel::load (bundle.h) starts a worker process (the `etproof-worker` executable, built
+// beside `etproof`), which opens and verifies the bundle, loads it with ExecuTorch and runs each
+// method call; only tensors and typed errors cross back. A worker that dies — a signal
+// (SIGSEGV, SIGABRT, …), the kernel's out-of-memory kill, the memory limit below, or the time
+// limit — becomes Error{kCrashed} naming the signal or the limit, which the replay engine makes a
+// `crashed` case or column (status.h); the run goes on. The next call on the same LoadedModel
+// starts a fresh worker and loads the program again, so one crashing case does not take the
+// bundle's other cases with it.
+//
+// What the worker runs is the same code as in-process (the same LoadedModel, kernels and
+// delegates: `etproof-worker` links the delegates `etproof` links), so a verdict does not depend
+// on isolation; cpp/tests/isolation_test.cpp checks that the two agree on every test bundle.
+// Costs (measured on this project's 2-core CI machine, AMD EPYC, 2026-12-01): starting a worker
+// and loading a tiny program ≈ 15–40 ms; a call adds one copy of its inputs and outputs through a
+// Unix socket (≈ 1 ms per MB).
+//
+// Used by `matrix` by default (`--in-process` turns it off) and by `parity --isolate`; the
+// library's callers ask for it with ReplayOptions::isolation (replay.h) or
+// LoadedModel::load(bundle, isolation). Linux and macOS (POSIX spawn and sockets); the parent's
+// death kills its workers on Linux (PR_SET_PDEATHSIG).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+
+namespace etproof {
+
+struct Isolation {
+  // false: the program runs in the calling process (crashes inside ExecuTorch take it down).
+  bool enabled = false;
+  // Wall-clock limit, in seconds, for each request to the worker: the load (open, verify, load
+  // every method) and each method call. A worker that exceeds it is killed (SIGKILL) and the
+  // request is Error{kCrashed} "exceeded the time limit". ≤ 0: no limit. The default, 600 s, is
+  // about 100× the slowest load and run of this project's golden set here (MiniLM-L6 through
+  // OpenVINO, under 6 s): generous, since a limit that fires on a slow machine is a false result.
+  double time_limit_s = 600;
+  // Address-space limit of the worker in bytes (setrlimit RLIMIT_AS), so that a program asking
+  // for more than the machine has fails inside the worker (std::bad_alloc → Error{kOutOfMemory},
+  // or an allocation ExecuTorch does not check → a signal → kCrashed naming this limit) instead of
+  // bringing in the system's OOM killer. nullopt: three quarters of this machine's physical
+  // memory (sysconf). 0: no limit. Not applied under AddressSanitizer, whose shadow memory needs
+  // terabytes of address space (the fuzz build): there the limit is only reported.
+  std::optional<uint64_t> memory_limit_bytes;
+  // The worker executable; empty: find_worker().
+  std::filesystem::path worker;
+};
+
+// The memory limit a worker gets under `isolation` (0: none), as documented above.
+uint64_t effective_memory_limit(const Isolation& isolation);
+
+// Where the worker executable is, in this order: $ETPROOF_WORKER; `etproof-worker` in the
+// directory of the running executable (an installed `bin/`, or the build tree for etproof and its
+// tests); the build tree this library was built in. Throws Error{kCapabilityUnavailable} naming
+// the places looked at when none holds an executable file, with the remedy (build the
+// `etproof-worker` target, set ETPROOF_WORKER, or run in-process).
+std::filesystem::path find_worker();
+
+// The worker's side: serves LOAD and RUN requests on the connected socket `fd` until the parent
+// closes it, applying `memory_limit_bytes` (0: none) to itself first. Returns the process's exit
+// status (0 when the parent closed the socket). `etproof-worker`'s main() calls it; nothing else
+// should.
+int worker_main(int fd, uint64_t memory_limit_bytes);
+
+}  // namespace etproof
