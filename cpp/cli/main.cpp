@@ -508,11 +508,7 @@ int run_cli(int argc, char** argv) {
   if (coverage->parsed()) return cmd_coverage(cov);
   if (inspect->parsed()) return cmd_inspect(bundle, json);
   if (run->parsed()) return cmd_run(bundle, input_args, out_dir, methods);
-  for (auto [v, flag] : {std::pair{caller.atol, "--atol"}, {caller.rtol, "--rtol"},
-                         {caller.min_cosine, "--min-cosine"}, {caller.min_sqnr_db, "--min-sqnr"}})
-    if (v && std::isnan(*v))
-      throw Error(ErrorKind::kInvalidArgument, std::string(flag) + " is NaN",
-                  "pass a number (--min-sqnr -inf turns the SQNR rule off)");
+  etproof::check_bound_override(caller);
   std::optional<etproof::Budget> budget;
   for (const std::string& kv : budget_args)
     etproof::parse_budget_argument(kv, budget ? *budget : budget.emplace());

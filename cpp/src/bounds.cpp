@@ -393,9 +393,25 @@ Bound derive_bound(const std::string& recipe, const std::string& precision,
   return b;
 }
 
+void check_bound_override(const BoundOverride& o) {
+  for (auto [v, flag] : {std::pair{o.atol, "--atol"}, {o.rtol, "--rtol"}, {o.min_cosine, "--min-cosine"},
+                         {o.min_sqnr_db, "--min-sqnr"}})
+    if (v && std::isnan(*v))
+      throw Error(ErrorKind::kInvalidArgument, std::string(flag) + " is NaN",
+                  "pass a number (--min-sqnr -inf turns the SQNR rule off)");
+  for (auto [v, flag] : {std::pair{o.atol, "--atol"}, {o.rtol, "--rtol"}})
+    if (v && *v < 0)
+      throw Error(ErrorKind::kInvalidArgument, std::string(flag) + " " + fmt(*v, 12) + " is negative",
+                  "pass a tolerance of 0 or more (it is a distance: |actual - reference|)");
+  if (o.min_cosine && (*o.min_cosine < -1 || *o.min_cosine > 1))
+    throw Error(ErrorKind::kInvalidArgument, "--min-cosine " + fmt(*o.min_cosine, 12) + " is outside [-1, 1]",
+                "pass a cosine between -1 (the rule off) and 1 (identical direction)");
+}
+
 Bound override_bound(const BoundOverride& o, const std::string& recipe,
                      const std::string& precision,
                      const std::optional<std::string>& compute_unit, BoundBasis basis) {
+  check_bound_override(o);
   std::optional<Bound> derived;
   try {
     derived = derive_bound(recipe, precision, compute_unit, basis);

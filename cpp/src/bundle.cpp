@@ -127,7 +127,9 @@ std::shared_ptr<const Bytes> check_file(const fs::path& dir, const FileRef& ref,
     return nullptr;
   }
   if (!fs::is_regular_file(p, ec)) {
-    problems.push_back(p.string() + ": missing (the manifest names it as the " + what + ")");
+    const std::string there = detail::not_a_file_text(p);
+    problems.push_back(p.string() + ": " + (there == "no such file or directory" ? std::string("missing") : there) +
+                       " (the manifest names it as the " + what + ")");
     return nullptr;
   }
   const uint64_t size = fs::file_size(p, ec);
@@ -303,7 +305,7 @@ void check_against_backend_table(const Bundle& b) {
 Bundle open_bundle(const fs::path& path, const OpenOptions& options) {
   std::error_code ec;
   if (!fs::exists(path, ec))
-    throw Error(ErrorKind::kIo, "no bundle at " + path.string() + ": no such file or directory",
+    throw Error(ErrorKind::kIo, "no bundle at " + path.string() + ": " + detail::not_a_file_text(path),
                 "give a bundle directory or its NAME.etproof.json");
   Bundle b;
   // A file inside the bundle that is not its manifest (the .pte, most often) names its bundle.

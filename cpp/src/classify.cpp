@@ -35,7 +35,7 @@ Bundle choose_classifier(const fs::path& dir, const std::string& backend,
                          const std::string& recipe) {
   const std::string remedy = "export the demo bundles (./setup.sh), or pass --bundles DIR";
   if (!detail::is_directory_path(dir, remedy))
-    throw Error(ErrorKind::kIo, "bundle directory " + dir.string() + " does not exist", remedy);
+    throw Error(ErrorKind::kIo, "bundle directory " + dir.string() + ": " + detail::not_a_directory_text(dir), remedy);
 
   std::vector<Candidate> cands;
   std::vector<std::string> skipped;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <fstream>
 #include <thread>
 #include <memory>
@@ -141,6 +142,62 @@ void parallel_for(size_t n, size_t jobs, const std::function<void(size_t)>& fn) 
   for (size_t t = 1; t < std::min(jobs, n); ++t) threads.emplace_back(worker);
   worker();
   for (auto& t : threads) t.join();
+}
+
+namespace {
+bool digits_at(std::string_view s, std::initializer_list<size_t> at) {
+  for (size_t i : at)
+    if (i >= s.size() || s[i] < '0' || s[i] > '9') return false;
+  return true;
+}
+int number_at(std::string_view s, size_t pos, size_t len) {
+  int v = 0;
+  for (size_t i = pos; i < pos + len; ++i) v = v * 10 + (s[i] - '0');
+  return v;
+}
+}  // namespace
+
+bool is_calendar_date(std::string_view d) {
+  if (d.size() != 10 || d[4] != '-' || d[7] != '-' || !digits_at(d, {0, 1, 2, 3, 5, 6, 8, 9})) return false;
+  const int y = number_at(d, 0, 4), m = number_at(d, 5, 2), day = number_at(d, 8, 2);
+  if (m < 1 || m > 12 || day < 1) return false;
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  return day <= kDays[m - 1] + (m == 2 && leap ? 1 : 0);
+}
+
+bool is_utc_timestamp(std::string_view s) {
+  if (s.size() != 20 || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != 'Z') return false;
+  if (!is_calendar_date(s.substr(0, 10)) || !digits_at(s, {11, 12, 14, 15, 17, 18})) return false;
+  return number_at(s, 11, 2) <= 23 && number_at(s, 14, 2) <= 59 && number_at(s, 17, 2) <= 60;
+}
+
+namespace {
+// What is at `p`, for messages: nullopt when it is of the kind wanted.
+std::string what_is_at(const std::filesystem::path& p) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(p, ec);
+  if (ec && ec.value() == ELOOP) return "a symbolic link loop";
+  if (ec || st.type() == std::filesystem::file_type::not_found) {
+    std::error_code lec;
+    if (std::filesystem::is_symlink(std::filesystem::symlink_status(p, lec)))
+      return "a symbolic link to nothing";
+    return "no such file or directory";
+  }
+  if (std::filesystem::is_directory(st)) return "a directory";
+  if (std::filesystem::is_regular_file(st)) return "a file";
+  return "not a regular file";
+}
+}  // namespace
+
+std::string not_a_file_text(const std::filesystem::path& p) {
+  const std::string what = what_is_at(p);
+  return what == "a directory" ? "a directory, not a file" : what;
+}
+
+std::string not_a_directory_text(const std::filesystem::path& p) {
+  const std::string what = what_is_at(p);
+  return what == "a file" ? "a file, not a directory" : what;
 }
 
 }  // namespace etproof::detail

@@ -23,6 +23,13 @@ namespace etproof::detail {
 
 // "a, b, c" (or with `sep`); "" for none.
 std::string join(const std::vector<std::string>& v, std::string_view sep = ", ");
+
+// Whether `d` is exactly a date YYYY-MM-DD of the Gregorian calendar: month 1–12, the day within
+// its month (February 29 in leap years only).
+bool is_calendar_date(std::string_view d);
+// Whether `s` is exactly a UTC time YYYY-MM-DDTHH:MM:SSZ: a calendar date, hours 0–23, minutes
+// 0–59, seconds 0–60 (60: a leap second).
+bool is_utc_timestamp(std::string_view s);
 // join(v), or "none" when v is empty.
 std::string join_or_none(const std::vector<std::string>& v, std::string_view sep = ", ");
 
@@ -122,6 +129,12 @@ inline bool is_directory_path(const std::filesystem::path& p, const std::string&
 // Writes `content` to `path` atomically: a temporary file beside it, then rename, so a reader
 // never sees half a file and a failed write leaves the old one. Creates the parent directory.
 // Throws Error{kIo} naming the path, with the remedy.
+// Why `p` is not the regular file (not_a_file_text) or the directory (not_a_directory_text) a
+// caller wanted, for messages: "no such file or directory", "a directory, not a file", "a file,
+// not a directory", "a symbolic link loop" (ELOOP), "not a regular file" (a device, a socket).
+std::string not_a_file_text(const std::filesystem::path& p);
+std::string not_a_directory_text(const std::filesystem::path& p);
+
 void write_file_atomic(const std::filesystem::path& path, std::string_view content);
 
 // Runs fn(0) … fn(n − 1) on up to `jobs` threads and returns when all are done; jobs ≤ 1 runs

@@ -338,12 +338,9 @@ Summary summarize(const std::vector<Entry>& entries) {
 }  // namespace
 
 std::optional<int64_t> day_number(const std::string& date) {
-  if (date.size() < 10 || date[4] != '-' || date[7] != '-') return std::nullopt;
-  for (int i : {0, 1, 2, 3, 5, 6, 8, 9})
-    if (date[i] < '0' || date[i] > '9') return std::nullopt;
+  if (date.size() < 10 || !detail::is_calendar_date(std::string_view(date).substr(0, 10))) return std::nullopt;
   int64_t y = std::stoi(date.substr(0, 4));
   const unsigned m = std::stoi(date.substr(5, 2)), d = std::stoi(date.substr(8, 2));
-  if (m < 1 || m > 12 || d < 1 || d > 31) return std::nullopt;
   // Howard Hinnant's days_from_civil.
   y -= m <= 2;
   const int64_t era = (y >= 0 ? y : y - 399) / 400;

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "etproof/manifest.h"
+#include "common.h"
 
 namespace etproof::detail {
 
@@ -56,16 +57,6 @@ inline bool is_hex64(const std::string& s) {
   return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
          });
-}
-
-inline bool is_utc_timestamp(const std::string& s) {
-  // YYYY-MM-DDTHH:MM:SSZ
-  static constexpr char kPattern[] = "dddd-dd-ddTdd:dd:ddZ";
-  if (s.size() != sizeof(kPattern) - 1) return false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (kPattern[i] == 'd' ? !(s[i] >= '0' && s[i] <= '9') : s[i] != kPattern[i]) return false;
-  }
-  return true;
 }
 
 // Walks a document, collecting every problem with its field path.

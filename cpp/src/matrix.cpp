@@ -313,7 +313,7 @@ Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& calle
       "pass the directory the export half wrote (etproof export … --out DIR), or export the demo "
       "bundles first";
   if (!detail::is_directory_path(dir, remedy))
-    throw Error(ErrorKind::kIo, "bundle directory " + dir.string() + " does not exist", remedy);
+    throw Error(ErrorKind::kIo, "bundle directory " + dir.string() + ": " + detail::not_a_directory_text(dir), remedy);
   Matrix m;
   // Read first: a malformed file is an error before anything runs.
   std::vector<XfailRecord> records;

@@ -19,6 +19,7 @@
 #include <system_error>
 
 #include "etproof/error.h"
+#include "common.h"
 
 namespace etproof {
 namespace fs = std::filesystem;
@@ -216,8 +217,8 @@ uint32_t read_le(const uint8_t* p, size_t n) {
 std::vector<uint8_t> read_file(const fs::path& path) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec))
-    throw Error(ErrorKind::kIo, "cannot read " + path.string() + ": no such file",
-                "check the path; golden files live in NAME.goldens/ next to the manifest");
+    throw Error(ErrorKind::kIo, "cannot read " + path.string() + ": " + detail::not_a_file_text(path),
+                "check the path (a bundle's golden files live in NAME.goldens/ next to its manifest)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorKind::kIo, "cannot open " + path.string() + ": " + std::strerror(errno), "check the file's permissions");
   const auto size = fs::file_size(path, ec);

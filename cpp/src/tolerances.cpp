@@ -234,7 +234,7 @@ ToleranceReport measure_tolerances(const std::vector<fs::path>& dirs,
   for (const fs::path& dir : dirs) {
     const std::string remedy = "pass directories the export half wrote (etproof export … --out DIR)";
     if (!detail::is_directory_path(dir, remedy))
-      throw Error(ErrorKind::kIo, "bundle directory " + dir.string() + " does not exist", remedy);
+      throw Error(ErrorKind::kIo, "bundle directory " + dir.string() + ": " + detail::not_a_directory_text(dir), remedy);
     rep.dirs.push_back(dir.string());
     std::vector<XfailRecord> records;
     if (detail::path_exists(dir / "xfail.json", "check the file, or remove it if no failure is expected"))

@@ -27,13 +27,7 @@ std::string_view to_string(XfailResult r) {
 
 namespace {
 
-bool valid_date(const std::string& d) {
-  if (d.size() != 10 || d[4] != '-' || d[7] != '-') return false;
-  for (size_t i : {0, 1, 2, 3, 5, 6, 8, 9})
-    if (d[i] < '0' || d[i] > '9') return false;
-  const int month = std::stoi(d.substr(5, 2)), day = std::stoi(d.substr(8, 2));
-  return month >= 1 && month <= 12 && day >= 1 && day <= 31;
-}
+bool valid_date(const std::string& d) { return detail::is_calendar_date(d); }
 
 }  // namespace
 

@@ -69,7 +69,7 @@ std::map<std::string, std::string> snapshot(const fs::path& dir) {
   std::map<std::string, std::string> out;
   for (auto it = fs::recursive_directory_iterator(dir); it != fs::recursive_directory_iterator(); ++it) {
     const fs::file_status st = it->symlink_status();
-    const std::string rel = fs::relative(it->path(), dir).string();
+    const std::string rel = it->path().lexically_relative(dir).string();  // never follows links
     if (fs::is_symlink(st))
       out[rel] = "link -> " + fs::read_symlink(it->path()).string();
     else if (fs::is_directory(st))
@@ -452,7 +452,7 @@ std::vector<Case> catalog() {
          fs::remove(pte(c));
          fs::create_directory(pte(c));
        },
-       open_op(), "artifact-mismatch", "", "missing"});
+       open_op(), "artifact-mismatch", "", "a directory, not a file"});
   add({"pte_is_a_symlink_to_its_own_bytes", kTiny,
        [](Ctx& c) {
          fs::rename(pte(c), c.root / "elsewhere.pte");
@@ -764,7 +764,14 @@ std::vector<Case> catalog() {
        read_npy_op(), "npy-invalid", "", "overflows int64"});
   add({"npy_path_missing", "", [](Ctx& c) { c.file = c.root / "nothing.npy"; }, read_npy_op(), "io", "",
        "no such file"});
-  add({"npy_path_a_directory", "", [](Ctx& c) { c.file = c.root; }, read_npy_op(), "io", "", ""});
+  add({"npy_path_a_directory", "", [](Ctx& c) { c.file = c.root; }, read_npy_op(), "io", "",
+       "a directory, not a file"});
+  add({"npy_path_a_symlink_loop", "",
+       [](Ctx& c) {
+         c.file = c.root / "loop.npy";
+         fs::create_symlink(c.file, c.file);
+       },
+       read_npy_op(), "io", "", "a symbolic link loop"});
 
   // -- `etproof run` and run_bundle: inputs, outputs, flags -------------------------------------------
   add({"run_input_unknown_name", kTiny, nothing(),
@@ -860,7 +867,7 @@ std::vector<Case> catalog() {
        cli([](Ctx& c) { return "parity --no-ledger --budget min_snr=3 " + q(c.bundle); }), "invalid-argument", "",
        "min_snr"});
   add({"matrix_given_a_file", kTiny, nothing(), cli([](Ctx& c) { return "matrix --no-ledger " + q(pte(c)); }), "io",
-       "", ".pte"});
+       "", ".pte: a file, not a directory"});
   add({"matrix_dir_missing", "", nothing(),
        cli([](Ctx& c) { return "matrix --no-ledger " + q(c.root / "no-such-dir"); }), "io", "", "no-such-dir"});
   add({"matrix_jobs_not_a_number", kTiny, nothing(),
@@ -883,7 +890,8 @@ std::vector<Case> catalog() {
        }),
        "invalid-argument", "", "2026-02-30", "accepted: the page is written as of a day that does not exist"});
   add({"classify_bundles_given_a_file", kTiny, nothing(),
-       cli([](Ctx& c) { return "classify " + golden_x(c) + " --bundles " + q(pte(c)); }), "io", "", ".pte"});
+       cli([](Ctx& c) { return "classify " + golden_x(c) + " --bundles " + q(pte(c)); }), "io", "",
+       ".pte: a file, not a directory"});
 
   // -- xfail files -----------------------------------------------------------------------------------
   add({"xfail_not_json", "", xfail_text("{\"schema_version\": 1, \"records\": ["), read_xfail_op(), "xfail-invalid",

@@ -139,6 +139,12 @@ struct BoundOverride {
   bool empty() const { return !atol && !rtol && !min_cosine && !min_sqnr_db; }
 };
 
+// Refuses a caller's bound no output could be judged by, with Error{kInvalidArgument} naming the
+// flag: NaN anywhere; a negative --atol or --rtol (a tolerance is a distance); a --min-cosine
+// outside [-1, 1] (a cosine's range: -1 turns the rule off, above 1 nothing could pass). --min-sqnr
+// may be any other number (-inf turns the rule off). override_bound checks it first.
+void check_bound_override(const BoundOverride& o);
+
 // The bound a caller's override gives for this recipe/precision: the derived bound with the given
 // fields replaced, caller_supplied = true, and a source naming what was given. A given --atol
 // replaces the whole derived atol rule (range and quantization-step terms included): the caller's
