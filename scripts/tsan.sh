@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# scripts/tsan.sh — `matrix --jobs` under ThreadSanitizer (issue 11 §3; README "Reliability").
+#
+# Builds build-tsan/ (Debian's clang-19, -DETPROOF_SANITIZE=thread: etproof's own code
+# instrumented, the ExecuTorch libraries from the wheel as they are) with the `etproof` CLI and its
+# worker, then runs `matrix --jobs 4` over every directory of the exported test bundles, both with
+# worker processes (the default) and --in-process, and fails on any ThreadSanitizer report.
+# Needs ./setup.sh (the bundles) and ./setup.sh --fuzz (clang-19) first. OpenVINO-free, as the
+# sanitizer build (README "Reliability"): TSan, like ASan, refuses OpenVINO's RTLD_DEEPBIND.
+#
+#   scripts/tsan.sh            build, run, report; exit 0 clean, 1 a report, 2 cannot run
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="$ROOT/build-tsan"
+CMAKE="$ROOT/.venv/bin/cmake"; [[ -x "$CMAKE" ]] || CMAKE=cmake
+command -v clang++-19 >/dev/null || { echo "error: clang++-19 missing: run ./setup.sh --no-run --fuzz" >&2; exit 2; }
+[[ -d "$ROOT/build/test-bundles" ]] || { echo "error: no exported test bundles: run ./setup.sh" >&2; exit 2; }
+ET_DIR="$("$ROOT/.venv/bin/python" -c 'import executorch; print(list(executorch.__path__)[0])')"
+if [[ ! -f "$BUILD/CMakeCache.txt" ]]; then
+  "$CMAKE" -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-19 \
+    -DETPROOF_SANITIZE=thread -DCMAKE_PREFIX_PATH="$ET_DIR" -DETPROOF_PYTHON="$ROOT/.venv/bin/python" >/dev/null
+fi
+"$CMAKE" --build "$BUILD" --target etproof etproof-worker -j"$(nproc)" 2>&1 | grep -vE '^\[ *[0-9]+%\]' || true
+[[ -x "$BUILD/etproof" && -x "$BUILD/etproof-worker" ]] || { echo "error: the TSan build failed" >&2; exit 2; }
+
+export OPENVINO_LIB_PATH=/nonexistent
+# halt_on_error=0: every report of a run is listed; exitcode 66 tells a report from a failing matrix.
+export TSAN_OPTIONS="halt_on_error=0 exitcode=66 second_deadlock_stack=1"
+dirs=("$ROOT/build/test-bundles")
+for d in "$ROOT"/build/test-bundles/*/; do
+  compgen -G "$d*.etproof.json" >/dev/null || dirs+=("${d%/}")  # group folders, not bundles
+done
+LOG="$BUILD/tsan.log"
+: >"$LOG"
+status=0
+for mode in "" "--in-process"; do
+  set +e
+  "$BUILD/etproof" matrix --no-ledger --jobs 4 $mode "${dirs[@]}" >/dev/null 2>>"$LOG"
+  rc=$?
+  set -e
+  reports=$(grep -c '^WARNING: ThreadSanitizer' "$LOG" || true)
+  echo "matrix --jobs 4 ${mode:-(worker processes)} over ${#dirs[@]} directories: exit $rc, ThreadSanitizer reports so far: $reports"
+  # The test bundles include ones that must fail the matrix (verdicts/, kernel-missing/): exit 1 is a result.
+  if [[ $rc == 66 || $reports != 0 ]]; then status=1; fi
+  if [[ $rc != 0 && $rc != 1 && $rc != 66 ]]; then echo "error: matrix exited $rc (see $LOG)" >&2; status=2; fi
+done
+if [[ $status == 1 ]]; then grep -A12 '^WARNING: ThreadSanitizer' "$LOG" | head -80; fi
+echo "tsan: $([[ $status == 0 ]] && echo clean || echo "NOT clean ($LOG)")"
+exit $status
