@@ -7,6 +7,7 @@ fields every bundle has, and rejects fields the schema does not define.
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import math
 import re
@@ -338,7 +339,11 @@ def validate(doc: Any, origin: str | None = None) -> dict:
     tc = v.obj(doc["toolchain"], "toolchain", TOOLCHAIN_KEYS)
     for k in TOOLCHAIN_KEYS:
         v.string(tc[k], f"toolchain.{k}")
-    v.string(doc["created_utc"], "created_utc", pattern=CREATED_RE)
+    created = v.string(doc["created_utc"], "created_utc", pattern=CREATED_RE)
+    try:  # a time of the calendar, as the runtime half checks it (leap seconds aside)
+        _dt.datetime.strptime(created.replace(":60Z", ":59Z"), "%Y-%m-%dT%H:%M:%SZ")
+    except ValueError:
+        v.fail("created_utc", f"is not a date and time of the calendar: {created!r}")
     return doc
 
 

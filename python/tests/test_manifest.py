@@ -44,6 +44,8 @@ def test_canonical_form():
     (lambda d: d["labels"].__setitem__("output", "nope"), "labels.output"),
     (lambda d: d["toolchain"].pop("torchao"), "toolchain.torchao"),
     (lambda d: d.__setitem__("created_utc", "yesterday"), "created_utc"),
+    (lambda d: d.__setitem__("created_utc", "2026-13-45T99:99:99Z"), "created_utc"),
+    (lambda d: d.__setitem__("created_utc", "2026-02-29T12:00:00Z"), "created_utc"),
     (lambda d: d.__setitem__("guessed", 1), "guessed"),
     (lambda d: d["delegation"]["by_operator"].reverse(), "delegation.by_operator"),
     (lambda d: d["quantization"]["skipped"][0].pop("reason"), "quantization.skipped[0].reason"),
