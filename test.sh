@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # etproof — run every test (CTest for the runtime half, pytest for the export half, then the C++
-# tests again under AddressSanitizer + UBSan and the fuzz regression run: README "Reliability").
+# tests again under AddressSanitizer + UBSan, the fuzz regression run, and matrix --jobs under
+# ThreadSanitizer: README "Reliability").
 # Sets up whatever is missing first (./setup.sh --no-run --fuzz), and exports the small test
 # bundles once (reused while their inputs are unchanged).
 set -euo pipefail
@@ -29,4 +30,7 @@ printf '\n== C++ tests under AddressSanitizer + UBSan (build-fuzz)\n'
    -E '^(consumer|golden_set)\.') || rc=1
 printf '\n== fuzz regression (fuzz/regress.sh)\n'
 fuzz/regress.sh || rc=1
+# matrix --jobs under ThreadSanitizer (build-tsan/: the CLI and its worker), isolated and in-process.
+printf '\n== matrix --jobs 4 under ThreadSanitizer (scripts/tsan.sh)\n'
+scripts/tsan.sh || rc=1
 exit "$rc"
