@@ -261,13 +261,19 @@ std::vector<std::string> LoadedModel::method_names() const {
   return out;
 }
 
-LoadedModel LoadedModel::load(const Bundle& bundle, const Isolation& isolation) {
-  if (!isolation.enabled) return load(bundle);
-  const Manifest& m = bundle.manifest;
+// A model's state before anything is loaded: its name and its methods' specs, from the manifest.
+std::unique_ptr<LoadedModel::Impl> LoadedModel::impl_for(const Manifest& m) {
   auto impl = std::make_unique<Impl>();
   impl->bundle = m.name;
   impl->several = has_several_methods(m);
   for (const MethodSpec& spec : methods_of(m)) impl->methods.push_back({spec.name, spec.inputs, spec.outputs, {}, {}});
+  return impl;
+}
+
+LoadedModel LoadedModel::load(const Bundle& bundle, const Isolation& isolation) {
+  if (!isolation.enabled) return load(bundle);
+  const Manifest& m = bundle.manifest;
+  auto impl = impl_for(m);
   impl->worker = std::make_unique<detail::WorkerClient>(isolation, bundle.manifest_path, "bundle '" + m.name + "'");
   impl->delegates = impl->worker->load().delegates;
   return LoadedModel(std::move(impl));
@@ -276,10 +282,7 @@ LoadedModel LoadedModel::load(const Bundle& bundle, const Isolation& isolation) 
 LoadedModel LoadedModel::load(const Bundle& bundle) {
   et::runtime_init();
   const Manifest& m = bundle.manifest;
-  auto impl = std::make_unique<Impl>();
-  impl->bundle = m.name;
-  impl->several = has_several_methods(m);
-  for (const MethodSpec& spec : methods_of(m)) impl->methods.push_back({spec.name, spec.inputs, spec.outputs, {}, {}});
+  auto impl = impl_for(m);
   std::vector<std::string> quoted;  // 'encode', 'decode' (or 'forward'), for messages
   for (const LoadedMethod& lm : impl->methods) quoted.push_back("'" + lm.name + "'");
 

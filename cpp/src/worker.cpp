@@ -250,23 +250,28 @@ WorkerClient::WorkerClient(Isolation isolation, fs::path manifest, std::string w
 
 WorkerClient::~WorkerClient() { stop(); }
 
+namespace {
+// Waits up to 2 s for `pid` to exit (it closed its socket or broke the protocol: it is exiting),
+// then kills it (SIGKILL) and waits. Returns its wait status.
+int reap(pid_t pid) {
+  int status = 0;
+  for (int i = 0; i < 200; ++i) {
+    const pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) return status;
+    if (r < 0 && errno != EINTR) return status;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ::kill(pid, SIGKILL);
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+}  // namespace
+
 void WorkerClient::stop() {
   if (fd_ >= 0) ::close(fd_);  // the worker reads EOF and exits
   fd_ = -1;
-  if (pid_ > 0) {
-    int status = 0;
-    bool reaped = false;
-    for (int i = 0; i < 200 && !reaped; ++i) {  // 2 s
-      const pid_t r = ::waitpid(pid_, &status, WNOHANG);
-      reaped = r == pid_ || (r < 0 && errno != EINTR);
-      if (!reaped) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    if (!reaped) {
-      ::kill(pid_, SIGKILL);
-      while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-      }
-    }
-  }
+  if (pid_ > 0) (void)reap(pid_);
   pid_ = -1;
   loaded_ = false;
 }
@@ -370,24 +375,9 @@ WorkerClient::Reply WorkerClient::request(uint32_t type, const std::string& head
 }
 
 void WorkerClient::died(const std::string& doing, bool timed_out) {
-  int status = 0;
-  bool reaped = false;
-  if (pid_ > 0) {
-    if (timed_out) ::kill(pid_, SIGKILL);
-    // It closed its end or broke the protocol: it is exiting. Give it 2 s, then kill it.
-    for (int i = 0; i < 200 && !reaped; ++i) {
-      const pid_t r = ::waitpid(pid_, &status, WNOHANG);
-      reaped = r == pid_;
-      if (r < 0 && errno != EINTR) break;
-      if (!reaped) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    if (!reaped) {
-      ::kill(pid_, SIGKILL);
-      while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-      }
-      reaped = true;
-    }
-  }
+  if (timed_out && pid_ > 0) ::kill(pid_, SIGKILL);
+  const bool reaped = pid_ > 0;
+  const int status = reaped ? reap(pid_) : 0;
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   pid_ = -1;

@@ -170,6 +170,7 @@ class LoadedModel {
 
  private:
   struct Impl;
+  static std::unique_ptr<Impl> impl_for(const Manifest& m);  // name and method specs, nothing loaded
   explicit LoadedModel(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
