@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "etproof/backends_report.h"
+#include "etproof/bench.h"
 #include "etproof/bundle.h"
 #include "etproof/coverage.h"
 #include "etproof/error.h"
@@ -231,6 +232,45 @@ int cmd_parity(const std::string& path, bool json, const etproof::BoundOverride&
     std::cout << etproof::to_text(r);
   if (!recorded) return kExitError;
   return r.passed ? 0 : 1;
+}
+
+// ---- bench -------------------------------------------------------------------------------------
+// One BUNDLE given and refused: its Error, as parity's (exit 2). Otherwise every bundle of every
+// argument (a bundle, or a directory of bundles) is measured or listed with why not; exit 1 when
+// one could not be measured for a reason that fails a run (fails_run), or nothing was measured.
+int cmd_bench(const std::vector<std::string>& args, bool json, bool markdown, const etproof::BenchOptions& o) {
+  std::vector<fs::path> paths;
+  for (const std::string& a : args) {
+    const fs::path p(a);
+    std::error_code ec;
+    bool is_bundle_dir = false;  // holds a manifest itself (else: a directory of bundles)
+    if (fs::is_directory(p, ec))
+      for (const auto& e : fs::directory_iterator(p, ec)) {
+        const std::string f = e.path().filename().string();
+        is_bundle_dir = is_bundle_dir || (f.size() > 13 && f.substr(f.size() - 13) == ".etproof.json");
+      }
+    if (fs::is_directory(p, ec) && !is_bundle_dir) {
+      for (const fs::path& b : etproof::find_bundles(p)) paths.push_back(b);
+    } else {
+      paths.push_back(p);
+    }
+  }
+  std::vector<etproof::BenchReport> reports;
+  for (const fs::path& p : paths) reports.push_back(etproof::bench(p, o));
+  if (reports.size() == 1 && reports.front().refused && reports.front().error) throw *reports.front().error;
+  if (json)
+    std::cout << json_text(etproof::to_json(reports)) << "\n";
+  else if (markdown)
+    std::cout << etproof::to_markdown(reports);
+  else
+    std::cout << etproof::to_text(reports);
+  bool any = false, failed = false;
+  for (const etproof::BenchReport& r : reports) {
+    any = any || r.ok();
+    failed = failed || (r.refused && etproof::fails_run(*r.refused));
+    for (const auto& m : r.methods) failed = failed || m.error.has_value();
+  }
+  return any && !failed ? 0 : 1;
 }
 
 // ---- matrix ------------------------------------------------------------------------------------
@@ -487,6 +527,24 @@ int run_cli(int argc, char** argv) {
                        "golden, or the precision's emulation) with no truth and no widening, "
                        "instead of as the gate judges it");
 
+  std::vector<std::string> bench_args;
+  etproof::BenchOptions bench_options;
+  auto* bench = app.add_subcommand("bench", "load time, latency and memory of bundles on their golden inputs");
+  bench->add_option("BUNDLE", bench_args, "bundle directories or manifests, or directories of bundles")->required();
+  bench->add_option("--threads", bench_options.threads,
+                    "size of ExecuTorch's thread pool (XNNPACK, optimized kernels); default: ExecuTorch's");
+  bench->add_option("--warmup", bench_options.warmup, "untimed calls per method first (default 5)");
+  auto* bench_runs = bench->add_option("--runs", bench_options.runs, "timed calls per method")->check(CLI::PositiveNumber);
+  bench->add_option("--seconds", bench_options.seconds,
+                    "time per method when --runs is not given (default 1; at least 10 calls)")
+      ->check(CLI::PositiveNumber)
+      ->excludes(bench_runs);
+  auto* bj = bench->add_flag("--json", json, "JSON output");
+  auto* bm = bench->add_flag("--markdown", markdown, "Markdown output");
+  bj->excludes(bm);
+  bench->add_option("--method", bench_options.methods, "NAME of a method to time; repeatable (default: every method)")
+      ->allow_extra_args(false);
+
   std::string image, backend, recipe, bundles_dir;
   size_t top = 5;
   auto* classify = app.add_subcommand("classify", "classify a photo with a demo bundle");
@@ -508,6 +566,7 @@ int run_cli(int argc, char** argv) {
   if (coverage->parsed()) return cmd_coverage(cov);
   if (inspect->parsed()) return cmd_inspect(bundle, json);
   if (run->parsed()) return cmd_run(bundle, input_args, out_dir, methods);
+  if (bench->parsed()) return cmd_bench(bench_args, json, markdown, bench_options);
   etproof::check_bound_override(caller);
   std::optional<etproof::Budget> budget;
   for (const std::string& kv : budget_args)

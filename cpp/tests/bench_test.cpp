@@ -1,0 +1,147 @@
+// etproof bench (etproof/bench.h, issue 12 §1): the report's shape and its refusals. Speed itself
+// is never asserted here (it is measured, README "etproof bench"); the statistics are checked on
+// samples with known quantiles.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "etproof/bench.h"
+#include "etproof/error.h"
+#include "etproof/replay.h"
+#include "test_support.h"
+
+namespace etproof {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+TEST(Bench, LatencyStatisticsAreTheSamplesNearestRankQuantiles) {
+  std::vector<double> v;
+  for (int i = 100; i >= 1; --i) v.push_back(i);  // 1..100 ms, given out of order
+  const Latency l = latency_of(v);
+  EXPECT_EQ(l.runs, 100u);
+  EXPECT_DOUBLE_EQ(l.median_ms, 50.5);
+  EXPECT_DOUBLE_EQ(l.p90_ms, 90);
+  EXPECT_DOUBLE_EQ(l.p99_ms, 99);
+  EXPECT_DOUBLE_EQ(l.min_ms, 1);
+  EXPECT_DOUBLE_EQ(l.mean_ms, 50.5);
+  EXPECT_DOUBLE_EQ(l.throughput_per_s, 1000 / 50.5);
+  const Latency one = latency_of({2.5});
+  EXPECT_DOUBLE_EQ(one.median_ms, 2.5);
+  EXPECT_DOUBLE_EQ(one.p99_ms, 2.5);
+  EXPECT_THROW((void)latency_of({}), Error);
+}
+
+// Every field of the JSON report, on every tiny test bundle this binary can run.
+TEST(Bench, TheTinyBundlesGiveEveryFieldInJson) {
+  const auto r = etproof::testing::run_etproof("bench --json --runs 5 --warmup 1 " +
+                                               etproof::testing::quote(etproof::testing::test_bundles().string()));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json doc = json::parse(r.out);
+  ASSERT_TRUE(doc.contains("bench"));
+  size_t measured = 0;
+  for (const json& b : doc.at("bench")) {
+    for (const char* k : {"path", "bundle", "model", "backend", "recipe", "precision", "delegates", "status", "error",
+                          "first_load_ms", "warm_load_ms", "threads_requested", "threads_used", "peak_rss_mb", "methods"})
+      EXPECT_TRUE(b.contains(k)) << k << " in " << b.dump();
+    if (b.at("status") != "measured") {
+      EXPECT_FALSE(b.at("error").is_null()) << b.dump();
+      continue;
+    }
+    ++measured;
+    EXPECT_GT(b.at("first_load_ms").get<double>(), 0);
+    EXPECT_GT(b.at("warm_load_ms").get<double>(), 0);
+    EXPECT_GE(b.at("threads_used").get<int>(), 1);
+    ASSERT_FALSE(b.at("methods").empty());
+    for (const json& m : b.at("methods")) {
+      ASSERT_FALSE(m.at("latency").is_null()) << m.dump();
+      const json& l = m.at("latency");
+      EXPECT_EQ(l.at("runs"), 5);
+      EXPECT_LE(l.at("min_ms").get<double>(), l.at("median_ms").get<double>());
+      EXPECT_LE(l.at("median_ms").get<double>(), l.at("p90_ms").get<double>());
+      EXPECT_LE(l.at("p90_ms").get<double>(), l.at("p99_ms").get<double>());
+      EXPECT_GT(l.at("throughput_per_s").get<double>(), 0);
+      EXPECT_EQ(m.at("case"), "case0");
+    }
+  }
+  EXPECT_GE(measured, 3u);  // portable and both XNNPACK bundles at least
+}
+
+TEST(Bench, ThreadsAreHonouredForXnnpackAndReported) {
+  BenchOptions o;
+  o.threads = 1;
+  o.runs = 3;
+  o.warmup = 0;
+  const BenchReport r = bench(etproof::testing::test_bundles() / "tiny-xnnpack-fp32", o);
+  ASSERT_FALSE(r.refused) << (r.error ? r.error->what() : "");
+  EXPECT_EQ(r.threads_requested, 1u);
+  EXPECT_EQ(r.threads_used, 1u);
+  o.threads = 2;
+  const BenchReport two = bench(etproof::testing::test_bundles() / "tiny-xnnpack-fp32", o);
+  EXPECT_EQ(two.threads_used, 2u);
+  const auto cli = etproof::testing::run_etproof(
+      "bench --threads 1 --runs 2 " + etproof::testing::quote((etproof::testing::test_bundles() / "tiny-xnnpack-fp32").string()));
+  ASSERT_EQ(cli.rc, 0) << cli.err;
+  EXPECT_NE(cli.out.find("threads 1 (asked 1)"), std::string::npos) << cli.out;
+}
+
+// A bundle bench cannot run is refused as parity refuses it: the same status and error kind, and
+// from the CLI the same `error [KIND]` line and exit 2.
+TEST(Bench, ARefusedBundleHasParitysTypedError) {
+  const fs::path dir = etproof::testing::scratch_dir() / "tiny-portable-fp32";
+  fs::copy(etproof::testing::test_bundles() / "tiny-portable-fp32", dir, fs::copy_options::recursive);
+  const fs::path pte = dir / "tiny-portable-fp32.pte";
+  std::string bytes = etproof::testing::slurp(pte);
+  bytes[bytes.size() / 2] = char(bytes[bytes.size() / 2] ^ 0xFF);
+  std::ofstream(pte, std::ios::binary | std::ios::trunc) << bytes;
+  const BenchReport b = bench(dir);
+  const ParityReport p = replay(dir);
+  ASSERT_TRUE(b.refused && p.refused);
+  EXPECT_EQ(*b.refused, *p.refused);
+  ASSERT_TRUE(b.error && p.error);
+  EXPECT_EQ(b.error->kind(), ErrorKind::kArtifactMismatch);
+  EXPECT_EQ(b.error->kind(), p.error->kind());
+  EXPECT_TRUE(b.methods.empty());
+  const auto q = etproof::testing::quote(dir.string());
+  const auto cb = etproof::testing::run_etproof("bench " + q);
+  const auto cp = etproof::testing::run_etproof("parity --no-ledger " + q);
+  EXPECT_EQ(cb.rc, 2);
+  EXPECT_EQ(cp.rc, 2);
+  EXPECT_NE(cb.err.find("error [artifact-mismatch]"), std::string::npos) << cb.err;
+  EXPECT_NE(cp.err.find("error [artifact-mismatch]"), std::string::npos) << cp.err;
+}
+
+TEST(Bench, AnUnknownMethodIsRefusedByName) {
+  BenchOptions o;
+  o.methods = {"decode"};
+  const BenchReport r = bench(etproof::testing::test_bundles() / "tiny-portable-fp32", o);
+  ASSERT_TRUE(r.refused);
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.error->kind(), ErrorKind::kInvalidArgument);
+  EXPECT_NE(r.error->cause().find("decode"), std::string::npos) << r.error->cause();
+}
+
+TEST(Bench, EveryMethodOfAProgramWithSeveralIsTimedOnItsOwnGolden) {
+  BenchOptions o;
+  o.runs = 2;
+  o.warmup = 0;
+  const BenchReport r = bench(etproof::testing::test_bundles() / "methods" / "encdec-xnnpack-fp32", o);
+  ASSERT_FALSE(r.refused) << (r.error ? r.error->what() : "");
+  ASSERT_EQ(r.methods.size(), 2u);
+  EXPECT_EQ(r.methods[0].method, "encode");
+  EXPECT_EQ(r.methods[1].method, "decode");
+  for (const MethodBench& m : r.methods) {
+    EXPECT_EQ(m.case_id.rfind(m.method + "/", 0), 0u) << m.case_id;
+    ASSERT_TRUE(m.latency) << (m.error ? m.error->what() : "");
+    EXPECT_EQ(m.latency->runs, 2u);
+  }
+}
+
+}  // namespace
+}  // namespace etproof
