@@ -238,7 +238,8 @@ int cmd_parity(const std::string& path, bool json, const etproof::BoundOverride&
 // One BUNDLE given and refused: its Error, as parity's (exit 2). Otherwise every bundle of every
 // argument (a bundle, or a directory of bundles) is measured or listed with why not; exit 1 when
 // one could not be measured for a reason that fails a run (fails_run), or nothing was measured.
-int cmd_bench(const std::vector<std::string>& args, bool json, bool markdown, const etproof::BenchOptions& o) {
+int cmd_bench(const std::vector<std::string>& args, bool json, bool markdown, const etproof::BenchOptions& o,
+              const LedgerOption& ledger) {
   std::vector<fs::path> paths;
   for (const std::string& a : args) {
     const fs::path p(a);
@@ -258,6 +259,10 @@ int cmd_bench(const std::vector<std::string>& args, bool json, bool markdown, co
   std::vector<etproof::BenchReport> reports;
   for (const fs::path& p : paths) reports.push_back(etproof::bench(p, o));
   if (reports.size() == 1 && reports.front().refused && reports.front().error) throw *reports.front().error;
+  // Performance records, one per method measured (ledger.h records_from_bench).
+  const bool recorded = record_evidence(ledger, "bench", [&](const etproof::RecordContext& ctx) {
+    return etproof::records_from_bench(ctx, reports);
+  });
   if (json)
     std::cout << json_text(etproof::to_json(reports)) << "\n";
   else if (markdown)
@@ -270,6 +275,7 @@ int cmd_bench(const std::vector<std::string>& args, bool json, bool markdown, co
     failed = failed || (r.refused && etproof::fails_run(*r.refused));
     for (const auto& m : r.methods) failed = failed || m.error.has_value();
   }
+  if (!recorded) return kExitError;
   return any && !failed ? 0 : 1;
 }
 
@@ -371,7 +377,7 @@ int run_cli(int argc, char** argv) {
   backends->add_flag("--runtime-only", runtime_only, "skip the export half (no Python)");
   backends->add_option("--probe-bundles", probe_dir,
                        "bundles the runtime probes run (default: <etproof's dir>/test-bundles)");
-  // Evidence (backends, matrix, parity): where this run's records are appended.
+  // Evidence (backends, matrix, parity, bench): where this run's records are appended.
   LedgerOption ledger;
   auto add_ledger_options = [&ledger](CLI::App* sub) {
     auto* l = sub->add_option("--ledger", ledger.file,
@@ -544,6 +550,7 @@ int run_cli(int argc, char** argv) {
   bj->excludes(bm);
   bench->add_option("--method", bench_options.methods, "NAME of a method to time; repeatable (default: every method)")
       ->allow_extra_args(false);
+  add_ledger_options(bench);
 
   std::string image, backend, recipe, bundles_dir;
   size_t top = 5;
@@ -566,7 +573,7 @@ int run_cli(int argc, char** argv) {
   if (coverage->parsed()) return cmd_coverage(cov);
   if (inspect->parsed()) return cmd_inspect(bundle, json);
   if (run->parsed()) return cmd_run(bundle, input_args, out_dir, methods);
-  if (bench->parsed()) return cmd_bench(bench_args, json, markdown, bench_options);
+  if (bench->parsed()) return cmd_bench(bench_args, json, markdown, bench_options, ledger);
   etproof::check_bound_override(caller);
   std::optional<etproof::Budget> budget;
   for (const std::string& kv : budget_args)

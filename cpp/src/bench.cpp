@@ -104,6 +104,9 @@ BenchReport bench(const fs::path& path, const BenchOptions& o) {
     r.recipe = m.recipe;
     r.precision = m.precision;
     r.delegates = m.delegates;
+    r.bundle_sha256 = m.artifact.sha256;
+    r.bundle_created_utc = m.created_utc;
+    r.bundle_toolchain = m.toolchain;
     if (!p.refused)
       if (auto e = unknown_methods_error(m, o.methods)) {
         p.refused = Status::kBundleInvalid;

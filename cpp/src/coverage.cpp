@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "etproof/backend_table.h"
 #include "etproof/error.h"
@@ -378,10 +379,54 @@ std::string line_diff(const std::string& expected, const std::string& actual, si
   return out.str();
 }
 
-std::string render_coverage(const std::vector<json>& records, const CoverageOptions& o) {
+namespace {
+// "## Speed": the newest `etproof bench` record of each (backend, machine, model, recipe,
+// precision, method), beside nothing it could be mistaken for; "" when the ledgers hold none.
+std::string speed_section(const std::vector<json>& speed) {
+  if (speed.empty()) return "";
+  using Key = std::tuple<std::string, std::string, std::string, std::string, std::string, std::string>;
+  std::map<Key, const json*> newest;
+  for (const auto& r : speed) {
+    const json perf = r.value("performance", json::object());
+    if (!perf.is_object()) continue;
+    const Key k{s(r, "backend"), machine_label(r.value("machine", json::object())), s(r, "model"), s(r, "recipe"),
+                s(r, "precision"), s(perf, "method")};
+    const json*& slot = newest[k];
+    if (!slot || s(*slot, "time_utc") < s(r, "time_utc")) slot = &r;
+  }
+  std::ostringstream out;
+  out << "## Speed\n\n";
+  out << "The newest `etproof bench` record of each backend, machine, model, recipe, precision and "
+         "method: one call on the model's golden input, in milliseconds (median and p90 of the timed "
+         "calls), with ExecuTorch's thread-pool size, the first load and the peak memory the bundle "
+         "added. Speed is no claim: a backend's claim above rests on its parity evidence alone.\n\n";
+  out << "| backend | machine | model | recipe | precision | method | median ms | p90 ms | runs | threads | first load ms | peak MiB | run |\n";
+  out << "| --- | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n";
+  auto num = [](const json& j, const char* key) {
+    const auto v = read_json_number(j.value(key, json()));
+    return v ? detail::format_number(*v, 3) : std::string("—");
+  };
+  for (const auto& [k, r] : newest) {
+    const json perf = r->value("performance", json::object());
+    const json threads = perf.value("threads_used", json());
+    out << "| `" << std::get<0>(k) << "` | " << std::get<1>(k) << " | " << md(std::get<2>(k)) << " | "
+        << md(std::get<3>(k)) << " | " << md(std::get<4>(k)) << " | " << md(std::get<5>(k)) << " | "
+        << num(perf, "median_ms") << " | " << num(perf, "p90_ms") << " | " << num(perf, "runs") << " | "
+        << (threads.is_number_integer() ? threads.dump() : "—") << " | " << num(perf, "first_load_ms") << " | "
+        << num(perf, "peak_rss_mb") << " | " << date_of(*r) << " @" << md(s(*r, "etproof_commit")) << " |\n";
+  }
+  out << "\n";
+  return out.str();
+}
+}  // namespace
+
+std::string render_coverage(const std::vector<json>& all_records, const CoverageOptions& o) {
+  // Performance records (`etproof bench`) are no claim: they go to the Speed section alone.
+  std::vector<json> records, speed;
+  for (const auto& r : all_records) (s(r, "kind") == "bench" ? speed : records).push_back(r);
   // As of: the newest record's date unless given.
   std::string newest, oldest;
-  for (const auto& r : records) {
+  for (const auto& r : all_records) {
     const std::string t = s(r, "time_utc");
     newest = std::max(newest, t);
     if (oldest.empty() || t < oldest) oldest = t;
@@ -416,7 +461,7 @@ std::string render_coverage(const std::vector<json>& records, const CoverageOpti
   std::map<std::string, json> machines;
   std::map<std::string, std::pair<std::string, std::string>> machine_span;
   std::map<std::string, size_t> machine_records;
-  for (const auto& r : records) {
+  for (const auto& r : all_records) {
     const std::string m = machine_label(r.value("machine", json::object()));
     machines[m] = r.value("machine", json::object());
     auto& span = machine_span[m];
@@ -475,8 +520,8 @@ std::string render_coverage(const std::vector<json>& records, const CoverageOpti
     for (size_t i = 0; i < o.sources.size(); ++i) out << (i ? ", " : "") << "`" << o.sources[i] << "`";
     out << ")";
   }
-  out << ": " << plural(records.size(), "record") << " from " << plural(machines.size(), "machine");
-  if (!records.empty()) out << ", " << oldest.substr(0, 10) << " to " << newest.substr(0, 10);
+  out << ": " << plural(all_records.size(), "record") << " from " << plural(machines.size(), "machine");
+  if (!all_records.empty()) out << ", " << oldest.substr(0, 10) << " to " << newest.substr(0, 10);
   out << ". Every claim names the run behind it (date, machine, etproof commit). Regenerate with `"
       << (o.regenerate.empty() ? std::string("etproof coverage") : o.regenerate) << "`.\n\n";
   out << "- **works**: a run through the backend agreed with the float32 reference within its "
@@ -559,6 +604,7 @@ std::string render_coverage(const std::vector<json>& records, const CoverageOpti
       }
     out << "\n";
   }
+  out << speed_section(speed);
   return out.str();
 }
 

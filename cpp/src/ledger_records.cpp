@@ -7,6 +7,7 @@
 
 #include "etproof/backends_report.h"
 #include "etproof/ledger.h"
+#include "etproof/bench.h"
 #include "etproof/matrix.h"
 #include "etproof/replay.h"
 #include "etproof/status.h"
@@ -329,6 +330,38 @@ std::vector<json> records_from_parity(const RecordContext& ctx, const ParityRepo
   }
   r["numbers"] = w.to_json(p.bound, p.against);
   return {r};
+}
+
+std::vector<json> records_from_bench(const RecordContext& ctx, const std::vector<BenchReport>& reports) {
+  std::vector<json> out;
+  for (const BenchReport& b : reports) {
+    if (b.refused) continue;
+    for (const MethodBench& m : b.methods) {
+      if (!m.latency) continue;
+      json r = base_record(ctx, "runtime", b.backend);
+      add_facts(r, {b.bundle, b.bundle_sha256, b.bundle_created_utc, b.bundle_toolchain, b.model, b.recipe,
+                    b.precision});
+      r["backend_ids"] = b.delegates;
+      r["status"] = kMeasured;
+      const Latency& l = *m.latency;
+      r["performance"] = {{"method", m.method},
+                          {"case", m.case_id},
+                          {"runs", l.runs},
+                          {"median_ms", detail::json_number(l.median_ms)},
+                          {"p90_ms", detail::json_number(l.p90_ms)},
+                          {"p99_ms", detail::json_number(l.p99_ms)},
+                          {"min_ms", detail::json_number(l.min_ms)},
+                          {"mean_ms", detail::json_number(l.mean_ms)},
+                          {"throughput_per_s", detail::json_number(l.throughput_per_s)},
+                          {"first_load_ms", detail::json_number(b.first_load_ms)},
+                          {"warm_load_ms", b.warm_load_ms ? detail::json_number(*b.warm_load_ms) : json(nullptr)},
+                          {"peak_rss_mb", b.peak_rss_mb ? detail::json_number(*b.peak_rss_mb) : json(nullptr)},
+                          {"threads_requested", b.threads_requested},
+                          {"threads_used", b.threads_used}};
+      out.push_back(std::move(r));
+    }
+  }
+  return out;
 }
 
 }  // namespace etproof

@@ -143,5 +143,39 @@ TEST(Bench, EveryMethodOfAProgramWithSeveralIsTimedOnItsOwnGolden) {
   }
 }
 
+// `bench --ledger FILE` appends one performance record per method measured; the coverage page
+// shows them in its Speed section and claims nothing from them (a backend with only performance
+// records is still "never run" in the summary).
+TEST(Bench, PerformanceRecordsGoToTheLedgerAndTheCoveragePagesSpeedSectionOnly) {
+  const fs::path dir = etproof::testing::scratch_dir();
+  const fs::path ledger = dir / "ledger.jsonl";
+  const auto q = [](const fs::path& p) { return etproof::testing::quote(p.string()); };
+  const auto r = etproof::testing::run_etproof("bench --runs 3 --warmup 0 --ledger " + q(ledger) + " " +
+                                               q(etproof::testing::test_bundles() / "tiny-xnnpack-fp32") + " " +
+                                               q(etproof::testing::test_bundles() / "tiny-portable-fp32"));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::ifstream in(ledger);
+  std::string line;
+  size_t n = 0;
+  while (std::getline(in, line)) {
+    const json rec = json::parse(line);
+    EXPECT_EQ(rec.at("kind"), "bench");
+    EXPECT_EQ(rec.at("half"), "runtime");
+    EXPECT_EQ(rec.at("status"), "measured");
+    EXPECT_EQ(rec.at("performance").at("runs"), 3);
+    EXPECT_EQ(rec.at("performance").at("method"), "forward");
+    EXPECT_TRUE(rec.at("performance").at("median_ms").is_number());
+    EXPECT_FALSE(rec.at("bundle_sha256").get<std::string>().empty());
+    ++n;
+  }
+  EXPECT_EQ(n, 2u);
+  const auto page = etproof::testing::run_etproof("coverage --ledger " + q(ledger));
+  ASSERT_EQ(page.rc, 0) << page.err;
+  EXPECT_NE(page.out.find("## Speed"), std::string::npos) << page.out;
+  EXPECT_NE(page.out.find("| `xnnpack` |"), std::string::npos) << page.out;
+  EXPECT_EQ(page.out.find("| **works**"), std::string::npos) << "a performance record made a claim:\n" << page.out;
+  EXPECT_NE(page.out.find("| never run |"), std::string::npos) << page.out;
+}
+
 }  // namespace
 }  // namespace etproof

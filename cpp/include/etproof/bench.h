@@ -24,6 +24,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,6 +65,8 @@ struct MethodBench {
 struct BenchReport {
   std::string path;  // as given
   std::string bundle, model, backend, recipe, precision;
+  std::string bundle_sha256, bundle_created_utc;         // the manifest's, for the ledger
+  std::map<std::string, std::string> bundle_toolchain;  // the export half's versions
   std::vector<std::string> delegates;  // from the program
   // Set when the bundle could not be run here: replay's status and Error for it.
   std::optional<Status> refused;

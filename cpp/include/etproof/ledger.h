@@ -12,7 +12,7 @@
 //   etproof_commit  the source commit ("…+dirty" when tracked files differ from it), and
 //   etproof_commit_source  "git" (asked at run time in the source tree), "build" (configure
 //                   time: may be older than the binary), or "unknown"
-//   command         the command line; kind: "backends" | "matrix" | "parity"
+//   command         the command line; kind: "backends" | "matrix" | "parity" | "bench"
 //   half            "export" | "runtime"
 //   backend         export key; backend_ids: delegate ids (program's or table's)
 //   model, recipe, precision, bundle, bundle_sha256, bundle_toolchain, bundle_created_utc
@@ -35,6 +35,7 @@
 //                   null there), caller_supplied}}. Non-finite numbers are the strings "inf",
 //                   "-inf", "nan", as in every JSON etproof writes (`parity --json` included).
 //   detail          free text the command printed for it (e.g. the probe's line)
+//   performance     `bench` records only (status "measured"): records_from_bench below
 // Matrix runs record one runtime record per (column, status) — two agreed cases and four xfail
 // cases of one column are two records — and one export record ("exported") per bundle found.
 #pragma once
@@ -51,6 +52,7 @@ namespace etproof {
 struct Matrix;        // etproof/matrix.h
 struct ParityReport;  // etproof/replay.h
 struct RuntimeHalf;   // etproof/backends_report.h
+struct BenchReport;   // etproof/bench.h
 
 inline constexpr int kLedgerSchema = 1;
 
@@ -58,6 +60,8 @@ inline constexpr int kLedgerSchema = 1;
 // exists, so it lowered — with a delegate call, or (a delegate backend's program) without one.
 inline constexpr const char* kExported = "exported";
 inline constexpr const char* kExportedUndelegated = "exported-undelegated";
+// A performance record's status (`etproof bench`): the speed was measured. Not a replay status.
+inline constexpr const char* kMeasured = "measured";
 
 // What every record of one run shares.
 struct RecordContext {
@@ -121,6 +125,15 @@ std::vector<nlohmann::json> records_from_matrix(const RecordContext& ctx, const 
 // (`parity` applies none). Empty when no manifest was read: nothing a claim could rest on.
 std::vector<nlohmann::json> records_from_parity(const RecordContext& ctx,
                                                 const ParityReport& report);
+
+// `etproof bench`: one performance record per method measured (kind "bench", half "runtime",
+// status kMeasured, the bundle's facts, backend_ids, and `performance`: {method, case, runs,
+// median_ms, p90_ms, p99_ms, min_ms, mean_ms, throughput_per_s, first_load_ms, warm_load_ms,
+// peak_rss_mb, threads_requested, threads_used}; milliseconds, MiB). A bundle or method that
+// could not be measured records nothing: speed is no claim, and parity records the refusal.
+// The coverage page shows these in its Speed section, never among the claims.
+std::vector<nlohmann::json> records_from_bench(const RecordContext& ctx,
+                                               const std::vector<BenchReport>& reports);
 
 // The id a record has (or should have): first 16 hex of SHA-256 of dump() without "id".
 std::string record_id(const nlohmann::json& record);
