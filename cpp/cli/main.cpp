@@ -284,14 +284,25 @@ int cmd_matrix(const std::vector<std::string>& dir_args, bool json, bool markdow
                const std::string& junit, const etproof::BoundOverride& caller,
                const std::optional<etproof::Budget>& budget, size_t jobs,
                const std::vector<std::string>& methods, const LedgerOption& ledger,
-               const etproof::Isolation& isolation) {
+               const etproof::Isolation& isolation, const std::optional<etproof::BenchOptions>& bench) {
   std::vector<fs::path> dirs(dir_args.begin(), dir_args.end());
   if (dirs.empty()) dirs.push_back(default_bundles_dir());
-  const etproof::Matrix m = etproof::build_matrix(dirs, caller, jobs, budget, methods, isolation);
+  etproof::Matrix m = etproof::build_matrix(dirs, caller, jobs, budget, methods, isolation);
+  if (bench) etproof::bench_columns(m, *bench, isolation);
   const nlohmann::json doc = etproof::to_json(m);
   const bool recorded = record_evidence(ledger, "matrix", [&](const etproof::RecordContext& ctx) {
     return etproof::records_from_matrix(ctx, m);
   });
+  // --bench: the columns' performance records too, as `etproof bench` writes them.
+  bool bench_recorded = true;
+  if (bench) {
+    std::vector<etproof::BenchReport> reports;
+    for (const etproof::Column& c : m.columns)
+      if (c.speed) reports.push_back(*c.speed);
+    bench_recorded = record_evidence(ledger, "bench", [&](const etproof::RecordContext& ctx) {
+      return etproof::records_from_bench(ctx, reports);
+    });
+  }
   if (!junit.empty()) {
     std::ofstream out(junit);
     out << etproof::to_junit(m);
@@ -306,7 +317,7 @@ int cmd_matrix(const std::vector<std::string>& dir_args, bool json, bool markdow
     for (size_t i = 0; i < dirs.size(); ++i) std::cout << (i ? ", " : "") << dirs[i].string();
     std::cout << "\n\n" << etproof::to_text(m);
   }
-  return recorded ? m.exit_code() : kExitError;
+  return recorded && bench_recorded ? m.exit_code() : kExitError;
 }
 
 // ---- coverage ----------------------------------------------------------------------------------
@@ -484,6 +495,10 @@ int run_cli(int argc, char** argv) {
   add_bound_options(matrix, ", applied to every column");
   add_budget_option(matrix);
   add_ledger_options(matrix);
+  bool matrix_bench = false;
+  matrix->add_flag("--bench", matrix_bench,
+                   "also benchmark every column that ran (etproof bench: latency and memory on its golden "
+                   "inputs, one column at a time) and show its speed-up against portable and XNNPACK fp32");
   bool in_process = false;
   matrix->add_flag("--in-process", in_process,
                    "run every program in this process instead of one worker process per column (faster "
@@ -585,7 +600,10 @@ int run_cli(int argc, char** argv) {
   }
   if (matrix->parsed()) {
     isolation.enabled = !in_process;
-    return cmd_matrix(dirs, json, markdown, matrix_junit, caller, budget, jobs, methods, ledger, isolation);
+    std::optional<etproof::BenchOptions> bench_for_matrix;
+    if (matrix_bench) bench_for_matrix = etproof::BenchOptions{.warmup = 3, .seconds = 1.0};
+    return cmd_matrix(dirs, json, markdown, matrix_junit, caller, budget, jobs, methods, ledger, isolation,
+                      bench_for_matrix);
   }
   if (tolerances->parsed())
     return cmd_measure_tolerances(tol_dirs, json, markdown, tol_junit, margin, caller, jobs,

@@ -12,6 +12,7 @@
 #include "etproof/bundle.h"
 #include "etproof/replay.h"
 #include "common.h"
+#include "worker.h"
 
 // ExecuTorch's shared thread pool (extension/threadpool/threadpool.h in ExecuTorch 1.5.1, built
 // into the wheel's libexecutorch_threadpool.so, target executorch::threadpool). The wheel ships the
@@ -166,6 +167,89 @@ BenchReport bench(const fs::path& path, const BenchOptions& o) {
   return r;
 }
 
+BenchReport bench(const fs::path& path, const BenchOptions& o, const Isolation& isolation) {
+  if (!isolation.enabled) return bench(path, o);
+  BenchReport r;
+  r.path = path.string();
+  r.bundle = path.filename().string();
+  r.threads_requested = o.threads;
+  try {
+    // The worker opens the bundle itself; the manifest is read here only to name it.
+    const Bundle b = open_bundle(path, OpenOptions{.verify_artifact = false});
+    detail::WorkerClient worker(isolation, b.manifest_path, "bundle '" + b.manifest.name + "'");
+    const json doc = worker.bench(o);
+    BenchReport back = bench_report_from_json(doc.at("bench").at(0));
+    back.path = r.path;
+    return back;
+  } catch (const Error& e) {
+    r.refused = status_of(e);
+    r.error = e;
+  } catch (const nlohmann::json::exception& e) {
+    r.refused = Status::kCrashed;
+    r.error = Error(ErrorKind::kCrashed, "the worker process benchmarking " + r.path + " sent a malformed report (" +
+                                             e.what() + ")",
+                    "re-export the bundle; if its hash matches, benchmark it in-process and report it");
+  }
+  return r;
+}
+
+BenchReport bench_report_from_json(const json& j) {
+  auto error_of = [](const json& e) -> std::optional<Error> {
+    if (e.is_null()) return std::nullopt;
+    const auto kind = error_kind_from_string(e.at("kind").get<std::string>());
+    if (!kind) throw Error(ErrorKind::kCrashed, "a benchmark report with an unknown error kind", "report it");
+    return Error(*kind, e.at("cause").get<std::string>(), e.at("remedy").get<std::string>());
+  };
+  auto number = [](const json& v) -> std::optional<double> { return detail::read_json_number(v); };
+  try {
+    BenchReport r;
+    r.path = j.at("path").get<std::string>();
+    r.bundle = j.at("bundle").get<std::string>();
+    r.model = j.at("model").get<std::string>();
+    r.backend = j.at("backend").get<std::string>();
+    r.recipe = j.at("recipe").get<std::string>();
+    r.precision = j.at("precision").get<std::string>();
+    r.bundle_sha256 = j.value("bundle_sha256", std::string());
+    r.bundle_created_utc = j.value("bundle_created_utc", std::string());
+    r.bundle_toolchain = j.value("bundle_toolchain", std::map<std::string, std::string>());
+    r.delegates = j.at("delegates").get<std::vector<std::string>>();
+    const std::string status = j.at("status").get<std::string>();
+    if (status != "measured") {
+      r.refused = status_from_string(status);
+      if (!r.refused) throw Error(ErrorKind::kCrashed, "a benchmark report with an unknown status", "report it");
+    }
+    r.error = error_of(j.at("error"));
+    r.first_load_ms = number(j.at("first_load_ms")).value_or(0);
+    r.warm_load_ms = number(j.at("warm_load_ms"));
+    r.threads_requested = j.at("threads_requested").get<size_t>();
+    r.threads_used = j.at("threads_used").get<size_t>();
+    r.peak_rss_mb = number(j.at("peak_rss_mb"));
+    for (const json& m : j.at("methods")) {
+      MethodBench mb;
+      mb.method = m.at("method").get<std::string>();
+      mb.case_id = m.at("case").get<std::string>();
+      mb.error = error_of(m.at("error"));
+      if (!m.at("latency").is_null()) {
+        const json& l = m.at("latency");
+        Latency lat;
+        lat.runs = l.at("runs").get<size_t>();
+        lat.median_ms = number(l.at("median_ms")).value_or(0);
+        lat.p90_ms = number(l.at("p90_ms")).value_or(0);
+        lat.p99_ms = number(l.at("p99_ms")).value_or(0);
+        lat.min_ms = number(l.at("min_ms")).value_or(0);
+        lat.mean_ms = number(l.at("mean_ms")).value_or(0);
+        lat.throughput_per_s = number(l.at("throughput_per_s")).value_or(0);
+        mb.latency = lat;
+      }
+      r.methods.push_back(std::move(mb));
+    }
+    return r;
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorKind::kCrashed, std::string("a benchmark report that does not parse: ") + e.what(),
+                "re-export the bundle; if its hash matches, benchmark it in-process and report it");
+  }
+}
+
 namespace {
 std::string ms_text(double ms) { return detail::format_number(ms, 3) + " ms"; }
 
@@ -256,6 +340,9 @@ json to_json(const std::vector<BenchReport>& reports) {
                     {"backend", r.backend},
                     {"recipe", r.recipe},
                     {"precision", r.precision},
+                    {"bundle_sha256", r.bundle_sha256},
+                    {"bundle_created_utc", r.bundle_created_utc},
+                    {"bundle_toolchain", r.bundle_toolchain},
                     {"delegates", r.delegates},
                     {"status", r.refused ? json(std::string(to_string(*r.refused))) : json("measured")},
                     {"error", error_json(r.error)},

@@ -114,6 +114,7 @@ void lay_out_column(Matrix& m, const std::filesystem::path& path, const ParityRe
   column.against = r.against;
   column.judgement = r.judgement;
   column.precision_reason = r.precision_reason;
+  column.path = path.string();
   m.columns.push_back(std::move(column));
   const size_t col = m.columns.size() - 1;
   for (const CaseReport& c : r.cases) {
@@ -417,6 +418,31 @@ Matrix build_matrix(const std::vector<std::filesystem::path>& dirs, const BoundO
   }
   if (!out.xfail_files.empty()) out.xfail_file = out.xfail_files.front();
   return out;
+}
+
+void bench_columns(Matrix& m, const BenchOptions& options, const Isolation& isolation) {
+  for (size_t col = 0; col < m.columns.size(); ++col) {
+    bool ran = false;
+    for (const Cell& c : m.cells) ran = ran || (c.column == col && (is_judged(c.status) || c.status == Status::kNoBound));
+    if (ran) m.columns[col].speed = bench(m.columns[col].path, options, isolation);
+  }
+}
+
+namespace {
+std::optional<double> first_median(const Column& c) {
+  if (!c.speed || c.speed->refused || c.speed->methods.empty() || !c.speed->methods.front().latency) return std::nullopt;
+  return c.speed->methods.front().latency->median_ms;
+}
+}  // namespace
+
+std::optional<double> speedup_against(const Matrix& m, size_t col, const std::string& backend,
+                                      const std::string& recipe) {
+  const auto mine = first_median(m.columns[col]);
+  if (!mine || *mine <= 0) return std::nullopt;
+  for (const Column& c : m.columns)
+    if (c.model == m.columns[col].model && c.backend == backend && c.recipe == recipe && c.dir == m.columns[col].dir)
+      if (const auto theirs = first_median(c)) return *theirs / *mine;
+  return std::nullopt;
 }
 
 std::vector<std::string> Matrix::models() const {

@@ -29,7 +29,42 @@ std::vector<std::string> model_cases(const Matrix& m, const std::string& model) 
 }
 
 // The end of both text forms: the columns not run, the summary, the verdict and the bound hint.
+// `matrix --bench`: one line per benchmarked column (bench_columns), "" when none was.
+std::string speed_lines(const Matrix& m) {
+  std::ostringstream os;
+  bool any = false;
+  for (size_t col = 0; col < m.columns.size(); ++col) {
+    const Column& c = m.columns[col];
+    if (!c.speed) continue;
+    if (!any) os << "\nspeed (--bench: one call on each column's first golden case; etproof bench):\n";
+    any = true;
+    os << "  " << c.model << " " << label_in_model(m, col) << ": ";
+    const BenchReport& b = *c.speed;
+    if (b.refused) {
+      os << "not measured, " << to_string(*b.refused) << ": " << (b.error ? b.error->cause() : "refused") << "\n";
+      continue;
+    }
+    const MethodBench& first = b.methods.front();
+    if (!first.latency) {
+      os << first.method << " failed: " << (first.error ? first.error->cause() : "") << "\n";
+      continue;
+    }
+    os << "median " << detail::format_number(first.latency->median_ms, 3) << " ms, p90 "
+       << detail::format_number(first.latency->p90_ms, 3) << " ms (" << first.latency->runs << " runs, "
+       << b.threads_used << " threads)";
+    if (b.peak_rss_mb) os << ", peak +" << detail::format_number(*b.peak_rss_mb, 3) << " MiB";
+    for (const auto& [backend, recipe] : {std::pair<std::string, std::string>{"portable", "fp32"}, {"xnnpack", "fp32"}}) {
+      if (c.backend == backend && c.recipe == recipe) continue;
+      if (const auto x = speedup_against(m, col, backend, recipe))
+        os << ", " << detail::format_number(*x, 3) << "× " << backend << "/" << recipe;
+    }
+    os << "\n";
+  }
+  return os.str();
+}
+
 void write_text_tail(std::ostringstream& os, const Matrix& m) {
+  os << speed_lines(m);
   if (!m.not_run.empty()) {
     os << "\nnot run:\n";
     for (const NotRun& n : m.not_run)
@@ -314,6 +349,34 @@ std::string to_markdown(const Matrix& m) {
          << to_string(x.result) << "` | " << (x.result == XfailResult::kXpass ? "yes" : "no")
          << " | " << esc(x.record.reason) << " | " << esc(x.detail) << " |\n";
   }
+  bool speed = false;
+  for (const Column& c : m.columns) speed = speed || c.speed.has_value();
+  if (speed) {
+    os << "\n**Speed** (`--bench`: one call on each column's first golden case)\n\n"
+          "| model | column | median ms | p90 ms | runs | threads | peak MiB | × portable/fp32 | × xnnpack/fp32 |\n"
+          "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+    for (size_t col = 0; col < m.columns.size(); ++col) {
+      const Column& c = m.columns[col];
+      if (!c.speed) continue;
+      const BenchReport& b = *c.speed;
+      os << "| " << esc(c.model) << " | " << esc(label_in_model(m, col)) << " | ";
+      if (b.refused || b.methods.empty() || !b.methods.front().latency) {
+        os << "not measured: " << esc(b.error ? b.error->cause() : b.methods.empty() || !b.methods.front().error
+                                                                     ? std::string("refused")
+                                                                     : b.methods.front().error->cause())
+           << " | | | | | | |\n";
+        continue;
+      }
+      const Latency& l = *b.methods.front().latency;
+      auto x = [&](const char* backend) {
+        const auto v = speedup_against(m, col, backend, "fp32");
+        return v ? detail::format_number(*v, 3) : std::string("—");
+      };
+      os << detail::format_number(l.median_ms, 3) << " | " << detail::format_number(l.p90_ms, 3) << " | " << l.runs
+         << " | " << b.threads_used << " | " << (b.peak_rss_mb ? detail::format_number(*b.peak_rss_mb, 3) : "—")
+         << " | " << x("portable") << " | " << x("xnnpack") << " |\n";
+    }
+  }
   os << "\n" << summary(m) << " — **" << verdict(m) << "**\n";
   if (!m.caller_bound.empty())
     os << "\nBound: caller-supplied for every column (" << esc(m.caller_bound) << ").\n";
@@ -338,6 +401,14 @@ nlohmann::json to_json(const Matrix& m) {
     if (!m.columns[i].judgement.empty()) cols[i]["judgement"] = m.columns[i].judgement;
     if (!m.columns[i].precision_reason.empty())
       cols[i]["precision_reason"] = m.columns[i].precision_reason;
+    if (m.columns[i].speed) {
+      nlohmann::json sp = to_json(std::vector<BenchReport>{*m.columns[i].speed}).at("bench").at(0);
+      for (const char* backend : {"portable", "xnnpack"}) {
+        const auto x = speedup_against(m, i, backend, "fp32");
+        sp[std::string("speedup_vs_") + backend + "_fp32"] = x ? detail::json_number(*x) : nlohmann::json(nullptr);
+      }
+      cols[i]["speed"] = std::move(sp);
+    }
   }
   nlohmann::json cells = nlohmann::json::array();
   for (const Cell& c : m.cells) {

@@ -4,8 +4,9 @@
 // A message: a 24-byte header {magic "ETPW", type, head_len, data_len} (native byte order: both
 // ends are the same build on the same machine), then `head_len` bytes of JSON and `data_len` raw
 // bytes. Requests: LOAD {"manifest": PATH}; RUN {"method": M, "tensors": [...]} with the tensors'
-// bytes concatenated as data. Replies: OK (LOAD: {"delegates": [...], "methods": [...]}; RUN:
-// {"tensors": [...]} + data) or ERROR {"kind", "cause", "remedy", "et_error"?}. A tensor:
+// bytes concatenated as data; BENCH {"bundle": PATH, "options": {...}} (etproof/bench.h, the
+// whole benchmark in the worker). Replies: OK (LOAD: {"delegates": [...], "methods": [...]}; RUN:
+// {"tensors": [...]} + data; BENCH: {"bench": [report]}, to_json's) or ERROR {"kind", "cause", "remedy", "et_error"?}. A tensor:
 // {"name", "dtype", "shape"}, its numel × dtype_size bytes in order. The parent trusts nothing it
 // reads back: a worker that a bad program corrupted may send anything, and what does not parse
 // or add up is Error{kCrashed} "sent a malformed reply".
@@ -39,6 +40,7 @@ extern char** environ;
 
 #include <nlohmann/json.hpp>
 
+#include "etproof/bench.h"
 #include "etproof/build_config.h"
 #include "etproof/bundle.h"
 #include "etproof/error.h"
@@ -61,7 +63,7 @@ using nlohmann::json;
 namespace {
 
 constexpr uint32_t kMagic = 0x57505445;  // "ETPW"
-enum MessageType : uint32_t { kLoad = 1, kRun = 2, kOk = 3, kErrorReply = 4 };
+enum MessageType : uint32_t { kLoad = 1, kRun = 2, kOk = 3, kErrorReply = 4, kBench = 5 };
 constexpr uint64_t kMaxHead = uint64_t(64) << 20;  // tensor lists and error texts: a few KB
 
 struct Header {
@@ -428,6 +430,20 @@ WorkerClient::Loaded WorkerClient::load() {
   return out;
 }
 
+nlohmann::json WorkerClient::bench(const BenchOptions& o) {
+  const json head = {{"bundle", manifest_.string()},
+                     {"options",
+                      {{"threads", o.threads},
+                       {"warmup", o.warmup},
+                       {"runs", o.runs},
+                       {"seconds", o.seconds},
+                       {"warm_loads", o.warm_loads},
+                       {"methods", o.methods}}}};
+  Reply r = request(kBench, head.dump(-1, ' ', false, json::error_handler_t::replace), {}, "benchmarking the program");
+  stop();  // one benchmark per worker: the next starts clean
+  return std::move(r.head);
+}
+
 std::map<std::string, HostTensor> WorkerClient::run(const std::string& method,
                                                     const std::map<std::string, HostTensor>& inputs) {
   if (!loaded_) (void)load();  // a fresh worker after a crash
@@ -487,6 +503,19 @@ int worker_main(int fd, uint64_t memory_limit_bytes) {
         bundle = open_bundle(head.at("manifest").get<std::string>());
         model.emplace(LoadedModel::load(*bundle));
         reply_head = json{{"delegates", model->program_delegates()}, {"methods", model->method_names()}}.dump();
+      } else if (h.type == kBench) {
+        model.reset();
+        bundle.reset();
+        const json& o = head.at("options");
+        BenchOptions options;
+        options.threads = o.at("threads").get<size_t>();
+        options.warmup = o.at("warmup").get<size_t>();
+        options.runs = o.at("runs").get<size_t>();
+        options.seconds = o.at("seconds").get<double>();
+        options.warm_loads = o.at("warm_loads").get<size_t>();
+        options.methods = o.at("methods").get<std::vector<std::string>>();
+        reply_head = to_json({bench(head.at("bundle").get<std::string>(), options)})
+                         .dump(-1, ' ', false, json::error_handler_t::replace);
       } else if (h.type == kRun) {
         if (!model)
           throw Error(ErrorKind::kInvalidArgument, "the worker was asked to run before loading", "load first");

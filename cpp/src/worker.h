@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "etproof/bench.h"
 #include "etproof/isolation.h"
 #include "etproof/npy.h"
 
@@ -37,6 +40,10 @@ class WorkerClient {
   // worker's Error (as LoadedModel::run in-process would) or Error{kCrashed}.
   std::map<std::string, HostTensor> run(const std::string& method,
                                         const std::map<std::string, HostTensor>& inputs);
+  // The whole benchmark of the bundle (etproof/bench.h bench()) in a fresh worker, which is
+  // stopped after it: {"bench": [report]} as to_json writes it. Throws Error{kCrashed} when the
+  // worker dies.
+  nlohmann::json bench(const BenchOptions& options);
 
  private:
   void start();

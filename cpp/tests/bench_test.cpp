@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -175,6 +176,37 @@ TEST(Bench, PerformanceRecordsGoToTheLedgerAndTheCoveragePagesSpeedSectionOnly) 
   EXPECT_NE(page.out.find("| `xnnpack` |"), std::string::npos) << page.out;
   EXPECT_EQ(page.out.find("| **works**"), std::string::npos) << "a performance record made a claim:\n" << page.out;
   EXPECT_NE(page.out.find("| never run |"), std::string::npos) << page.out;
+}
+
+// `matrix --bench`: every column that ran has its speed beside its verdicts, and each speed-up is
+// the ratio of the two columns' medians the same JSON reports (worker processes and in-process).
+TEST(Bench, MatrixBenchShowsEachColumnsSpeedAndItsSpeedups) {
+  for (const std::string mode : {"", "--in-process "}) {
+    SCOPED_TRACE(mode.empty() ? "worker processes" : "in-process");
+    const auto r = etproof::testing::run_etproof("matrix --no-ledger --json --bench " + mode +
+                                                 etproof::testing::quote(etproof::testing::test_bundles().string()));
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const json doc = json::parse(r.out);
+    std::map<std::string, double> median;  // backend/recipe -> median ms
+    size_t with_speed = 0;
+    for (const json& c : doc.at("columns")) {
+      if (!c.contains("speed")) continue;
+      ++with_speed;
+      const json& sp = c.at("speed");
+      if (sp.at("status") != "measured") continue;
+      median[c.at("backend").get<std::string>() + "/" + c.at("recipe").get<std::string>()] =
+          sp.at("methods").at(0).at("latency").at("median_ms").get<double>();
+    }
+    EXPECT_GE(with_speed, 3u);
+    ASSERT_TRUE(median.count("portable/fp32") && median.count("xnnpack/fp32")) << r.out;
+    for (const json& c : doc.at("columns")) {
+      if (!c.contains("speed") || c.at("speed").at("status") != "measured") continue;
+      const std::string key = c.at("backend").get<std::string>() + "/" + c.at("recipe").get<std::string>();
+      const json& x = c.at("speed").at("speedup_vs_portable_fp32");
+      ASSERT_TRUE(x.is_number()) << key;
+      EXPECT_NEAR(x.get<double>(), median.at("portable/fp32") / median.at(key), 1e-9 * x.get<double>()) << key;
+    }
+  }
 }
 
 }  // namespace

@@ -32,6 +32,7 @@
 #include <nlohmann/json.hpp>
 
 #include "etproof/error.h"
+#include "etproof/isolation.h"
 #include "etproof/status.h"
 
 namespace etproof {
@@ -85,6 +86,14 @@ struct BenchReport {
 // do wrong (see above); a BenchOptions::methods name the manifest does not list is a refusal with
 // Error{kInvalidArgument}, as in replay().
 [[nodiscard]] BenchReport bench(const std::filesystem::path& bundle, const BenchOptions& options = {});
+// The same in a worker process when isolation.enabled (etproof/isolation.h; `matrix --bench`
+// unless --in-process): the worker runs bench() and sends the report back; a worker that dies or
+// exceeds a limit is a refusal with status crashed (Error{kCrashed}). Memory is then the worker's.
+[[nodiscard]] BenchReport bench(const std::filesystem::path& bundle, const BenchOptions& options,
+                                const Isolation& isolation);
+// One report of to_json's list read back (what a worker sends). Throws Error{kCrashed} when a
+// field is missing or of the wrong type (a worker's reply that does not parse).
+[[nodiscard]] BenchReport bench_report_from_json(const nlohmann::json& report);
 
 // Text: one line per (bundle, method), with the load, latency, throughput, memory and threads;
 // a refused bundle is one line with its status and reason.

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "etproof/bench.h"
 #include "etproof/gate.h"
 #include "etproof/isolation.h"
 #include "etproof/status.h"
@@ -38,6 +39,9 @@ struct Column {
   std::string against = "golden";
   std::string judgement;
   std::string precision_reason;
+  std::string path;                    // the bundle's path as found in `dir`
+  // With `matrix --bench` (bench_columns): the column's benchmark on its golden inputs.
+  std::optional<BenchReport> speed;
 };
 
 struct Cell {
@@ -146,6 +150,18 @@ struct Matrix {
                                   const std::optional<Budget>& budget = std::nullopt,
                                   const std::vector<std::string>& methods = {},
                                   const Isolation& isolation = {});
+
+// `matrix --bench`: benchmarks (etproof/bench.h) every column whose program ran here (some cell
+// was judged or measured without a bound), one column at a time — never in parallel, so that no
+// timing shares the machine with another — with `isolation` (each in its own worker, as the
+// replay was). Sets Column::speed. The renderers then show each column's median latency of its
+// first method, its peak memory, and its speed-up against the same model's portable fp32 and
+// XNNPACK fp32 columns (speedup_against), beside its verdicts.
+void bench_columns(Matrix& m, const BenchOptions& options, const Isolation& isolation);
+// How many times faster column `col` runs than the same model's (backend, recipe) column: that
+// column's median latency over this one's (first method each); nullopt when either has no speed.
+[[nodiscard]] std::optional<double> speedup_against(const Matrix& m, size_t col, const std::string& backend,
+                                                    const std::string& recipe);
 
 // Text: with one model in one directory, the case × column grid. With several models or
 // directories, grouped per model: one line per column (status counts and its worst measured
