@@ -239,7 +239,7 @@ int cmd_parity(const std::string& path, bool json, const etproof::BoundOverride&
 // argument (a bundle, or a directory of bundles) is measured or listed with why not; exit 1 when
 // one could not be measured for a reason that fails a run (fails_run), or nothing was measured.
 int cmd_bench(const std::vector<std::string>& args, bool json, bool markdown, const etproof::BenchOptions& o,
-              const LedgerOption& ledger) {
+              const LedgerOption& ledger, const etproof::Isolation& isolation) {
   std::vector<fs::path> paths;
   for (const std::string& a : args) {
     const fs::path p(a);
@@ -257,7 +257,7 @@ int cmd_bench(const std::vector<std::string>& args, bool json, bool markdown, co
     }
   }
   std::vector<etproof::BenchReport> reports;
-  for (const fs::path& p : paths) reports.push_back(etproof::bench(p, o));
+  for (const fs::path& p : paths) reports.push_back(etproof::bench(p, o, isolation));
   if (reports.size() == 1 && reports.front().refused && reports.front().error) throw *reports.front().error;
   // Performance records, one per method measured (ledger.h records_from_bench).
   const bool recorded = record_evidence(ledger, "bench", [&](const etproof::RecordContext& ctx) {
@@ -566,6 +566,11 @@ int run_cli(int argc, char** argv) {
   bench->add_option("--method", bench_options.methods, "NAME of a method to time; repeatable (default: every method)")
       ->allow_extra_args(false);
   add_ledger_options(bench);
+  bool bench_in_process = false;
+  bench->add_flag("--in-process", bench_in_process,
+                  "measure every bundle in this process instead of each in its own worker process (then "
+                  "a bundle's peak memory can hide in memory an earlier one freed, and a crash ends the run)");
+  add_worker_limits(bench);
 
   std::string image, backend, recipe, bundles_dir;
   size_t top = 5;
@@ -588,12 +593,15 @@ int run_cli(int argc, char** argv) {
   if (coverage->parsed()) return cmd_coverage(cov);
   if (inspect->parsed()) return cmd_inspect(bundle, json);
   if (run->parsed()) return cmd_run(bundle, input_args, out_dir, methods);
-  if (bench->parsed()) return cmd_bench(bench_args, json, markdown, bench_options, ledger);
   etproof::check_bound_override(caller);
   std::optional<etproof::Budget> budget;
   for (const std::string& kv : budget_args)
     etproof::parse_budget_argument(kv, budget ? *budget : budget.emplace());
   if (worker_memory_mib >= 0) isolation.memory_limit_bytes = uint64_t(worker_memory_mib * double(1 << 20));
+  if (bench->parsed()) {
+    isolation.enabled = !bench_in_process;
+    return cmd_bench(bench_args, json, markdown, bench_options, ledger, isolation);
+  }
   if (parity->parsed()) {
     isolation.enabled = isolate;
     return cmd_parity(bundle, json, caller, budget, methods, ledger, allow_edited_goldens, isolation);

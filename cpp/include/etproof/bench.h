@@ -17,6 +17,11 @@
 // inference threads (OpenVINO's CPU plugin: by default one stream over the physical cores) and is
 // not changed by it; the portable kernels run on the calling thread.
 //
+// `etproof bench` measures each bundle in its own worker process (the isolated bench() below;
+// `--in-process` turns it off): its memory figure is then that bundle's alone (in one process a
+// later bundle reuses memory an earlier one freed, and its peak shows almost nothing), and a crash
+// is that bundle's `crashed`.
+//
 // Errors: a bundle that cannot be run here is refused exactly as replay() refuses it (replay.h
 // prepare(): the same status and Error — not-linked, unavailable, bundle-invalid with
 // artifact-mismatch, load-failed, …); a call that fails is that method's Error (run-failed, …).
