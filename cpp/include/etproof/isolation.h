@@ -16,9 +16,11 @@
 // What the worker runs is the same code as in-process (the same LoadedModel, kernels and
 // delegates: `etproof-worker` links the delegates `etproof` links), so a verdict does not depend
 // on isolation; cpp/tests/isolation_test.cpp checks that the two agree on every test bundle.
-// Costs (measured on this project's 2-core CI machine, AMD EPYC, 2026-12-01): starting a worker
-// and loading a tiny program ≈ 15–40 ms; a call adds one copy of its inputs and outputs through a
-// Unix socket (≈ 1 ms per MB).
+// Costs (measured on this project's 2-core development machine, AMD EPYC, 2026-12-02): a tiny
+// test bundle written, started in a worker, loaded and run on its 3 cases ≈ 35 ms (the byte-flip
+// sweep: 753 in 26 s); the golden-set matrix (18 models, 209 cells) 19.8 s with a worker per
+// column against 12.8 s in one process, with the same output. A call's inputs and outputs are
+// copied once each way through a Unix socket.
 //
 // Used by `matrix` by default (`--in-process` turns it off) and by `parity --isolate`; the
 // library's callers ask for it with ReplayOptions::isolation (replay.h) or
@@ -38,8 +40,8 @@ struct Isolation {
   // Wall-clock limit, in seconds, for each request to the worker: the load (open, verify, load
   // every method) and each method call. A worker that exceeds it is killed (SIGKILL) and the
   // request is Error{kCrashed} "exceeded the time limit". ≤ 0: no limit. The default, 600 s, is
-  // about 100× the slowest load and run of this project's golden set here (MiniLM-L6 through
-  // OpenVINO, under 6 s): generous, since a limit that fires on a slow machine is a false result.
+  // 30× the whole golden-set matrix here (every load and call of 18 models, 20 s): generous,
+  // since a limit that fires on a slow machine is a false result.
   double time_limit_s = 600;
   // Address-space limit of the worker in bytes (setrlimit RLIMIT_AS), so that a program asking
   // for more than the machine has fails inside the worker (std::bad_alloc → Error{kOutOfMemory},
