@@ -18,7 +18,7 @@
 // on isolation; cpp/tests/isolation_test.cpp checks that the two agree on every test bundle.
 // Costs (measured on this project's 2-core development machine, AMD EPYC, 2026-12-02): a tiny
 // test bundle written, started in a worker, loaded and run on its 3 cases ≈ 35 ms (the byte-flip
-// sweep: 753 in 26 s); the golden-set matrix (18 models, 209 cells) 19.8 s with a worker per
+// sweep: 753 in 26 s); the golden-set matrix (18 models, 210 cells measured) 19.8 s with a worker per
 // column against 12.8 s in one process, with the same output. A call's inputs and outputs are
 // copied once each way through a Unix socket.
 //
