@@ -12,6 +12,7 @@
 #include "etproof/bundle.h"
 #include "etproof/replay.h"
 #include "common.h"
+#include "report_identity.h"
 #include "worker.h"
 
 // ExecuTorch's shared thread pool (extension/threadpool/threadpool.h in ExecuTorch 1.5.1, built
@@ -99,15 +100,7 @@ BenchReport bench(const fs::path& path, const BenchOptions& o) {
   r.first_load_ms = ms_since(t0);
   if (p.bundle) {
     const Manifest& m = p.bundle->manifest;
-    r.bundle = m.name;
-    r.model = m.model;
-    r.backend = m.backend;
-    r.recipe = m.recipe;
-    r.precision = m.precision;
-    r.delegates = m.delegates;
-    r.bundle_sha256 = m.artifact.sha256;
-    r.bundle_created_utc = m.created_utc;
-    r.bundle_toolchain = m.toolchain;
+    detail::copy_identity(r, m);
     if (!p.refused)
       if (auto e = unknown_methods_error(m, o.methods)) {
         p.refused = Status::kBundleInvalid;

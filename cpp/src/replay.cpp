@@ -11,6 +11,7 @@
 #include "etproof/backend_table.h"
 #include "etproof/registry.h"
 #include "common.h"
+#include "report_identity.h"
 
 namespace etproof {
 namespace fs = std::filesystem;
@@ -31,16 +32,8 @@ std::optional<Manifest> manifest_only(const fs::path& path) {
 }
 
 void take_identity(ParityReport& r, const Manifest& m) {
-  r.bundle = m.name;
-  r.model = m.model;
-  r.backend = m.backend;
-  r.recipe = m.recipe;
-  r.precision = m.precision;
+  detail::copy_identity(r, m);
   r.compute_unit = m.compute_unit;
-  r.bundle_sha256 = m.artifact.sha256;
-  r.bundle_created_utc = m.created_utc;
-  r.bundle_toolchain = m.toolchain;
-  r.delegates = m.delegates;
   r.manifest_read = true;
   r.several_methods = has_several_methods(m);
 }
