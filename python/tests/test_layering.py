@@ -179,3 +179,17 @@ def test_the_private_name_check_sees_a_violation(source, want):
 def test_the_private_name_check_allows_dunders_and_own_names():
     source = "from etproof import __version__\nfrom etproof.fake import _mine\n"
     assert _private_uses("etproof.fake", ast.parse(source)) == []
+
+
+def test_the_export_stamp_skips_only_modules_no_export_imports():
+    """cache.NOT_EXPORT_INPUTS leaves a module out of the bundles' stamp; that is sound only while
+    nothing that exports (runner, demo, golden set, test bundles, user specs) imports it."""
+    from etproof.cache import NOT_EXPORT_INPUTS
+
+    assert NOT_EXPORT_INPUTS == {"probe.py"}
+    skipped = {"etproof." + m.removesuffix(".py").replace("/", ".") for m in NOT_EXPORT_INPUTS}
+    for exporting in ("etproof.runner", "etproof.demo", "etproof.golden", "etproof.testbundles",
+                      "etproof.userspec", "etproof.export", "etproof.cache"):
+        loaded = _modules_after_import(exporting)
+        assert exporting in loaded
+        assert not loaded & skipped, (exporting, loaded & skipped)
