@@ -20,11 +20,8 @@ import traceback
 import warnings
 from pathlib import Path
 
-from etproof import backends, probe, quiet, userspec
-from etproof.demo import run_demo
+from etproof import backends, probe, quiet
 from etproof.errors import EtproofError, InvalidArgument
-from etproof.export import export_model
-from etproof.golden import run_golden_set
 from etproof.recipes import (
     EXECUTORCH_BACKENDS,
     RECIPES,
@@ -32,13 +29,11 @@ from etproof.recipes import (
     supported_pairs_text,
     supported_recipes,
 )
-from etproof.runner import export_pairs, result_for_error, write_report
-from etproof.models.verdicts import export_verdict_bundles
-from etproof.testbundles import (
-    KERNEL_MISSING_DIR,
-    export_kernel_missing_bundles,
-    export_test_bundles,
-)
+
+# The exporter (etproof.export, userspec, runner, demo, golden, testbundles, models) is imported by
+# the commands that export, not here: `python -m etproof probe` answering from its cache, and the
+# C++ `etproof backends` that runs it, would otherwise spend ~80 ms importing it and numpy
+# (issue 12: cached probe under 0.1 s).
 
 EXIT_OK = 0
 EXIT_ERROR = 2
@@ -155,6 +150,8 @@ def _error_lines(results: list[dict]) -> list[str]:
 
 
 def _try_report(out: Path, results: list[dict]) -> None:
+    from etproof.runner import write_report
+
     try:
         out.mkdir(parents=True, exist_ok=True)
         write_report(out, results, merge=True)
@@ -174,6 +171,9 @@ def cmd_export(a) -> int:
         raise InvalidArgument("--name names one bundle; this writes several",
                               "drop --name (bundles are named NAME-BACKEND-RECIPE; set 'name' in "
                               "the returned dict to change NAME)", stage="export")
+    from etproof import userspec
+    from etproof.runner import result_for_error
+
     unsupported = [p for p in pairs if p not in RECIPES]
     if unsupported:  # refused before the model is even built, and said so in the report
         b, r = unsupported[0]
@@ -227,6 +227,9 @@ def _with_runtime_log(e: EtproofError, capture) -> None:
 
 
 def _export_columns(a, loaded, pairs: list[tuple[str, str]], out: Path, capture) -> int:
+    from etproof.export import export_model
+    from etproof.runner import export_pairs, result_for_error
+
     names = [a.name or f"{loaded.stem}-{b}-{r}" for b, r in pairs]
     if loaded.stem_from_function and not a.name:
         print(f"bundle name{'s' if len(names) > 1 else ''}: {', '.join(names)} (from the "
@@ -259,6 +262,13 @@ def cmd_test_bundles(a) -> int:
 
 
 def _test_bundles(a) -> int:
+    from etproof.models.verdicts import export_verdict_bundles
+    from etproof.testbundles import (
+        KERNEL_MISSING_DIR,
+        export_kernel_missing_bundles,
+        export_test_bundles,
+    )
+
     results = export_test_bundles(Path(a.out), force=a.force, log=_log)
     # The gate's verdict cases (etproof.models.verdicts), one level down so that a matrix over
     # OUT sees only the tiny columns; a column refused here (a missing prerequisite) is not an
@@ -278,6 +288,8 @@ def cmd_demo(a) -> int:
 
 
 def _demo(a) -> int:
+    from etproof.demo import run_demo
+
     report = run_demo(Path(a.out), force=a.force, log=_log, all_columns=a.all_columns)
     # A column refused for a missing prerequisite is reported, not a failure of the demo.
     return (EXIT_OK if all(r["status"] in ("exported", "export-refused")
@@ -290,6 +302,8 @@ def cmd_golden_set(a) -> int:
 
 
 def _golden_set(a) -> int:
+    from etproof.golden import run_golden_set
+
     report = run_golden_set(Path(a.out), force=a.force, log=_log, all_columns=a.all_columns,
                             reuse_from=Path(a.reuse) if a.reuse else None, only=a.only)
     # A column that does not lower for one model is a finding, reported in export-report.json and
@@ -338,18 +352,37 @@ def _log(msg: str) -> None:
 
 
 class _Parser(argparse.ArgumentParser):
+    """argparse with usage errors in etproof's format (exit 2) and an epilog that may be computed
+    when help is shown (``epilog_from``: a function), so that building the parser imports
+    nothing heavy."""
+
+    def __init__(self, *args, epilog_from=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._epilog_from = epilog_from
+
+    def format_help(self):
+        if self._epilog_from is not None:
+            self.epilog = self._epilog_from()
+        return super().format_help()
+
     def error(self, message):  # usage errors in etproof's format, exit 2
         raise InvalidArgument(message, f"see {self.prog} --help")
+
+
+def _userspec_contract() -> str:
+    from etproof import userspec
+
+    return userspec.CONTRACT
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="python -m etproof",
                                 description="etproof export half: PyTorch -> ExecuTorch bundles")
-    sub = p.add_subparsers(dest="cmd", required=True)
+    sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
     e = sub.add_parser("export", help="export one model to one bundle per (backend, recipe)",
                        description="Export MODEL to one bundle per (backend, recipe).\n"
                                    f"Supported pairs: {supported_pairs_text()}.",
-                       epilog=userspec.CONTRACT, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       epilog_from=_userspec_contract, formatter_class=argparse.RawDescriptionHelpFormatter)
     e.add_argument("model_pos", nargs="?", metavar="MODEL",
                    help="efficientnet_lite0, tiny, MODULE:FUNCTION or FILE.py:FUNCTION "
                         "(FUNCTION's contract: below)")

@@ -5,16 +5,14 @@ Both are read from the installed distributions and from the program's own bytes,
 Used by the manifest (``engine``, ``toolchain``, ``delegates``, ``operators``), the export cache's
 stamps and the probe's cache key.
 
-May import: etproof (its version) and numpy; ExecuTorch only inside _program (the deserializer).
+May import: etproof (its version); ExecuTorch only inside _program (the deserializer). numpy's
+version is read from its distribution, not by importing it (80 ms: the cached probe's budget).
 Nothing from the export stages, so the cache and the probe can use it without the exporter.
 """
 
 from __future__ import annotations
 
-import importlib.metadata as _md
 import platform
-
-import numpy as np
 
 from etproof import __version__
 
@@ -23,9 +21,11 @@ def version(dist: str) -> str:
     """The installed version of distribution ``dist`` (importlib.metadata), else the module's
     ``__version__``, else "unknown". Raises ImportError when neither the distribution nor a
     module of that name is installed."""
+    import importlib.metadata as md  # 15 ms: only when a version is asked for
+
     try:
-        return _md.version(dist)
-    except _md.PackageNotFoundError:
+        return md.version(dist)
+    except md.PackageNotFoundError:
         mod = __import__(dist)
         return str(getattr(mod, "__version__", "unknown"))
 
@@ -38,7 +38,7 @@ def toolchain_versions() -> dict:
         "torch": version("torch"),
         "executorch": version("executorch"),
         "torchao": version("torchao"),
-        "numpy": np.__version__,
+        "numpy": version("numpy"),
         "etproof": __version__,
     }
 

@@ -138,6 +138,43 @@ def test_one_backend_hanging_or_dying_does_not_stop_the_others(tmp_path):
     assert not (tmp_path / probe.CACHE_FILE).exists()  # faults never reach the cache
 
 
+def _without_seconds(rs: list[dict]) -> list[dict]:
+    return [{k: v for k, v in r.items() if k != "seconds"} for r in rs]
+
+
+@pytest.mark.skipif(not probe._use_server(), reason="the probe server forks only on Linux")
+def test_the_probe_server_keeps_each_backend_in_its_own_child(tmp_path, monkeypatch):
+    """One server imports torch once and forks per backend: what xnnpack's child imports never
+    reaches cuda's, and a fresh interpreter per backend (ETPROOF_PROBE_FORK=0, the macOS path)
+    answers exactly the same."""
+    keys = ["xnnpack", "cuda", "portable"]
+    served = probe_all(only=keys, cache_dir=tmp_path / "server", refresh=True)
+    by = {r["backend"]: r for r in served}
+    assert by["xnnpack"]["status"] == "available" and "xnnpack" in by["xnnpack"]["backend_modules"]
+    assert by["portable"]["backend_modules"] == []
+    if importlib.util.find_spec("triton") is None:
+        assert by["cuda"]["status"] == "refused" and by["cuda"]["backend_modules"] == []
+    monkeypatch.setenv("ETPROOF_PROBE_FORK", "0")
+    assert not probe._use_server()
+    spawned = probe_all(only=keys, cache_dir=tmp_path / "spawn", refresh=True)
+    assert _without_seconds(spawned) == _without_seconds(served)
+
+
+def test_the_probe_cache_key_follows_an_installed_prerequisite(tmp_path, monkeypatch):
+    """A prerequisite installed, upgraded or removed changes the key (so the cache is not
+    reused); read from the *.dist-info names and module files on sys.path, without importing."""
+    before = probe.cache_key()
+    assert probe.cache_key() == before
+    (tmp_path / "ethos_u_vela-99.0.dist-info").mkdir()
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert probe._installed()["ethos_u_vela"] == "99.0"
+    with_vela = probe.cache_key()
+    assert with_vela != before
+    (tmp_path / "tosa_serializer").mkdir()
+    assert probe._module_present("tosa_serializer")
+    assert probe.cache_key() not in (before, with_vela)
+
+
 def test_cli_probe_json_requires_a_delegate_and_caches(tmp_path, capsys):
     argv = ["probe", "--json", "--only", "portable", "xnnpack", "--cache-dir", str(tmp_path)]
     assert main(argv) == 0

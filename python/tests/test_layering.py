@@ -132,10 +132,19 @@ def _import_graph() -> dict[str, set[str]]:
     return graph
 
 
+# Modules whose functions may import etproof modules: the CLI's export commands import the
+# exporter when they run, so that `python -m etproof probe` from its cache (and the C++ `etproof
+# backends` running it) stays under 0.1 s (issue 12). _import_graph walks whole modules, so those
+# imports are still in the graph and the cycle test still sees them.
+LAZY_IMPORTERS = {"etproof.cli"}
+
+
 def test_etproof_imports_are_at_module_level():
     """An etproof import inside a function is how a cycle hides; the graph is explicit."""
     found = []
     for mod, tree in _sources().items():
+        if mod in LAZY_IMPORTERS:
+            continue
         for fn in ast.walk(tree):
             if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 found += [f"{mod}:{node.lineno} ({fn.name}): {target}"
@@ -145,6 +154,7 @@ def test_etproof_imports_are_at_module_level():
 
 def test_the_import_graph_has_no_cycle_and_keeps_its_layers():
     graph = _import_graph()
+    assert {"etproof.export", "etproof.runner", "etproof.userspec"} <= graph["etproof.cli"]
     state: dict[str, str] = {}
 
     def visit(m: str, path: list[str]) -> None:
