@@ -201,8 +201,16 @@ constexpr TableRow kBoundTable[] = {
     // 1.1e-5, 1 - 3e-11, 98.3 dB); the verdict models' offset-cancelling Linear (an input offset
     // of ~100 that the bias cancels: two float32 orders of the same cancellation err by
     // comparable, uncorrelated amounts) sets the cosine and SQNR terms.
-    {Axis::kPrecision, "float32", 1.9e-5, 0.0, 1e-5, 1.0 - 2e-10, 93.5,
-     "measured 2026-11-30 by etproof measure-tolerances (as judged: against float64 truth, each "
+    // Re-measured 2026-12-02 on an Intel Xeon: there torch's eager float32 Linear (the golden)
+    // lands closer to truth on offset_linear seed2 than on the AMD machine, so the widening is
+    // smaller, while the portable kernel's own float32 cancellation error is the same 1.94e-05 of
+    // the range: the row alone must cover it (4 x: 6e-05, 1 - 8.3e-10, 87.9 dB), whatever CPU
+    // computed the golden. Rounded outwards: 6.5e-05, 1 - 9e-10, 87.5 dB.
+    {Axis::kPrecision, "float32", 6.5e-5, 0.0, 1e-5, 1.0 - 9e-10, 87.5,
+     "re-measured 2026-12-02 by etproof measure-tolerances on an Intel Xeon (the golden computed "
+     "there, AVX-512 without AVX512_BF16), ExecuTorch 1.5.1, torch 2.13.0: offset_linear "
+     "portable seed2 needs 4 x 1.94e-05 of the range less the widening = 6e-05, 1 - 8.3e-10, "
+     "87.9 dB; rounded outwards to 6.5e-05, 1 - 9e-10, 87.5 dB. Before: measured 2026-11-30 by etproof measure-tolerances (as judged: against float64 truth, each "
      "output's bound widened by 4 x the float32 golden's own error against truth) on an AMD EPYC "
      "without AVX512_BF16 (OpenVINO in float32), ExecuTorch 1.5.1: 216 outputs of 21 models on "
      "portable, xnnpack and openvino fp32 (the golden set, the demo, the test bundles and the "
