@@ -208,7 +208,7 @@ constexpr TableRow kBoundTable[] = {
     // computed the golden. Rounded outwards: 6.5e-05, 1 - 9e-10, 87.5 dB.
     {Axis::kPrecision, "float32", 6.5e-5, 0.0, 1e-5, 1.0 - 9e-10, 87.5,
      "re-measured 2026-12-02 by etproof measure-tolerances on an Intel Xeon (the golden computed "
-     "there, AVX-512 without AVX512_BF16), ExecuTorch 1.5.1, torch 2.13.0: offset_linear "
+     "there; AVX-512 with AVX512_BF16 and AMX), ExecuTorch 1.5.1, torch 2.13.0: offset_linear "
      "portable seed2 needs 4 x 1.94e-05 of the range less the widening = 6e-05, 1 - 8.3e-10, "
      "87.9 dB; rounded outwards to 6.5e-05, 1 - 9e-10, 87.5 dB. Before: measured 2026-11-30 by etproof measure-tolerances (as judged: against float64 truth, each "
      "output's bound widened by 4 x the float32 golden's own error against truth) on an AMD EPYC "
