@@ -108,8 +108,7 @@ def _probe_children(keys: list[str], timeout_s: float, jobs: int, faults: dict,
     try:
         out, err = proc.communicate("".join(json.dumps(r) + "\n" for r in requests),
                                     timeout=deadline)
-        why = (f"killed by signal {-proc.returncode}" if proc.returncode < 0
-               else f"exit status {proc.returncode}")
+        why = _how(proc.returncode)
     except subprocess.TimeoutExpired:
         _stop_server(proc)
         out, err = proc.communicate()
@@ -119,7 +118,7 @@ def _probe_children(keys: list[str], timeout_s: float, jobs: int, faults: dict,
         if line.startswith("ETPROOF-PROBE "):
             a = json.loads(line[len("ETPROOF-PROBE "):])
             answers[a["backend"]] = a
-    last = next((ln.strip() for ln in reversed(err.splitlines()) if ln.strip()), "")
+    last = _last_line(err)
     for k in keys:
         if k not in answers:
             answers[k] = _result(k, "refused", f"the probe server died ({why}) before this "
