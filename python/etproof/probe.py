@@ -202,11 +202,7 @@ def _last_line(text: str) -> str:
 
 
 def _kill_group(proc) -> None:
-    import signal
-
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
+    if not _killpg(proc.pid):
         proc.kill()
 
 
@@ -547,13 +543,15 @@ def _server_main(jobs: int) -> int:
     return 0
 
 
-def _killpg(pid: int) -> None:
+def _killpg(pid: int) -> bool:
+    """SIGKILL to process group ``pid``; False when there is none (or it is not ours)."""
     import signal
 
     try:
         os.killpg(pid, signal.SIGKILL)
+        return True
     except (ProcessLookupError, PermissionError):
-        pass
+        return False
 
 
 def _main(argv) -> int:
