@@ -43,8 +43,12 @@ if [[ "$SECONDS_ASKED" == 0 ]]; then
   echo "not fuzzing (SECONDS 0): filing the crashes already in ${ART#$ROOT/}/"
 else
 echo "fuzzing $H for ${SECONDS_ASKED}s (log: $LOG)"
+# While fuzzing, ASan neither symbolizes a crash's stack (each one ran llvm-symbolizer over
+# ExecuTorch's libraries: 5% of a bundle run) nor records where each allocation was made (12% of
+# a bundle run, 9% of a JSON one). What it detects is unchanged; every crash is re-run below with
+# ASan's defaults, full stacks and all, before it is filed. An ASAN_OPTIONS of your own wins.
 set +e
-"$BIN" -fork=1 -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1 \
+ASAN_OPTIONS="${ASAN_OPTIONS:-symbolize=0:malloc_context_size=0}" "$BIN" -fork=1 -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1 \
   -max_total_time="$SECONDS_ASKED" -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$ART/" \
   -print_final_stats=1 "${DICT[@]}" "$@" \
   "$WORK" "$ROOT/fuzz/corpus/$H" "$ROOT/fuzz/crashes/$H" >"$LOG" 2>&1
