@@ -26,6 +26,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "etproof/attribute.h"
 #include "etproof/backends_report.h"
 #include "etproof/bench.h"
 #include "etproof/bundle.h"
@@ -232,6 +233,23 @@ int cmd_parity(const std::string& path, bool json, const etproof::BoundOverride&
     std::cout << etproof::to_text(r);
   if (!recorded) return kExitError;
   return r.passed ? 0 : 1;
+}
+
+// ---- attribute ---------------------------------------------------------------------------------
+// The tapped twin of BUNDLE replayed and read in graph order (etproof/attribute.h). Exit 0 when
+// every tap and output agrees, 1 when something drifts (the table names where), 2 an error.
+int cmd_attribute(const std::string& path, const std::string& case_id, bool json, const etproof::BoundOverride& caller,
+                  const etproof::Isolation& isolation) {
+  etproof::AttributeOptions options;
+  options.case_id = case_id;
+  options.replay.caller = caller;
+  options.replay.isolation = isolation;
+  const etproof::Attribution a = etproof::attribute(path, options);
+  if (json)
+    std::cout << json_text(etproof::to_json(a)) << "\n";
+  else
+    std::cout << etproof::to_text(a);
+  return (a.earliest_drift || !a.outputs_passed) ? 1 : 0;
 }
 
 // ---- bench -------------------------------------------------------------------------------------
@@ -473,6 +491,20 @@ int run_cli(int argc, char** argv) {
                    "case instead of ending etproof");
   add_worker_limits(parity);
 
+  std::string attribute_case;
+  bool attribute_isolate = false;
+  auto* attribute = app.add_subcommand(
+      "attribute", "which layer drifted: the bundle's tapped twin replayed, every tap against its bound in graph order "
+                   "(exit 0 all agree, 1 a drift)");
+  attribute->add_option("BUNDLE", bundle, "bundle directory or manifest (exported with --taps: BUNDLE/NAME.taps)")
+      ->required();
+  attribute->add_option("--case", attribute_case,
+                        "the golden case to attribute (default: the first case with a drift, else the first)");
+  attribute->add_flag("--json", json, "JSON output");
+  add_bound_options(attribute, "");
+  attribute->add_flag("--isolate", attribute_isolate,
+                      "run the twin in a worker process: a crash inside ExecuTorch becomes an error instead of ending etproof");
+
   std::vector<std::string> dirs;
   std::string matrix_junit;
   auto* matrix = app.add_subcommand("matrix", "every golden case × every bundle column");
@@ -601,6 +633,10 @@ int run_cli(int argc, char** argv) {
   if (bench->parsed()) {
     isolation.enabled = !bench_in_process;
     return cmd_bench(bench_args, json, markdown, bench_options, ledger, isolation);
+  }
+  if (attribute->parsed()) {
+    isolation.enabled = attribute_isolate;
+    return cmd_attribute(bundle, attribute_case, json, caller, isolation);
   }
   if (parity->parsed()) {
     isolation.enabled = isolate;

@@ -22,6 +22,7 @@
 #include "etproof/gate.h"
 #include "etproof/xfail.h"
 #include "etproof/replay.h"
+#include "etproof/attribute.h"
 #include "etproof/matrix.h"
 #include "etproof/tolerances.h"
 #include "etproof/backends_report.h"

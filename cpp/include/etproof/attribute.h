@@ -1,0 +1,145 @@
+// etproof/attribute.h — which layer drifted (issue 13 §1; docs/design.md §5 "attribution").
+//
+// A column that drifts says by how much, not where. The export half can write, inside a bundle, a
+// *tapped twin* (`NAME/NAME.taps/`, docs/manifest.md "The tapped twin"): the same model lowered for
+// the same backend and recipe, with ExecuTorch's intermediate-output taps
+// (executorch.devtools.intermediate_output_tap: added before lowering, stripped after), so the
+// values a delegate computes inside itself are extra program outputs `tap.NNN`, each with its
+// float32 golden and float64 truth. attribute() replays the twin with the one replay engine
+// (replay.h): every tap is gated like an output, against the bound its recipe and precision imply,
+// and the taps are read in graph order.
+//
+// What it names (the rules, tried on cases that should name a layer and on cases that should not:
+// cpp/tests/attribute_test.cpp):
+//   - the earliest drift: the first tap, in graph order, that fails its bound — every tap before it
+//     agrees, so this is where the column's values first leave what the recipe allows;
+//   - the largest growth: the tap whose SQNR falls most from the tap before it (the first tap's
+//     fall is measured from kFloat32ResolutionDb, what an exact float32 value would show);
+//   - a culprit, only when the earliest drift is also a step: its SQNR falls at least kCulpritDropDb
+//     from the tap before it. Otherwise the error grew over many layers and crossed the bound
+//     somewhere along the way, and the report says that there is no single culprit rather than
+//     blaming the layer where it happened to cross.
+//
+// Errors (thrown, typed; nothing is written): a bundle without a twin, Error{kInvalidArgument}
+// naming the directory looked for and how to export one; a twin whose manifest has no valid `taps`
+// record, Error{kManifestInvalid}; a twin exported for another program than the bundle's (its
+// `taps.of` name or SHA-256 differs), Error{kArtifactMismatch}; a twin that could not be replayed
+// (refused or not measured: replay.h's statuses), that replay's Error; `case_id` not among the
+// twin's cases, Error{kInvalidArgument} naming them.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "etproof/gate.h"
+#include "etproof/manifest.h"
+#include "etproof/replay.h"
+
+namespace etproof {
+
+// What one float32 rounding can resolve: the SQNR of a value stored exactly to float32's 24-bit
+// significand, 6.02·24 + 1.76 dB (the quantization-noise formula for a full-scale signal). An
+// identical tap (SQNR +inf) counts as this much when a step is measured: no float32 computation
+// can show more.
+inline constexpr double kFloat32ResolutionDb = 146.2;
+
+// The fall in SQNR, at the earliest drifting tap, that makes it the culprit: 20 dB, a tenfold
+// error amplitude relative to the signal in one layer. A layer that only adds its own rounding to
+// the error it was handed at most doubles the error power (3 dB) when its own rounding equals all
+// that came before; a gradually accumulating error (a reduced precision everywhere, bfloat16)
+// moves in steps of a few dB. A layer that amplifies relative error by ill-conditioning (a
+// subtraction of near-equal values) can exceed it — it is then where the error grew, and named so.
+inline constexpr double kCulpritDropDb = 20.0;
+
+// The source line that created a tapped node, from its stack trace at export.
+struct TapSource {
+  std::string file;  // as recorded (relative to the export's working directory when under it)
+  int64_t line = 0;
+  std::string code;  // that line, stripped; may be empty
+};
+
+// One tap of the twin (`taps.points[i]` of its manifest).
+struct TapPoint {
+  std::string output;        // the twin's output carrying it: "tap.003"
+  size_t index = 0;          // graph (execution) order, 0-based
+  std::string node;          // the FX node's name ("aten_gelu_default")
+  std::string op;            // its operator ("aten.gelu.default")
+  std::string module_path;   // the eager module it belongs to ("act"); empty when unknown
+  std::string module_class;  // its class ("GELU"); empty when unknown
+  std::optional<TapSource> source;
+  bool delegated = false;           // produced inside a delegate in the twin
+  bool delegation_matches = true;   // this operator is delegated alike in twin and shipped program
+};
+
+// The `taps` record of a twin's manifest.
+struct TapsRecord {
+  std::string of_name;              // the shipped bundle's name
+  std::string of_artifact_sha256;   // the shipped .pte's SHA-256 when the twin was written
+  std::string selection;            // "every" | "spaced"
+  size_t eligible = 0;              // nodes that could have been tapped
+  size_t shipped_delegate_calls = 0;
+  size_t twin_delegate_calls = 0;
+  bool delegation_matches = true;   // the twin's delegation per operator equals the shipped one's
+  std::vector<TapPoint> points;     // graph order
+};
+
+// The `taps` record of `twin` (its manifest). Error{kManifestInvalid} listing every problem (field
+// path and what is wrong): absent or mistyped fields, a point naming an output the manifest does
+// not list, points out of order.
+TapsRecord read_taps(const Manifest& twin);
+
+// Where a bundle's twin lies: BUNDLE_DIR/NAME.taps (NAME the shipped manifest's name).
+std::filesystem::path twin_dir(const Bundle& shipped);
+
+struct AttributeOptions {
+  std::string case_id;  // the golden case to attribute; empty: the first case in which a tap or
+                        // an output fails its bound, else the first case
+  ReplayOptions replay; // passed to the twin's replay (bound overrides, isolation, …)
+};
+
+// One tap as measured in the chosen case.
+struct LayerRow {
+  TapPoint point;
+  TensorReport report;       // the tap gated against its bound (gate.h)
+  double step_db = 0;        // SQNR fall from the tap before (kFloat32ResolutionDb for the first);
+                             // negative when the SQNR rose
+};
+
+struct Attribution {
+  std::string bundle;        // the shipped bundle's name
+  std::string twin;          // the twin's directory
+  std::string backend, recipe, precision;
+  std::string case_id;       // the case attributed
+  std::vector<std::string> cases;  // every case of the twin
+  TapsRecord taps;
+  ParityReport twin_report;  // the whole replay of the twin (every case, every output and tap)
+  std::vector<TensorReport> outputs;  // the model's own outputs in the chosen case
+  std::vector<LayerRow> layers;       // the taps in graph order, in the chosen case
+  std::optional<size_t> earliest_drift;  // index into layers
+  std::optional<size_t> largest_growth;  // index into layers
+  bool culprit = false;      // earliest_drift names the layer to blame (see the header comment)
+  std::string summary;       // one sentence: agrees everywhere / the culprit / no single culprit
+  bool outputs_passed = false;  // every model output within its bound in the chosen case
+};
+
+// The rules of the header comment on rows already measured (a.layers with their reports,
+// a.outputs_passed): sets each row's step_db, and earliest_drift, largest_growth, culprit and
+// summary. attribute() calls it; it is public so the rules can be tried on curves that should and
+// should not name a culprit (attribute_test.cpp).
+void find_drift(Attribution& a);
+
+// Replays the twin of `bundle` (a directory or its manifest) and reads its taps in graph order.
+// Throws the Errors listed in the header comment.
+Attribution attribute(const std::filesystem::path& bundle, const AttributeOptions& options = {});
+
+// The table and summary as text (one row per tap: position, operator, module path, source line,
+// max abs error, cosine, SQNR, step, verdict) and as JSON.
+std::string to_text(const Attribution& a);
+nlohmann::json to_json(const Attribution& a);
+
+}  // namespace etproof

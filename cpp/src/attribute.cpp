@@ -1,0 +1,227 @@
+// etproof/attribute.cpp — which layer drifted: the tapped twin replayed, its taps read in graph
+// order (etproof/attribute.h).
+#include "etproof/attribute.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "etproof/bundle.h"
+#include "common.h"
+#include "json_reader.h"
+
+namespace etproof {
+
+namespace fs = std::filesystem;
+using detail::JsonReader;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kReexportTaps =
+    "re-export the bundle with its tapped twin: python -m etproof export MODULE:FUNCTION --backend B "
+    "--recipe R --out DIR --taps";
+
+std::optional<bool> bool_at(JsonReader& r, const json& obj, const std::string& parent, const char* key) {
+  const json* j = r.member(obj, parent, key, /*required=*/true);
+  if (!j || !r.expect_type(*j, JsonReader::at(parent, key), j->is_boolean(), "a boolean")) return std::nullopt;
+  return j->get<bool>();
+}
+
+TapPoint read_point(JsonReader& r, const json& p, const std::string& path) {
+  TapPoint t;
+  if (!r.expect_type(p, path, p.is_object(), "an object")) return t;
+  t.output = r.string_at(p, path, "output").value_or("");
+  t.index = size_t(r.int_at(p, path, "index").value_or(0));
+  t.node = r.string_at(p, path, "node").value_or("");
+  t.op = r.string_at(p, path, "op").value_or("");
+  t.module_path = r.string_at(p, path, "module_path", /*required=*/false, /*non_empty=*/false).value_or("");
+  t.module_class = r.string_at(p, path, "module_class", false, false).value_or("");
+  if (const json* s = r.object_at(p, path, "source", /*required=*/false)) {
+    const std::string sp = JsonReader::at(path, "source");
+    TapSource src;
+    src.file = r.string_at(*s, sp, "file").value_or("");
+    src.line = r.int_at(*s, sp, "line", true, 1).value_or(0);
+    src.code = r.string_at(*s, sp, "code", false, false).value_or("");
+    t.source = src;
+  }
+  t.delegated = bool_at(r, p, path, "delegated").value_or(false);
+  t.delegation_matches = bool_at(r, p, path, "delegation_matches").value_or(true);
+  return t;
+}
+
+// The SQNR a step is measured with: +inf (identical) as what float32 can resolve, and no more.
+double resolved_db(const TensorReport& t) { return std::min(t.sqnr_db, kFloat32ResolutionDb); }
+
+std::string layer_name(const TapPoint& p) {
+  std::string s = p.output + " " + p.op;
+  if (!p.module_path.empty()) s += " (" + p.module_path + (p.module_class.empty() ? "" : ": " + p.module_class) + ")";
+  if (p.source) s += " at " + p.source->file + ":" + std::to_string(p.source->line);
+  return s;
+}
+
+}  // namespace
+
+TapsRecord read_taps(const Manifest& twin) {
+  JsonReader r;
+  TapsRecord t;
+  const std::string origin = twin.name + ".etproof.json";
+  const json& doc = twin.raw;
+  const json* taps = doc.is_object() ? r.object_at(doc, "", "taps") : nullptr;
+  if (!doc.is_object()) r.problem("(document)", "not an object");
+  if (taps) {
+    if (const json* of = r.object_at(*taps, "taps", "of")) {
+      t.of_name = r.string_at(*of, "taps.of", "name").value_or("");
+      if (auto s = r.string_at(*of, "taps.of", "artifact_sha256")) {
+        if (detail::is_hex64(*s))
+          t.of_artifact_sha256 = *s;
+        else
+          r.problem("taps.of.artifact_sha256", detail::squote(*s) + " is not 64 lower-case hex digits");
+      }
+    }
+    if (auto s = r.string_at(*taps, "taps", "selection")) {
+      if (*s == "every" || *s == "spaced")
+        t.selection = *s;
+      else
+        r.problem("taps.selection", detail::squote(*s) + " is not 'every' or 'spaced'");
+    }
+    t.eligible = size_t(r.int_at(*taps, "taps", "eligible").value_or(0));
+    if (const json* calls = r.object_at(*taps, "taps", "delegate_calls")) {
+      t.shipped_delegate_calls = size_t(r.int_at(*calls, "taps.delegate_calls", "shipped").value_or(0));
+      t.twin_delegate_calls = size_t(r.int_at(*calls, "taps.delegate_calls", "twin").value_or(0));
+    }
+    t.delegation_matches = bool_at(r, *taps, "taps", "delegation_matches").value_or(true);
+    if (const json* points = r.array_at(*taps, "taps", "points")) {
+      std::set<std::string> outputs;
+      for (const TensorSpec& s : twin.outputs) outputs.insert(s.name);
+      std::set<std::string> seen;
+      for (size_t i = 0; i < points->size(); ++i) {
+        const std::string path = JsonReader::at("taps.points", i);
+        TapPoint p = read_point(r, (*points)[i], path);
+        if (!p.output.empty() && !outputs.count(p.output))
+          r.problem(path + ".output", detail::squote(p.output) + " is not an output of the twin's manifest");
+        if (!p.output.empty() && !seen.insert(p.output).second)
+          r.problem(path + ".output", detail::squote(p.output) + " is tapped twice");
+        if (!t.points.empty() && p.index <= t.points.back().index)
+          r.problem(path + ".index", std::to_string(p.index) + " does not follow " +
+                                         std::to_string(t.points.back().index) + " (points are in graph order)");
+        t.points.push_back(std::move(p));
+      }
+      if (points->empty()) r.problem("taps.points", "empty: the twin taps nothing");
+    }
+  }
+  if (!r.problems.empty())
+    throw Error(ErrorKind::kManifestInvalid, origin + ": the tapped twin's taps record: " + detail::join(r.problems, "; "),
+                kReexportTaps);
+  return t;
+}
+
+void find_drift(Attribution& a) {
+  double before = kFloat32ResolutionDb;
+  for (LayerRow& row : a.layers) {
+    const double now = resolved_db(row.report);
+    row.step_db = std::isnan(now) ? std::numeric_limits<double>::infinity() : before - now;
+    before = std::isnan(now) ? -std::numeric_limits<double>::infinity() : now;
+  }
+  for (size_t i = 0; i < a.layers.size(); ++i) {
+    if (!a.earliest_drift && !a.layers[i].report.passed) a.earliest_drift = i;
+    if (!a.largest_growth || a.layers[i].step_db > a.layers[*a.largest_growth].step_db) a.largest_growth = i;
+  }
+  if (!a.earliest_drift) {
+    a.summary = a.outputs_passed
+                    ? "every tap agrees with its reference within the bound, and so do the outputs"
+                    : "every tap agrees within the bound, but an output does not: the drift arises after the "
+                      "last tap (untapped operators, or the outputs' own copy)";
+    return;
+  }
+  const LayerRow& first = a.layers[*a.earliest_drift];
+  a.culprit = first.step_db >= kCulpritDropDb;
+  const std::string sqnr = detail::sqnr_text(first.report.sqnr_db);
+  if (a.culprit) {
+    a.summary = "the earliest drift is " + layer_name(first.point) + ": its SQNR falls " +
+                detail::sqnr_text(first.step_db) + " dB there (to " + sqnr + " dB), and every tap before it agrees";
+    return;
+  }
+  const LayerRow& last = a.layers.back();
+  double worst_step = -std::numeric_limits<double>::infinity();
+  for (size_t i = 1; i < a.layers.size(); ++i) worst_step = std::max(worst_step, a.layers[i].step_db);
+  a.summary = "no single culprit: the error grows over depth (SQNR " + detail::sqnr_text(a.layers.front().report.sqnr_db) +
+              " dB at the first tap, " + detail::sqnr_text(last.report.sqnr_db) + " dB at the last; no step after the first falls " +
+              detail::sqnr_text(kCulpritDropDb) + " dB or more" +
+              (a.layers.size() > 1 ? ", the largest " + detail::sqnr_text(worst_step) + " dB" : std::string()) +
+              ") and first crosses the bound at " + layer_name(first.point);
+}
+
+fs::path twin_dir(const Bundle& shipped) { return shipped.dir / (shipped.manifest.name + ".taps"); }
+
+Attribution attribute(const fs::path& bundle, const AttributeOptions& options) {
+  const Bundle shipped = open_bundle(bundle, OpenOptions{.verify_artifact = false});
+  const fs::path dir = twin_dir(shipped);
+  std::error_code ec;
+  if (!fs::is_directory(fs::symlink_status(dir, ec)))
+    throw Error(ErrorKind::kInvalidArgument,
+                "bundle '" + shipped.manifest.name + "' has no tapped twin: " + dir.string() + ": " +
+                    (fs::is_symlink(fs::symlink_status(dir, ec)) ? "is a symbolic link" : detail::not_a_directory_text(dir)),
+                kReexportTaps);
+  const Bundle twin = open_bundle(dir, OpenOptions{.verify_artifact = false});
+  Attribution a;
+  a.bundle = shipped.manifest.name;
+  a.twin = dir.string();
+  a.backend = shipped.manifest.backend;
+  a.recipe = shipped.manifest.recipe;
+  a.precision = shipped.manifest.precision;
+  a.taps = read_taps(twin.manifest);
+  if (a.taps.of_name != shipped.manifest.name || a.taps.of_artifact_sha256 != shipped.manifest.artifact.sha256)
+    throw Error(ErrorKind::kArtifactMismatch,
+                dir.string() + " was exported for " + a.taps.of_name + " (.pte SHA-256 " + a.taps.of_artifact_sha256 +
+                    "), not for this bundle's " + shipped.manifest.name + " (" + shipped.manifest.artifact.sha256 + ")",
+                kReexportTaps);
+  if (twin.manifest.backend != shipped.manifest.backend || twin.manifest.recipe != shipped.manifest.recipe)
+    throw Error(ErrorKind::kArtifactMismatch,
+                dir.string() + " is a " + twin.manifest.backend + "/" + twin.manifest.recipe + " program, the bundle a " +
+                    shipped.manifest.backend + "/" + shipped.manifest.recipe + " one",
+                kReexportTaps);
+
+  a.twin_report = replay(dir, options.replay);
+  if (const Error* e = a.twin_report.first_error()) throw *e;
+  for (const CaseReport& c : a.twin_report.cases) a.cases.push_back(c.case_id);
+  if (a.twin_report.cases.empty())
+    throw Error(ErrorKind::kManifestInvalid, dir.string() + ": the twin has no golden case to attribute", kReexportTaps);
+
+  const CaseReport* chosen = nullptr;
+  if (!options.case_id.empty()) {
+    for (const CaseReport& c : a.twin_report.cases)
+      if (c.case_id == options.case_id) chosen = &c;
+    if (!chosen)
+      throw Error(ErrorKind::kInvalidArgument,
+                  "no golden case '" + options.case_id + "' in " + dir.string() + " (its cases: " + detail::join(a.cases) + ")",
+                  "pass one of the cases listed, or no --case");
+  } else {
+    for (const CaseReport& c : a.twin_report.cases)
+      if (!chosen && std::any_of(c.outputs.begin(), c.outputs.end(), [](const TensorReport& t) { return !t.passed; }))
+        chosen = &c;
+    if (!chosen) chosen = &a.twin_report.cases.front();
+  }
+  a.case_id = chosen->case_id;
+
+  std::set<std::string> tapped;
+  for (const TapPoint& p : a.taps.points) tapped.insert(p.output);
+  a.outputs_passed = true;
+  for (const TensorReport& t : chosen->outputs)
+    if (!tapped.count(t.output)) {
+      a.outputs.push_back(t);
+      a.outputs_passed = a.outputs_passed && t.passed;
+    }
+  for (const TapPoint& p : a.taps.points) {
+    const auto it = std::find_if(chosen->outputs.begin(), chosen->outputs.end(),
+                                 [&](const TensorReport& t) { return t.output == p.output; });
+    if (it == chosen->outputs.end())  // read_taps checked the manifest lists it; the replay gates every output
+      throw Error(ErrorKind::kManifestInvalid, dir.string() + ": tap " + p.output + " was not measured in case " + a.case_id,
+                  kReexportTaps);
+    a.layers.push_back(LayerRow{p, *it, 0});
+  }
+  find_drift(a);
+  return a;
+}
+
+}  // namespace etproof

@@ -1,0 +1,231 @@
+// attribute_test.cpp — which layer drifted (etproof/attribute.h): the rules on curves that should
+// and should not name a culprit, the tapped twins of the GELU MLP (build/test-bundles/attribution:
+// XNNPACK runs the exact GELU where the model asks for the tanh approximation), and the typed
+// errors of a missing, stale or broken twin.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "etproof/attribute.h"
+#include "etproof/bundle.h"
+#include "test_support.h"
+
+namespace fs = std::filesystem;
+using namespace etproof;
+using etproof::testing::scratch_dir;
+using etproof::testing::test_bundles;
+
+namespace {
+
+// A row as find_drift sees it: an SQNR and whether the tap is within its bound.
+LayerRow row(size_t index, double sqnr_db, bool passed, const std::string& op = "aten.linear.default") {
+  LayerRow r;
+  r.point.output = "tap." + std::to_string(index);
+  r.point.index = index;
+  r.point.op = op;
+  r.report.output = r.point.output;
+  r.report.sqnr_db = sqnr_db;
+  r.report.passed = passed;
+  return r;
+}
+
+Attribution curve(const std::vector<std::pair<double, bool>>& points, bool outputs_passed) {
+  Attribution a;
+  for (size_t i = 0; i < points.size(); ++i) a.layers.push_back(row(i, points[i].first, points[i].second));
+  a.outputs_passed = outputs_passed;
+  return a;
+}
+
+fs::path attribution_bundle(const std::string& name) {
+  const fs::path root = test_bundles();
+  return root.empty() ? fs::path() : root / "attribution" / name;
+}
+
+#define SKIP_WITHOUT_TWIN(bundle_dir)                                                                   \
+  if ((bundle_dir).empty() ||                                                                          \
+      !fs::is_directory(fs::path(bundle_dir) / ((bundle_dir).filename().string() + ".taps")))           \
+  GTEST_SKIP() << "no tapped twin at " << (bundle_dir)                                                 \
+               << " (python -m etproof test-bundles --out build/test-bundles exports it)"
+
+void rewrite_taps(const fs::path& manifest, const std::function<void(nlohmann::json&)>& edit) {
+  nlohmann::json doc = nlohmann::json::parse(std::ifstream(manifest));
+  edit(doc["taps"]);
+  std::ofstream(manifest, std::ios::trunc) << doc.dump(2) << "\n";
+}
+
+}  // namespace
+
+// ---- the rules ---------------------------------------------------------------------------------
+
+TEST(AttributeRules, AStepAtTheEarliestDriftNamesTheCulprit) {
+  // identical, identical, then a 70 dB fall that fails the bound; the layers after it carry it on.
+  Attribution a = curve({{INFINITY, true}, {140, true}, {70, false}, {69, false}}, false);
+  find_drift(a);
+  ASSERT_TRUE(a.earliest_drift);
+  EXPECT_EQ(*a.earliest_drift, 2u);
+  EXPECT_TRUE(a.culprit);
+  EXPECT_EQ(*a.largest_growth, 2u);
+  EXPECT_DOUBLE_EQ(a.layers[0].step_db, 0.0);  // +inf counts as float32's resolution
+  EXPECT_NEAR(a.layers[2].step_db, 70.0, 1e-9);
+  EXPECT_NE(a.summary.find("earliest drift is tap.2"), std::string::npos) << a.summary;
+}
+
+TEST(AttributeRules, AGradualCurveHasNoSingleCulprit) {
+  // bfloat16-like: the first layer already at 50 dB (within its widened bound), then a few dB a
+  // layer until the bound is crossed at 38 dB.
+  Attribution a = curve({{50, true}, {47, true}, {44, true}, {41, true}, {38, false}, {35, false}}, false);
+  find_drift(a);
+  ASSERT_TRUE(a.earliest_drift);
+  EXPECT_EQ(*a.earliest_drift, 4u);
+  EXPECT_FALSE(a.culprit);
+  EXPECT_EQ(*a.largest_growth, 0u);  // from float32's resolution to bfloat16's: the first layer
+  EXPECT_NE(a.summary.find("no single culprit"), std::string::npos) << a.summary;
+  EXPECT_NE(a.summary.find("first crosses the bound at tap.4"), std::string::npos) << a.summary;
+}
+
+TEST(AttributeRules, TheCulpritThresholdIsAFallOfTwentyDecibels) {
+  Attribution just = curve({{100, true}, {100 - kCulpritDropDb, false}}, false);
+  find_drift(just);
+  EXPECT_TRUE(just.culprit);
+  Attribution under = curve({{100, true}, {100 - kCulpritDropDb + 0.5, false}}, false);
+  find_drift(under);
+  EXPECT_FALSE(under.culprit);
+}
+
+TEST(AttributeRules, EveryTapAgreeingNamesNothing) {
+  Attribution a = curve({{140, true}, {120, true}, {110, true}}, true);
+  find_drift(a);
+  EXPECT_FALSE(a.earliest_drift);
+  EXPECT_FALSE(a.culprit);
+  EXPECT_NE(a.summary.find("every tap agrees"), std::string::npos) << a.summary;
+}
+
+TEST(AttributeRules, AnOutputDriftingAfterAgreeingTapsIsPlacedAfterTheLastTap) {
+  Attribution a = curve({{140, true}, {120, true}}, false);
+  find_drift(a);
+  EXPECT_FALSE(a.earliest_drift);
+  EXPECT_NE(a.summary.find("after the last tap"), std::string::npos) << a.summary;
+}
+
+// ---- the GELU MLP's twins ----------------------------------------------------------------------
+
+TEST(Attribute, XnnpackFp32NamesTheTanhGeluAsTheEarliestDrift) {
+  const fs::path b = attribution_bundle("gelu_mlp-xnnpack-fp32");
+  SKIP_WITHOUT_TWIN(b);
+  const Attribution a = attribute(b);
+  ASSERT_FALSE(a.layers.empty());
+  ASSERT_TRUE(a.earliest_drift) << to_text(a);
+  const LayerRow& first = a.layers[*a.earliest_drift];
+  EXPECT_NE(first.point.op.find("gelu"), std::string::npos) << to_text(a);
+  EXPECT_EQ(first.point.module_path, "act") << to_text(a);
+  ASSERT_TRUE(first.point.source) << to_text(a);
+  EXPECT_NE(first.point.source->file.find("attribution.py"), std::string::npos) << first.point.source->file;
+  EXPECT_GT(first.point.source->line, 0);
+  for (size_t i = 0; i < *a.earliest_drift; ++i) EXPECT_TRUE(a.layers[i].report.passed) << a.layers[i].point.op;
+  EXPECT_TRUE(a.culprit) << to_text(a);
+  EXPECT_NE(to_text(a).find("earliest drift (culprit)"), std::string::npos);
+}
+
+TEST(Attribute, PortableFp32AgreesAtEveryLayer) {
+  const fs::path b = attribution_bundle("gelu_mlp-portable-fp32");
+  SKIP_WITHOUT_TWIN(b);
+  const Attribution a = attribute(b);
+  ASSERT_FALSE(a.layers.empty());
+  for (const LayerRow& l : a.layers) EXPECT_TRUE(l.report.passed) << l.point.op << "\n" << to_text(a);
+  EXPECT_FALSE(a.earliest_drift);
+  EXPECT_TRUE(a.outputs_passed);
+  const nlohmann::json j = to_json(a);
+  EXPECT_TRUE(j["earliest_drift"].is_null());
+  EXPECT_EQ(j["layers"].size(), a.layers.size());
+}
+
+TEST(Attribute, EveryCaseCanBeAttributedAndAnUnknownOneIsRefusedByName) {
+  const fs::path b = attribution_bundle("gelu_mlp-portable-fp32");
+  SKIP_WITHOUT_TWIN(b);
+  const Attribution all = attribute(b);
+  for (const std::string& c : all.cases) EXPECT_EQ(attribute(b, {.case_id = c}).case_id, c);
+  try {
+    (void)attribute(b, {.case_id = "no-such-case"});
+    FAIL() << "an unknown case was attributed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+    EXPECT_NE(e.cause().find(all.cases.front()), std::string::npos) << e.cause();
+  }
+}
+
+// ---- a missing, stale or broken twin -----------------------------------------------------------
+
+TEST(Attribute, ABundleWithoutATwinIsRefusedWithTheRemedy) {
+  const fs::path b = test_bundles().empty() ? fs::path() : test_bundles() / "tiny-portable-fp32";
+  if (b.empty() || !fs::is_directory(b)) GTEST_SKIP() << "no test bundles (python -m etproof test-bundles)";
+  try {
+    (void)attribute(b);
+    FAIL() << "attributed a bundle without a twin";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+    EXPECT_NE(e.cause().find("no tapped twin"), std::string::npos) << e.cause();
+    EXPECT_NE(e.remedy().find("--taps"), std::string::npos) << e.remedy();
+  }
+}
+
+// A copy of the portable twin's bundle, with `edit` applied to its twin's taps record.
+fs::path edited_copy(const std::function<void(nlohmann::json&)>& edit) {
+  const fs::path src = attribution_bundle("gelu_mlp-portable-fp32");
+  const fs::path dst = scratch_dir() / src.filename();
+  fs::copy(src, dst, fs::copy_options::recursive);
+  rewrite_taps(dst / "gelu_mlp-portable-fp32.taps" / "gelu_mlp-portable-fp32.taps.etproof.json", edit);
+  return dst;
+}
+
+TEST(Attribute, ATwinOfAnotherProgramIsAnArtifactMismatch) {
+  SKIP_WITHOUT_TWIN(attribution_bundle("gelu_mlp-portable-fp32"));
+  const fs::path b = edited_copy([](nlohmann::json& t) { t["of"]["artifact_sha256"] = std::string(64, '0'); });
+  try {
+    (void)attribute(b);
+    FAIL() << "a stale twin was used";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kArtifactMismatch);
+    EXPECT_NE(e.cause().find("was exported for"), std::string::npos) << e.cause();
+  }
+}
+
+TEST(Attribute, ABrokenTapsRecordListsEveryProblem) {
+  SKIP_WITHOUT_TWIN(attribution_bundle("gelu_mlp-portable-fp32"));
+  const fs::path b = edited_copy([](nlohmann::json& t) {
+    t["selection"] = "some";
+    t["points"][0]["output"] = "not-an-output";
+    t["points"][0].erase("op");
+  });
+  try {
+    (void)attribute(b);
+    FAIL() << "a broken taps record was read";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kManifestInvalid);
+    EXPECT_NE(e.cause().find("taps.selection"), std::string::npos) << e.cause();
+    EXPECT_NE(e.cause().find("taps.points[0].output"), std::string::npos) << e.cause();
+    EXPECT_NE(e.cause().find("taps.points[0].op: missing"), std::string::npos) << e.cause();
+  }
+}
+
+TEST(Attribute, ATwinThatIsASymbolicLinkIsRefused) {
+  const fs::path src = attribution_bundle("gelu_mlp-portable-fp32");
+  SKIP_WITHOUT_TWIN(src);
+  const fs::path dst = scratch_dir() / src.filename();
+  fs::create_directories(dst);
+  for (const auto& e : fs::directory_iterator(src))
+    if (e.path().filename().string() != src.filename().string() + ".taps")
+      fs::copy(e.path(), dst / e.path().filename(), fs::copy_options::recursive);
+  fs::create_directory_symlink(src / (src.filename().string() + ".taps"), dst / (src.filename().string() + ".taps"));
+  try {
+    (void)attribute(dst);
+    FAIL() << "a twin behind a symbolic link was followed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+    EXPECT_NE(e.cause().find("symbolic link"), std::string::npos) << e.cause();
+  }
+}
