@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -236,20 +237,43 @@ int cmd_parity(const std::string& path, bool json, const etproof::BoundOverride&
 }
 
 // ---- attribute ---------------------------------------------------------------------------------
-// The tapped twin of BUNDLE replayed and read in graph order (etproof/attribute.h). Exit 0 when
-// every tap and output agrees, 1 when something drifts (the table names where), 2 an error.
-int cmd_attribute(const std::string& path, const std::string& case_id, bool json, const etproof::BoundOverride& caller,
-                  const etproof::Isolation& isolation) {
+// The tapped twin of each BUNDLE replayed and read in graph order (etproof/attribute.h), printed in
+// turn (JSON: one object, or a list for several); --plot draws them on one picture through the
+// export half's matplotlib (python -m etproof plot-attribution). Exit 0 when every tap and output
+// of every bundle agrees, 1 when something drifts (the table names where), 2 an error.
+int cmd_attribute(const std::vector<std::string>& paths, const std::string& case_id, bool json,
+                  const std::string& plot, const etproof::BoundOverride& caller, const etproof::Isolation& isolation) {
   etproof::AttributeOptions options;
   options.case_id = case_id;
   options.replay.caller = caller;
   options.replay.isolation = isolation;
-  const etproof::Attribution a = etproof::attribute(path, options);
-  if (json)
-    std::cout << json_text(etproof::to_json(a)) << "\n";
-  else
-    std::cout << etproof::to_text(a);
-  return (a.earliest_drift || !a.outputs_passed) ? 1 : 0;
+  std::vector<etproof::Attribution> all;
+  for (const std::string& p : paths) all.push_back(etproof::attribute(p, options));
+  nlohmann::json docs = nlohmann::json::array();
+  for (const auto& a : all) docs.push_back(etproof::to_json(a));
+  if (json) {
+    std::cout << json_text(docs.size() == 1 ? docs[0] : docs) << "\n";
+  } else {
+    for (size_t i = 0; i < all.size(); ++i) std::cout << (i ? "\n" : "") << etproof::to_text(all[i]);
+  }
+  if (!plot.empty()) {
+    const fs::path tmp = fs::temp_directory_path() / ("etproof-attribute-" + std::to_string(::getpid()) + ".json");
+    {
+      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+      out << json_text(docs);
+      if (!out)
+        throw Error(ErrorKind::kIo, "cannot write " + tmp.string() + " for the plot: " + std::strerror(errno),
+                    "check the temporary directory's free space and permissions (TMPDIR)");
+    }
+    const int rc = etproof::run_export_half_command("plot-attribution", {tmp.string(), "--out", plot});
+    std::error_code ec;
+    fs::remove(tmp, ec);
+    if (rc != 0) return kExitError;
+  }
+  const bool drift = std::any_of(all.begin(), all.end(), [](const etproof::Attribution& a) {
+    return a.earliest_drift || !a.outputs_passed;
+  });
+  return drift ? 1 : 0;
 }
 
 // ---- bench -------------------------------------------------------------------------------------
@@ -496,8 +520,15 @@ int run_cli(int argc, char** argv) {
   auto* attribute = app.add_subcommand(
       "attribute", "which layer drifted: the bundle's tapped twin replayed, every tap against its bound in graph order "
                    "(exit 0 all agree, 1 a drift)");
-  attribute->add_option("BUNDLE", bundle, "bundle directory or manifest (exported with --taps: BUNDLE/NAME.taps)")
+  std::vector<std::string> attribute_bundles;
+  std::string attribute_plot;
+  attribute->add_option("BUNDLE", attribute_bundles,
+                        "bundle directories or manifests (exported with --taps: BUNDLE/NAME.taps); several "
+                        "columns of one model share a --plot")
       ->required();
+  attribute->add_option("--plot", attribute_plot,
+                        "also draw SQNR against depth, one line per bundle, with the bound and the earliest "
+                        "drift, into FILE.svg or FILE.png (the export half's matplotlib)");
   attribute->add_option("--case", attribute_case,
                         "the golden case to attribute (default: the first case with a drift, else the first)");
   attribute->add_flag("--json", json, "JSON output");
@@ -636,7 +667,7 @@ int run_cli(int argc, char** argv) {
   }
   if (attribute->parsed()) {
     isolation.enabled = attribute_isolate;
-    return cmd_attribute(bundle, attribute_case, json, caller, isolation);
+    return cmd_attribute(attribute_bundles, attribute_case, json, attribute_plot, caller, isolation);
   }
   if (parity->parsed()) {
     isolation.enabled = isolate;

@@ -166,6 +166,7 @@ Attribution attribute(const fs::path& bundle, const AttributeOptions& options) {
   const Bundle twin = open_bundle(dir, OpenOptions{.verify_artifact = false});
   Attribution a;
   a.bundle = shipped.manifest.name;
+  a.model = shipped.manifest.model;
   a.twin = dir.string();
   a.backend = shipped.manifest.backend;
   a.recipe = shipped.manifest.recipe;

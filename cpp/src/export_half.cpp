@@ -61,14 +61,18 @@ std::optional<nlohmann::json> query_export_half(std::string& why_not) {
 }
 
 int run_export_half(int argc, char** argv) {
+  return run_export_half_command("export", std::vector<std::string>(argv, argv + argc));
+}
+
+int run_export_half_command(const std::string& command, const std::vector<std::string>& arguments) {
   const std::string python = export_python();
   if (python.find('/') != std::string::npos && access(python.c_str(), X_OK) != 0)
     throw Error(ErrorKind::kCapabilityUnavailable,
                 "the export half's Python interpreter " + python + " is missing or not executable",
                 "run ./setup.sh (creates .venv with executorch), or set ETPROOF_PYTHON to a Python "
                 "with the etproof package installed");
-  std::vector<std::string> args{python, "-m", "etproof", "export"};
-  for (int i = 0; i < argc; ++i) args.emplace_back(argv[i]);
+  std::vector<std::string> args{python, "-m", "etproof", command};
+  args.insert(args.end(), arguments.begin(), arguments.end());
   std::vector<char*> cargs;
   for (auto& a : args) cargs.push_back(a.data());
   cargs.push_back(nullptr);

@@ -96,6 +96,8 @@ nlohmann::json to_json(const Attribution& a) {
                         {"delegated", l.point.delegated},
                         {"delegation_matches", l.point.delegation_matches},
                         {"step_db", json_number(l.step_db)},
+                        {"min_sqnr_db", json_number(l.report.min_sqnr_db)},
+                        {"min_cosine", json_number(l.report.min_cosine)},
                         {"report", to_json(l.report)}};
     if (l.point.source)
       p["source"] = {{"file", l.point.source->file}, {"line", l.point.source->line}, {"code", l.point.source->code}};
@@ -105,6 +107,7 @@ nlohmann::json to_json(const Attribution& a) {
   for (const TensorReport& t : a.outputs) outputs.push_back(to_json(t));
   const auto index = [](const std::optional<size_t>& i) { return i ? nlohmann::json(*i) : nlohmann::json(nullptr); };
   return {{"bundle", a.bundle},
+          {"model", a.model},
           {"twin", a.twin},
           {"backend", a.backend},
           {"recipe", a.recipe},

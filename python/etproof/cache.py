@@ -27,7 +27,8 @@ _PKG_DIR = Path(__file__).resolve().parent
 # it must not invalidate the stamps (a re-export of the golden set takes ~20 min on 2 cores).
 # probe.py answers "does this backend lower here?" and writes only its own cache
 # (build/.etproof-cache/export-probe.json, keyed by its own cache_key); only cli.py imports it.
-NOT_EXPORT_INPUTS = frozenset({"probe.py"})
+# plot.py draws the runtime half's reports (etproof attribute --plot); only cli.py imports it.
+NOT_EXPORT_INPUTS = frozenset({"probe.py", "plot.py"})
 
 
 def source_digest() -> str:

@@ -318,6 +318,15 @@ def _golden_set(a) -> int:
     return EXIT_ERROR if empty else EXIT_OK
 
 
+def cmd_plot_attribution(a) -> int:
+    """Draws the attribution reports into --out (etproof.plot)."""
+    from etproof import plot
+
+    out = plot.plot_attribution(plot.load_attributions(a.reports), Path(a.out))
+    print(f"plot: {out}")
+    return EXIT_OK
+
+
 def cmd_probe(a) -> int:
     """The export half of every backend (or --only KEY ...): a table, or JSON with --json."""
     table = backends.load_table()
@@ -433,6 +442,15 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--only", nargs="+", metavar="MODEL", help="export only these golden models")
     _verbose_option(g)
     g.set_defaults(func=cmd_golden_set)
+    pa = sub.add_parser("plot-attribution",
+                        help="draw `etproof attribute --json` reports: SQNR against depth",
+                        description="Draw the SQNR of every tap against its depth, one line per "
+                                    "column, with each column's bound and earliest drift "
+                                    "(etproof attribute --plot runs this).")
+    pa.add_argument("reports", nargs="+", metavar="REPORT.json",
+                    help="what `etproof attribute --json` printed (an object or a list)")
+    pa.add_argument("--out", required=True, help="FILE.svg or FILE.png")
+    pa.set_defaults(func=cmd_plot_attribution)
     return p
 
 

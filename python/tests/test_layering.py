@@ -24,7 +24,7 @@ EXPORTER = ("etproof.export", "etproof.recipes", "etproof.arguments", "etproof.q
             "etproof.references")
 # Above the exporter: what the exporter's modules (and the table) never import.
 ABOVE = ("etproof.probe", "etproof.runner", "etproof.cache", "etproof.cli", "etproof.demo",
-         "etproof.golden", "etproof.testbundles", "etproof.userspec")
+         "etproof.golden", "etproof.testbundles", "etproof.userspec", "etproof.plot")
 
 
 def _modules_after_import(module: str) -> set[str]:
@@ -173,6 +173,7 @@ def test_the_import_graph_has_no_cycle_and_keeps_its_layers():
     for m in EXPORTER + ("etproof.backends", "etproof.manifest", "etproof.errors"):
         assert not graph[m] & set(ABOVE), (m, graph[m] & set(ABOVE))
     assert {m for m, deps in graph.items() if "etproof.probe" in deps} == {"etproof.cli"}
+    assert {m for m, deps in graph.items() if "etproof.plot" in deps} == {"etproof.cli"}
 
 
 @pytest.mark.parametrize("source, want", [
@@ -196,7 +197,7 @@ def test_the_export_stamp_skips_only_modules_no_export_imports():
     nothing that exports (runner, demo, golden set, test bundles, user specs) imports it."""
     from etproof.cache import NOT_EXPORT_INPUTS
 
-    assert NOT_EXPORT_INPUTS == {"probe.py"}
+    assert NOT_EXPORT_INPUTS == {"probe.py", "plot.py"}
     skipped = {"etproof." + m.removesuffix(".py").replace("/", ".") for m in NOT_EXPORT_INPUTS}
     for exporting in ("etproof.runner", "etproof.demo", "etproof.golden", "etproof.testbundles",
                       "etproof.userspec", "etproof.export", "etproof.cache"):

@@ -112,6 +112,7 @@ struct LayerRow {
 
 struct Attribution {
   std::string bundle;        // the shipped bundle's name
+  std::string model;         // its manifest's model
   std::string twin;          // the twin's directory
   std::string backend, recipe, precision;
   std::string case_id;       // the case attributed

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -23,5 +24,10 @@ namespace etproof {
 // could not be started). Throws Error{kCapabilityUnavailable} when the interpreter is missing,
 // Error{kIo} when fork/waitpid fail.
 int run_export_half(int argc, char** argv);
+
+// `python -m etproof COMMAND ARGS…` (export, plot-attribution, …) the same way: a child process
+// with this process's standard streams; its exit status, 2 when killed by a signal or not started.
+// Throws as run_export_half.
+int run_export_half_command(const std::string& command, const std::vector<std::string>& args);
 
 }  // namespace etproof
