@@ -3,12 +3,14 @@
 // read_manifest parses and validates the document; what it accepts then goes through what every
 // command does with a manifest: its methods and case names, canonical re-serialization, and
 // open_bundle's checks against the backend table (the manifest written as NAME.etproof.json in a
-// scratch directory; the artifact is not verified, so no .pte is needed).
+// scratch directory; the artifact is not verified, so no .pte is needed), and the tapped twin's
+// `taps` record (etproof/attribute.h read_taps) as `etproof attribute` reads it.
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
+#include "etproof/attribute.h"
 #include "etproof/bundle.h"
 #include "etproof/manifest.h"
 #include "fuzz_support.h"
@@ -35,6 +37,10 @@ void one(const uint8_t* data, size_t size) {
   for (const auto& method : m.methods) (void)etproof::find_method(m, method.name);
   (void)etproof::select_methods(m, {"forward", "encode"});
   (void)etproof::unknown_methods_error(m, {"forward"});
+  try {
+    (void)etproof::read_taps(m);  // most manifests have no taps record: a typed refusal
+  } catch (const etproof::Error&) {
+  }
   // open_bundle: the file name must be NAME.etproof.json (the reader refuses a name with a
   // path separator, so NAME stays inside the scratch directory).
   const fs::path path = scratch() / (m.name + ".etproof.json");
