@@ -102,14 +102,15 @@ def _op_base(target) -> str:
     return parts[1] if len(parts) >= 3 else parts[-1]
 
 
-def eligible_nodes(ep) -> list:
+def eligible_nodes(ep, also=()) -> list:
     """The nodes of exported program ``ep`` a tap may follow, in graph (execution) order (the
-    module docstring's rule)."""
+    module docstring's rule). also: torch dtypes that count as floating besides float32, float16
+    and float64 (bfloat16, for a program cast to it)."""
     import operator
 
     import torch
 
-    floats = (torch.float32, torch.float16, torch.float64)
+    floats = (torch.float32, torch.float16, torch.float64, *also)
     out = []
     for n in ep.graph.nodes:
         if n.op != "call_function" or n.target is operator.getitem:
@@ -274,7 +275,7 @@ def _cast_and_tap(model, example_inputs, plan: TapPlan, cases, dtype, output_nam
 
     m = copy.deepcopy(model).to(dtype).eval()
     ep = torch.export.export(m, cast(example_inputs))
-    elig = [(n.name, str(n.target)) for n in eligible_nodes(ep)]
+    elig = [(n.name, str(n.target)) for n in eligible_nodes(ep, also=(dtype,))]
     if elig != plan.eligible_ops:
         diff = next((f"{a} vs {b}" for a, b in zip(plan.eligible_ops, elig) if a != b),
                     f"{len(plan.eligible_ops)} vs {len(elig)} eligible nodes")

@@ -319,3 +319,31 @@ def test_the_cli_option():
     assert parse(base + ["--taps", "4"]).taps == 4
     with pytest.raises(InvalidArgument, match="--taps"):
         parse(base + ["--taps", "0"])
+
+
+class _BranchesOnDtype(torch.nn.Module):
+    """Linear -> *2, and a tanh between them only in float64: the float64 program's nodes do not
+    correspond one to one to the float32 program's."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.fc = torch.nn.Linear(4, 3)
+
+    def forward(self, x):
+        h = self.fc(x)
+        if h.dtype == torch.float64:
+            h = torch.tanh(h)
+        return h * 2
+
+
+def test_a_float64_program_that_does_not_correspond_is_recorded_not_fatal(tmp_path):
+    x = torch.randn(1, 4, generator=torch.Generator().manual_seed(5))
+    bundle = export_model(_BranchesOnDtype().eval(), (x,), "branches", tmp_path, "portable", "fp32",
+                          ["x"], ["y"], [("c0", "synthetic", "torch.randn seed 5", (x,))],
+                          taps=True)
+    tdoc = read_manifest(_twin(bundle))
+    rec = tdoc["references"]["float64"]
+    assert rec["captured"] is False and "correspond" in rec["reason"], rec
+    assert all("references" not in g for g in tdoc["goldens"])
+    assert len(tdoc["taps"]["points"]) == tdoc["taps"]["eligible"] >= 2
