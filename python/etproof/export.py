@@ -9,6 +9,7 @@ Bundle layout (docs/manifest.md)::
     OUT/NAME/NAME.ptd                 only where the backend writes named data
     OUT/NAME/NAME.etproof.json
     OUT/NAME/NAME.goldens/CASE.in.INPUT.npy, CASE.out.OUTPUT.npy, CASE.ref.REFERENCE.OUTPUT.npy
+    OUT/NAME/NAME.taps/               the tapped twin (a bundle), only where ``taps`` asks for it
 
 Everything is written into ``OUT/.NAME.tmp-XXXX`` and renamed into place at the very end; an
 existing bundle of the same name is kept until the new one is complete. Any failure removes the
@@ -21,6 +22,7 @@ This module runs the stages in order; each lives in its own module:
     etproof.references  the float64 truth and the recipe's and precision's eager emulations
     etproof.lower       the table's partitioner, lowering, the Python-runtime check
     etproof.bundle      the bundle's files and the atomic rename
+    etproof.taps        the tapped twin: what is tapped, its references, its ``taps`` record
     etproof.toolchain   versions and the delegates a program calls
     etproof.recipes     the supported (backend, recipe) pairs, from the backend table
 
