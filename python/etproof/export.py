@@ -334,11 +334,13 @@ def export_model(
                 n_out = len(m.output_names) + len(twin.plan.nodes)
                 twin.tap_names = tap_names(len(twin.plan.nodes))
                 twin.output_names = m.output_names + twin.tap_names
-                example = run_tapped(twin.plan.ep, m.args.example_inputs, n_out)
+                tapped_module = twin.plan.ep.module()
+                example = run_tapped(tapped_module, m.args.example_inputs, n_out)
                 twin.out_specs = copy.deepcopy(m.out_specs) + tap_output_specs(
                     twin.tap_names, example[len(m.output_names):])
-                twin.golden_outs = [run_tapped(twin.plan.ep, c.inputs, n_out)
+                twin.golden_outs = [run_tapped(tapped_module, c.inputs, n_out)
                                     for c in m.args.cases]
+                del tapped_module
                 say(f"{name}: twin references ({', '.join(ref_names)})")
                 twin.refs = twin_references(m.module, m.args.example_inputs, twin.plan,
                                             m.args.cases, ref_names, twin.output_names,

@@ -186,14 +186,16 @@ def tap_program(ep, names: list[str]):
     return tapped, specs
 
 
-def run_tapped(tapped_ep, inputs, n_outputs: int) -> list:
-    """The tapped program run eagerly on ``inputs``: its flat outputs (the model's, then the
-    taps'), detached and contiguous. RuntimeError when it returns other than ``n_outputs``."""
+def run_tapped(tapped, inputs, n_outputs: int) -> list:
+    """The tapped program (an ExportedProgram, or its ``.module()`` to run it several times
+    without unlifting it each time) run eagerly on ``inputs``: its flat outputs (the model's, then
+    the taps'), detached and contiguous. RuntimeError when it returns other than ``n_outputs``."""
     import torch
     import torch.utils._pytree as pytree
 
+    module = tapped.module() if hasattr(tapped, "graph_signature") else tapped
     with torch.no_grad():
-        flat, _ = pytree.tree_flatten(tapped_ep.module()(*inputs))
+        flat, _ = pytree.tree_flatten(module(*inputs))
     if len(flat) != n_outputs or not all(isinstance(t, torch.Tensor) for t in flat):
         raise RuntimeError(f"the tapped program returned {len(flat)} values, expected "
                            f"{n_outputs} tensors")
@@ -282,6 +284,7 @@ def _cast_and_tap(model, example_inputs, plan: TapPlan, cases, dtype, output_nam
         raise _NotCaptured(f"the {dtype} program's eligible nodes do not correspond one to one "
                            f"to the float32 program's (float32 vs {dtype}: {diff})")
     tapped, _ = tap_program(ep, [n for n, _ in plan.nodes])
+    tapped = tapped.module()
     results = []
     for c in cases:
         outs = run_tapped(tapped, cast(c.inputs), len(output_names))
