@@ -110,6 +110,9 @@ def export_pairs(spec_factory: Callable[[], dict], model_key: str, pairs, out: P
             continue
         adopted = (cache.adopt(Path(reuse_from), out, name, stamp)
                    if reuse_from is not None and not force and Path(reuse_from) != out else None)
+        if (adopted is not None and taps and adopted["status"] == "exported"
+                and not cache.bundle_intact(out / name / twin_name(name))):
+            adopted = None  # copied without its twin: exported again below
         if adopted is not None:
             log(f"{name}: up to date in {reuse_from}, copied ({adopted['status']})")
             results.append(adopted)
