@@ -17,6 +17,7 @@ from etproof.backends import table_hash
 from etproof.bundle import file_ref, install, staging_dir
 from etproof.errors import EtproofError
 from etproof.manifest import all_goldens, read_manifest
+from etproof.taps import twin_name
 from etproof.toolchain import toolchain_versions
 
 STAMPS_FILE = ".etproof-stamps.json"
@@ -93,9 +94,15 @@ def adopt(src: Path, out: Path, name: str, stamp: str) -> dict | None:
 def bundle_intact(bundle: Path) -> bool:
     """Whether ``bundle`` holds a valid manifest whose artifact and data files (NAME.ptd) match
     the files (size and SHA-256), every golden file it names (size and SHA-256 where the manifest
-    lists them in goldens[i].files), and every reference file (size and SHA-256)."""
+    lists them in goldens[i].files), and every reference file (size and SHA-256); where the bundle
+    holds a tapped twin (NAME/NAME.taps), the twin too, and its ``taps.of`` names this bundle's
+    program."""
     try:
         doc = read_manifest(bundle)
+        twin = bundle / twin_name(doc["name"])
+        if twin.exists() and not (bundle_intact(twin) and read_manifest(twin)["taps"]["of"] == {
+                "name": doc["name"], "artifact_sha256": doc["artifact"]["sha256"]}):
+            return False
         art = doc["artifact"]
         gdir = bundle / f"{doc['name']}.goldens"
         goldens = all_goldens(doc)

@@ -236,7 +236,7 @@ def _export_columns(a, loaded, pairs: list[tuple[str, str]], out: Path, capture)
               "function name; set 'name' to change it)", file=quiet.out(), flush=True)
     if len(pairs) > 1:
         results = export_pairs(lambda: loaded.kwargs, loaded.stem, pairs, out, force=True,
-                               log=_log, log_errors=False)
+                               log=_log, log_errors=False, taps=a.taps)
         _try_report(out, results)
         errors = _error_lines(results)
         for line in errors:
@@ -244,8 +244,9 @@ def _export_columns(a, loaded, pairs: list[tuple[str, str]], out: Path, capture)
         return EXIT_ERROR if errors else EXIT_OK
     (backend, recipe), = pairs
     try:
+        extra = {"taps": a.taps} if a.taps else {}
         path = export_model(name=names[0], out_dir=out, backend=backend, recipe=recipe, log=_log,
-                            **loaded.kwargs)
+                            **extra, **loaded.kwargs)
     except EtproofError as e:
         _with_runtime_log(e, capture)
         _try_report(out, [result_for_error(backend, recipe, e, loaded.stem)])
@@ -384,6 +385,17 @@ def _userspec_contract() -> str:
     return userspec.CONTRACT
 
 
+def _tap_count(text: str) -> int:
+    """--taps N: a whole number >= 1."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"takes a number of taps >= 1, got {text!r}")
+    return n
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="python -m etproof",
                                 description="etproof export half: PyTorch -> ExecuTorch bundles")
@@ -403,6 +415,10 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--out", required=True, help="output directory (bundles go in OUT/NAME/)")
     e.add_argument("--name", help="bundle name (default NAME-BACKEND-RECIPE, NAME from the dict's "
                                   "'name', else the function's name)")
+    e.add_argument("--taps", nargs="?", const=True, type=_tap_count, metavar="N",
+                   help="also write each bundle's tapped twin OUT/NAME/NAME.taps (intermediate "
+                        "values as extra outputs, docs/manifest.md \"The tapped twin\"): every "
+                        "eligible node (up to 256), or N evenly spaced; float recipes only")
     _verbose_option(e, "beside export-report.json")
     e.set_defaults(func=cmd_export)
     t = sub.add_parser("test-bundles", help="the tiny bundles the C++ tests use")

@@ -9,6 +9,7 @@ Bundle layout (docs/manifest.md)::
     OUT/NAME/NAME.ptd                 only where the backend writes named data
     OUT/NAME/NAME.etproof.json
     OUT/NAME/NAME.goldens/CASE.in.INPUT.npy, CASE.out.OUTPUT.npy, CASE.ref.REFERENCE.OUTPUT.npy
+    OUT/NAME/NAME.taps/               the tapped twin (a bundle), only where ``taps`` asks for it
 
 Everything is written into ``OUT/.NAME.tmp-XXXX`` and renamed into place at the very end; an
 existing bundle of the same name is kept until the new one is complete. Any failure removes the
@@ -21,6 +22,7 @@ This module runs the stages in order; each lives in its own module:
     etproof.references  the float64 truth and the recipe's and precision's eager emulations
     etproof.lower       the table's partitioner, lowering, the Python-runtime check
     etproof.bundle      the bundle's files and the atomic rename
+    etproof.taps        the tapped twin: what is tapped, its references, its ``taps`` record
     etproof.toolchain   versions and the delegates a program calls
     etproof.recipes     the supported (backend, recipe) pairs, from the backend table
 
@@ -31,6 +33,7 @@ from its own module.
 
 from __future__ import annotations
 
+import copy
 import datetime as _dt
 import re
 from dataclasses import dataclass, field
@@ -96,6 +99,18 @@ from etproof.recipes import (
     supported_recipes,
 )
 from etproof.references import capture_references, reference_names
+from etproof.taps import (
+    check_taps,
+    delegate_calls,
+    plan_taps,
+    run_tapped,
+    tap_names,
+    tap_output_specs,
+    taps_record,
+    tapped_in_delegate,
+    twin_name,
+    twin_references,
+)
 from etproof.toolchain import delegates_in_program, program_calls, toolchain_versions, version
 
 __all__ = [
@@ -179,6 +194,7 @@ def export_model(
     external_weights: bool = False,
     methods: dict | None = None,
     verify: bool = True,
+    taps: bool | int | None = None,
     log: Callable[[str], None] | None = None,
 ) -> Path:
     """Exports ``model`` for (backend, recipe) into the bundle ``OUT/NAME`` and returns its path.
@@ -214,6 +230,12 @@ def export_model(
     verify: run the written program once per method in ExecuTorch's Python runtime (first golden)
     when the runtime has the program's delegates; a program that fails to run is an export
     failure (stage "lower").
+    taps: True (every eligible node, up to etproof.taps.DEFAULT_CAP) or N (N evenly spaced)
+    also writes the tapped twin ``OUT/NAME/NAME.taps/`` (etproof.taps; docs/manifest.md "The
+    tapped twin"), staged and renamed with the bundle; the shipped bundle is byte for byte what
+    it is without taps (its manifest does not mention the twin). Float recipes of a one-method
+    model with static shapes only (InvalidArgument otherwise, before anything runs). None/False:
+    no twin.
 
     Raises InvalidArgument (stage "export") for arguments it refuses and a backend whose
     prerequisites are missing, before anything runs; ExportError (or QuantizationError) naming
@@ -235,6 +257,9 @@ def export_model(
     # Schema 2 only where the program has another method than a lone forward (docs/manifest.md).
     several = [m.name for m in meths] != ["forward"]
     facts = RECIPES[(backend, recipe)]
+    check_taps(taps, quantized=bool(facts["quant"]), recipe=recipe, several=several,
+               external_weights=external_weights, dynamic_shapes=dynamic_shapes)
+    taps = taps if taps not in (None, False) else None
     compute_unit = resolve_compute_unit(backend, recipe, compute_unit)
     check_export_needs(backend)
     out = Path(out_dir)
@@ -294,6 +319,34 @@ def export_model(
                 m.emulation = None  # the converted graph is not needed past here
             ref_records = _merge_reference_records(meths) if several else meths[0].refs.records
 
+        # 4b. the tapped twin's program, goldens and references (before lowering: the shipped
+        # program's ExportedProgram is only read, the twin taps a deep copy of it)
+        twin = None
+        if taps is not None:
+            twin = _TwinWork()
+            m = meths[0]
+            with in_stage("export"):
+                say(f"{name}: tapping ({'every eligible node' if taps is True else taps})")
+                twin.plan = plan_taps(m.ep, taps)
+                say(f"{name}: {len(twin.plan.nodes)} of {twin.plan.eligible} eligible nodes "
+                    "tapped")
+            with in_stage("goldens"):
+                n_out = len(m.output_names) + len(twin.plan.nodes)
+                twin.tap_names = tap_names(len(twin.plan.nodes))
+                twin.output_names = m.output_names + twin.tap_names
+                tapped_module = twin.plan.ep.module()
+                example = run_tapped(tapped_module, m.args.example_inputs, n_out)
+                twin.out_specs = copy.deepcopy(m.out_specs) + tap_output_specs(
+                    twin.tap_names, example[len(m.output_names):])
+                twin.golden_outs = [run_tapped(tapped_module, c.inputs, n_out)
+                                    for c in m.args.cases]
+                del tapped_module
+                say(f"{name}: twin references ({', '.join(ref_names)})")
+                twin.refs = twin_references(m.module, m.args.example_inputs, twin.plan,
+                                            m.args.cases, ref_names, twin.output_names,
+                                            twin.out_specs,
+                                            log=lambda msg: say(f"{name}: {msg}"))
+
         # 5. lower (external weights: tagged first, so a delegate writes them as named data)
         with in_stage("lower", recipe):
             if external_weights:
@@ -308,6 +361,8 @@ def export_model(
             edge, backend_config, rejections = lower(ep, backend, recipe, facts,
                                                      name if external_weights else None)
             delegation = delegation_record(edge, rejections)
+            if twin is not None:
+                twin.calls_shipped = delegate_calls(edge)
 
         # 6. serialize: program (+ named data), read back what was written
         with in_stage("serialize"):
@@ -387,11 +442,81 @@ def export_model(
                 doc["budget"] = dict(budget)
             write_manifest(doc, tmp / f"{name}{MANIFEST_SUFFIX}")
 
+        # 8b. the tapped twin, inside the bundle (NAME/NAME.taps/), renamed with it
+        if twin is not None:
+            _write_twin(twin, doc, tmp, name, backend, recipe, facts, meths[0], verify, say)
+
         # 9. into place, in one rename (the old bundle goes only once the new one is there)
         with in_stage("serialize"):
             install(tmp, final)
     say(f"{name}: wrote {final}")
     return final
+
+
+@dataclass
+class _TwinWork:
+    """The tapped twin as export_model builds it (etproof.taps)."""
+
+    plan: Any = None             # etproof.taps.TapPlan
+    tap_names: list = field(default_factory=list)
+    output_names: list = field(default_factory=list)   # the model's, then the taps'
+    out_specs: list = field(default_factory=list)
+    golden_outs: list = field(default_factory=list)    # per case, every output (float32 eager)
+    refs: Any = None             # etproof.taps.TwinReferences
+    calls_shipped: int = 0
+
+
+def _write_twin(twin: _TwinWork, shipped_doc: dict, tmp: Path, name: str, backend: str,
+                recipe: str, facts: dict, m: _Method, verify: bool, say) -> None:
+    """Lowers the tapped program (taps stripped after lowering), writes it, its goldens,
+    references and manifest into ``tmp/NAME.taps/`` as the bundle ``NAME.taps``. The manifest is
+    the shipped one's with the twin's name, artifact, delegates, operators, delegation, outputs,
+    goldens and references, plus ``taps``."""
+    from executorch.devtools.intermediate_output_tap import strip_taps_
+
+    tname = twin_name(name)
+    tdir = tmp / tname
+    n_model = len(m.output_names)
+    n_taps = len(twin.tap_names)
+    with in_stage("lower", recipe):
+        say(f"{tname}: lowering for {backend}")
+        edge, backend_config, rejections = lower(twin.plan.ep, backend, recipe, facts, None)
+        inside = tapped_in_delegate(edge, n_model, n_taps)
+        strip_taps_(edge)
+        delegation = delegation_record(edge, rejections)
+        calls_twin = delegate_calls(edge)
+    with in_stage("serialize"):
+        tdir.mkdir()
+        et = edge.to_executorch(backend_config) if backend_config else edge.to_executorch()
+        pte, _ = write_program(et, tdir, tname)
+        program_bytes = pte.read_bytes()
+        delegates, operators = program_calls(program_bytes)
+    if verify:
+        with in_stage("lower", recipe):
+            verify_runs(program_bytes, None, m.args.cases[0].inputs, delegates,
+                        n_model + n_taps, say, tname, operators=operators)
+    with in_stage("goldens"):
+        gdir = tdir / f"{tname}.goldens"
+        gdir.mkdir()
+        goldens = write_goldens(gdir, m.args.cases, twin.golden_outs, m.input_names,
+                                twin.output_names)
+        per_case = {cid: {r: t for r, t in refs.items()
+                          if twin.refs.records.get(r, {}).get("captured")}
+                    for cid, refs in twin.refs.per_case.items()}
+        ref_files = write_references(gdir, per_case)
+        for g in goldens:
+            if ref_files.get(g["id"]):
+                g["references"] = ref_files[g["id"]]
+    with in_stage("serialize"):
+        doc = copy.deepcopy(shipped_doc)
+        doc.update(name=tname, artifact=file_ref(pte), delegates=delegates, operators=operators,
+                   delegation=delegation, outputs=twin.out_specs, goldens=goldens,
+                   references=twin.refs.records)
+        doc["taps"] = taps_record(name, shipped_doc["artifact"]["sha256"], twin.plan,
+                                  twin.tap_names, inside, twin.calls_shipped, calls_twin,
+                                  shipped_doc["delegation"], delegation)
+        write_manifest(doc, tdir / f"{tname}{MANIFEST_SUFFIX}")
+    say(f"{tname}: {n_taps} taps, {sum(inside)} inside a delegate")
 
 
 def _only(by_name: dict | None, names: list) -> dict | None:

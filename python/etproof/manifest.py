@@ -36,12 +36,12 @@ REQUIRED = (
 )
 OPTIONAL = (
     "data_files", "delegation", "compute_unit", "quantization", "preprocessing", "labels",
-    "weights", "references", "budget", "operators",
+    "weights", "references", "budget", "operators", "taps",
 )
 # Schema 2: ``methods`` instead of the top-level inputs/outputs/goldens; no labels/preprocessing.
 PER_METHOD = ("inputs", "outputs", "goldens")
 REQUIRED_2 = tuple(k for k in REQUIRED if k not in PER_METHOD) + ("methods",)
-OPTIONAL_2 = tuple(k for k in OPTIONAL if k not in ("preprocessing", "labels"))
+OPTIONAL_2 = tuple(k for k in OPTIONAL if k not in ("preprocessing", "labels", "taps"))
 INTEGER_DTYPES = ("int8", "uint8", "int16", "int32", "int64", "bool")
 # budget's keys (all optional, at least one): the user's accuracy budget for what the recipe costs.
 BUDGET_KEYS = ("min_sqnr_db", "min_cosine", "top1_agreement")
@@ -323,6 +323,8 @@ def validate(doc: Any, origin: str | None = None) -> dict:
             _preprocessing(v, doc["preprocessing"], doc["inputs"])
         if "labels" in doc:
             _labels(v, doc["labels"], [s["name"] for s in doc["outputs"]])
+        if "taps" in doc:
+            _taps(v, doc["taps"], doc["name"], [s["name"] for s in doc["outputs"]])
     else:
         names = set()
         methods = v.array(doc["methods"], "methods")
@@ -441,6 +443,80 @@ def _golden_references(v: _V, refs: Any, field: str, captured: set, out_names: l
             _file_ref(v, ref, f"{f}.{name}.{o_name}")
             if not ref["file"].endswith(".npy"):
                 v.fail(f"{f}.{name}.{o_name}.file", f"must name a .npy file, got {ref['file']!r}")
+
+
+# taps (the tapped twin's manifest only; docs/manifest.md "The tapped twin").
+TAP_SELECTIONS = ("every", "spaced")
+TAP_OUTPUT_RE = re.compile(r"^tap\.(\d{3,})$")
+TWIN_SUFFIX = ".taps"
+
+
+def _taps(v: _V, t: Any, name: str, out_names: list) -> None:
+    """The twin's ``taps``: what it taps, of which shipped program, and where (docs/manifest.md).
+    The points name the last outputs, in order, ``tap.NNN`` with NNN their index."""
+    v.obj(t, "taps", ("of", "selection", "eligible", "delegate_calls", "delegation_matches",
+                      "points"))
+    of = v.obj(t["of"], "taps.of", ("name", "artifact_sha256"))
+    shipped = v.string(of["name"], "taps.of.name", pattern=NAME_RE)
+    if name != shipped + TWIN_SUFFIX:
+        v.fail("name", f"is {name!r}; the twin of {shipped!r} is named {shipped + TWIN_SUFFIX!r}")
+    v.string(of["artifact_sha256"], "taps.of.artifact_sha256", pattern=SHA256_RE)
+    selection = v.string(t["selection"], "taps.selection", choices=TAP_SELECTIONS)
+    eligible = v.integer(t["eligible"], "taps.eligible", minimum=1)
+    calls = v.obj(t["delegate_calls"], "taps.delegate_calls", ("shipped", "twin"))
+    v.integer(calls["shipped"], "taps.delegate_calls.shipped", minimum=0)
+    v.integer(calls["twin"], "taps.delegate_calls.twin", minimum=0)
+    if not isinstance(t["delegation_matches"], bool):
+        v.fail("taps.delegation_matches", "must be true or false")
+    points = v.array(t["points"], "taps.points")
+    if not points:
+        v.fail("taps.points", "must not be empty")
+    if len(points) > eligible:
+        v.fail("taps.points", f"has {len(points)} points, more than the {eligible} eligible")
+    if selection == "every" and len(points) != eligible:
+        v.fail("taps.points", f"has {len(points)} points; selection 'every' taps all {eligible}")
+    if len(points) >= len(out_names):
+        v.fail("taps.points", f"has {len(points)} points; outputs has {len(out_names)} entries "
+               "(the model's outputs come first)")
+    tapped = out_names[len(out_names) - len(points):]
+    width = None
+    for i, p in enumerate(points):
+        f = f"taps.points[{i}]"
+        v.obj(p, f, ("output", "index", "node", "op", "delegated", "delegation_matches"),
+              ("module_path", "module_class", "source"))
+        out = v.string(p["output"], f"{f}.output")
+        m = TAP_OUTPUT_RE.match(out)
+        if not m:
+            v.fail(f"{f}.output", f"must be tap.NNN (three or more digits), got {out!r}")
+        width = width or len(m.group(1))
+        if len(m.group(1)) != width:
+            v.fail(f"{f}.output", f"is {out!r}; every point's number has {width} digits")
+        index = v.integer(p["index"], f"{f}.index", minimum=0)
+        if index != i or int(m.group(1)) != i:
+            v.fail(f"{f}.index", f"must be the point's position {i} (output tap.{i:0{width}d}), "
+                   f"got index {index}, output {out!r}")
+        if out != tapped[i]:
+            v.fail(f"{f}.output", f"is {out!r}; outputs[{len(out_names) - len(points) + i}] is "
+                   f"{tapped[i]!r} (the taps are the last outputs, in order)")
+        v.string(p["node"], f"{f}.node")
+        v.string(p["op"], f"{f}.op")
+        for k in ("delegated", "delegation_matches"):
+            if not isinstance(p[k], bool):
+                v.fail(f"{f}.{k}", "must be true or false")
+        for k in ("module_path", "module_class"):
+            if k in p:
+                v.string(p[k], f"{f}.{k}")
+        if "source" in p:
+            src = v.obj(p["source"], f"{f}.source", ("file", "line"), ("code",))
+            v.string(src["file"], f"{f}.source.file")
+            v.integer(src["line"], f"{f}.source.line", minimum=1)
+            if "code" in src:
+                v.string(src["code"], f"{f}.source.code")
+    model_outs = out_names[:len(out_names) - len(points)]
+    for j, o in enumerate(model_outs):
+        if TAP_OUTPUT_RE.match(o):
+            v.fail(f"outputs[{j}].name", f"is {o!r}, a tap's name, but taps.points names only "
+                   f"the last {len(points)} outputs")
 
 
 def _budget(v: _V, b: Any) -> None:

@@ -13,6 +13,7 @@ from etproof.errors import (EtproofError, InvalidArgument, NothingToQuantize, er
                             summary_line)
 from etproof.export import export_model
 from etproof.manifest import canonical_dumps
+from etproof.taps import twin_name
 
 REPORT = "export-report.json"
 
@@ -76,7 +77,8 @@ def write_report(out: Path, results: list[dict], merge: bool = False) -> Path:
 
 def export_pairs(spec_factory: Callable[[], dict], model_key: str, pairs, out: Path,
                  stamp_parts=(), force: bool = False, log=print,
-                 log_errors: bool = True, reuse_from: Path | None = None) -> list[dict]:
+                 log_errors: bool = True, reuse_from: Path | None = None,
+                 taps: bool | int | None = None) -> list[dict]:
     """Exports ``model_key-backend-recipe`` bundles into ``out``; returns report results.
 
     spec_factory() returns export_model's keyword arguments except name/out_dir/backend/recipe;
@@ -86,6 +88,10 @@ def export_pairs(spec_factory: Callable[[], dict], model_key: str, pairs, out: P
     reasons themselves (once each).
     reuse_from: another bundle directory (e.g. the demo's); a bundle up to date there (same stamp,
     intact) is copied instead of exported again.
+    taps: export_model's (True or N: each bundle also gets its tapped twin NAME/NAME.taps). The
+    stamp records it, so a bundle exported without taps is exported again when they are asked
+    for (and the other way round); a bundle asked with taps is up to date only with its twin
+    intact.
     """
     out.mkdir(parents=True, exist_ok=True)
     stamps = cache.load_stamps(out)
@@ -93,15 +99,20 @@ def export_pairs(spec_factory: Callable[[], dict], model_key: str, pairs, out: P
     spec = None
     for backend, recipe in pairs:
         name = f"{model_key}-{backend}-{recipe}"
-        stamp = cache.make_stamp(name, *stamp_parts)
+        stamp = cache.make_stamp(name, *stamp_parts, *([f"taps={taps}"] if taps else []))
         prev = stamps.get(name)
         if not force and prev and prev.get("stamp") == stamp and (
-                prev["result"]["status"] != "exported" or cache.bundle_intact(out / name)):
+                prev["result"]["status"] != "exported" or (
+                    cache.bundle_intact(out / name) and (
+                        not taps or cache.bundle_intact(out / name / twin_name(name))))):
             log(f"{name}: up to date ({prev['result']['status']})")
             results.append(prev["result"])
             continue
         adopted = (cache.adopt(Path(reuse_from), out, name, stamp)
                    if reuse_from is not None and not force and Path(reuse_from) != out else None)
+        if (adopted is not None and taps and adopted["status"] == "exported"
+                and not cache.bundle_intact(out / name / twin_name(name))):
+            adopted = None  # copied without its twin: exported again below
         if adopted is not None:
             log(f"{name}: up to date in {reuse_from}, copied ({adopted['status']})")
             results.append(adopted)
@@ -112,8 +123,9 @@ def export_pairs(spec_factory: Callable[[], dict], model_key: str, pairs, out: P
         try:
             if spec is None:
                 spec = spec_factory()
+            extra = {"taps": taps} if taps else {}
             path = export_model(name=name, out_dir=out, backend=backend, recipe=recipe,
-                                log=log, **spec)
+                                log=log, **extra, **spec)
             result = {"backend": backend, "recipe": recipe, "bundle": path.name,
                       "model": model_key, "status": "exported"}
             log(f"{name}: exported in {time.monotonic() - t0:.1f} s")

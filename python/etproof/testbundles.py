@@ -2,7 +2,9 @@
 openvino-fp32}; one level down, in ``shapes/``, the shapes-and-inputs models of
 etproof.models.shapes (a dynamic batch, integer/bool/scalar inputs, no inputs), in ``ptd/`` a
 model whose weights live in NAME.ptd beside the program (etproof.models.external), in
-``methods/`` a program with two methods (etproof.models.methods, schema_version 2), and in
+``methods/`` a program with two methods (etproof.models.methods, schema_version 2), in
+``attribution/`` the GELU MLP of etproof.models.attribution with its tapped twins
+(``attribution/gelu_mlp-BACKEND-fp32/gelu_mlp-BACKEND-fp32.taps``, etproof.taps), and in
 ``kernel-missing/`` a program this runtime cannot load.
 
 The C++ tests build a matrix over the top directory (the tiny columns) and expect every column in
@@ -18,7 +20,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from etproof.models import external, methods, shapes, tiny
+from etproof.models import attribution, external, methods, shapes, tiny
 from etproof.runner import export_pairs
 
 TEST_PAIRS = [("portable", "fp32"), ("xnnpack", "fp32"), ("xnnpack", "int8-dynamic-per-channel"),
@@ -46,7 +48,15 @@ METHOD_BUNDLES = [
     ("encdecptd", methods.encdec_ptd_spec, [("portable", "fp32"), ("xnnpack", "fp32")]),
 ]
 
+# (model key, spec factory, pairs): exported with taps=True (each bundle with its tapped twin),
+# written into ATTRIBUTION_DIR. On xnnpack/fp32 the GELU tap differs from its golden (XNNPACK
+# computes the erf GELU where the model asks for tanh) while fc1's agrees; on portable all agree.
+ATTRIBUTION_BUNDLES = [
+    ("gelu_mlp", attribution.spec, [("portable", "fp32"), ("xnnpack", "fp32")]),
+]
+
 SHAPES_DIR = "shapes"
+ATTRIBUTION_DIR = "attribution"
 PTD_DIR = "ptd"
 METHODS_DIR = "methods"
 
@@ -87,8 +97,9 @@ def bucketize_spec() -> dict:
 
 def export_test_bundles(out: Path, force: bool = False, log=print) -> list[dict]:
     """Exports TEST_PAIRS of the tiny model into ``out``, SHAPE_BUNDLES into ``out/shapes``,
-    PTD_BUNDLES into ``out/ptd`` and METHOD_BUNDLES into ``out/methods`` (reusing up-to-date bundles unless ``force``); returns the
-    export-report results, tiny's first."""
+    PTD_BUNDLES into ``out/ptd``, METHOD_BUNDLES into ``out/methods`` and ATTRIBUTION_BUNDLES
+    (with their tapped twins) into ``out/attribution`` (reusing up-to-date bundles unless
+    ``force``); returns the export-report results, tiny's first."""
     t0 = time.monotonic()
     results = export_pairs(tiny.spec, "tiny", TEST_PAIRS, Path(out), force=force, log=log)
     for key, factory, pairs in SHAPE_BUNDLES:
@@ -99,6 +110,9 @@ def export_test_bundles(out: Path, force: bool = False, log=print) -> list[dict]
     for key, factory, pairs in METHOD_BUNDLES:
         results += export_pairs(factory, key, pairs, Path(out) / METHODS_DIR, force=force,
                                 log=log)
+    for key, factory, pairs in ATTRIBUTION_BUNDLES:
+        results += export_pairs(factory, key, pairs, Path(out) / ATTRIBUTION_DIR, force=force,
+                                log=log, taps=True)
     log(f"test bundles in {out} ({time.monotonic() - t0:.1f} s)")
     return results
 

@@ -36,6 +36,7 @@ def test_bundles(tmp_path_factory):
     """The tiny bundles (one per TEST_PAIRS entry), exported as `python -m etproof test-bundles`
     does."""
     from etproof.testbundles import (
+        ATTRIBUTION_BUNDLES,
         METHOD_BUNDLES,
         PTD_BUNDLES,
         SHAPE_BUNDLES,
@@ -47,7 +48,7 @@ def test_bundles(tmp_path_factory):
     results = export_test_bundles(out, log=lambda _m: None)
     want = [("tiny", b, r) for b, r in TEST_PAIRS] + [
         (key, b, r) for key, _, pairs in SHAPE_BUNDLES + PTD_BUNDLES + METHOD_BUNDLES
-        for b, r in pairs]
+        + ATTRIBUTION_BUNDLES for b, r in pairs]
     assert [(r["model"], r["backend"], r["recipe"]) for r in results] == want, results
     assert [r["status"] for r in results] == ["exported"] * len(want), results
     return out
