@@ -65,7 +65,9 @@ table { border-collapse: collapse; margin: .3em 0 1em; }
 th, td { border: 1px solid #ddd; padding: 3px 7px; vertical-align: top; text-align: left; }
 thead th { background:#f5f5f5; font-weight: 600; }
 th.case { background:#fafafa; font-weight: 500; white-space: nowrap; }
-table.grid td.cell { min-width: 9em; }
+.scroll { overflow-x: auto; max-width: 100%; }
+table.grid { font-size: .9em; }
+table.grid thead th { font-size: .95em; max-width: 9em; }
 td.cell details summary { cursor: pointer; list-style: none; white-space: nowrap; }
 td.cell details summary::-webkit-details-marker { display: none; }
 td.cell details[open] summary { font-weight: 600; }
@@ -240,7 +242,7 @@ std::string to_html(const Matrix& m) {
     for (size_t col = 0; col < m.columns.size(); ++col)
       if (m.columns[col].model == model) cols.push_back(col);
     os << "<section class=\"model\" id=\"model-" << i << "\" data-model=\"" << esc(model) << "\">\n<h2>"
-       << esc(model_label(model)) << "</h2>\n<table class=\"grid\"><thead><tr><th>case</th>";
+       << esc(model_label(model)) << "</h2>\n<div class=\"scroll\"><table class=\"grid\"><thead><tr><th>case</th>";
     for (size_t col : cols)
       os << "<th title=\"" << esc(m.columns[col].bundle + ": " + bound_text(m.columns[col].bound)) << "\">"
          << esc(label_in_model(m, col)) << "</th>";
@@ -250,7 +252,7 @@ std::string to_html(const Matrix& m) {
       for (size_t col : cols) write_cell(os, m, model, id, col);
       os << "</tr>\n";
     }
-    os << "</tbody></table>\n";
+    os << "</tbody></table></div>\n";
     write_columns(os, m, cols);
     std::vector<const NotRun*> rows;
     for (const NotRun& n : m.not_run)
