@@ -111,6 +111,19 @@ TEST(MatrixHtml, EveryNotRunColumnIsListedWithItsReason) {
   EXPECT_NE(html.find("data-exit-code=\"1\""), std::string::npos);
 }
 
+TEST(MatrixHtml, BundlesLeftOutByTheMethodSelectionAreListedWithTheReason) {
+  ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-portable-fp32");
+  const fs::path dir = dir_with_report(R"({"results": []})");
+  const Matrix m = build_matrix(dir, {}, 1, std::nullopt, {"decode"});
+  ASSERT_EQ(m.left_out.size(), 1u) << to_text(m);
+  const std::string html = to_html(m);
+  EXPECT_EQ(count_of(html, "<tr class=\"left-out-row\">"), m.left_out.size()) << html;
+  EXPECT_NE(html.find("<h2>Left out by --method decode</h2>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<tr class=\"left-out-row\"><td>" + plain(m.left_out[0].bundle)), std::string::npos);
+  // The reason quotes the method names: shown escaped.
+  EXPECT_NE(html.find("has no method &apos;decode&apos;"), std::string::npos) << html;
+}
+
 TEST(MatrixHtml, HostileManifestAndReportTextIsShownAsText) {
   ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-portable-fp32");
   const std::string hostile = "<script>alert('x')</script>";
