@@ -5,9 +5,10 @@
 #                         demo bundles and the golden set, then run the main job: backends,
 #                         classify, matrix.
 #   ./setup.sh --no-run   everything except the main job.
-#   ./setup.sh --fuzz     also clang and libFuzzer (Debian clang-19, libclang-rt-19-dev, llvm-19)
-#                         and the sanitizer build build-fuzz/: the libFuzzer harnesses of fuzz/ and the
-#                         C++ tests under AddressSanitizer + UBSan (README "Reliability").
+#   ./setup.sh --fuzz     also clang and libFuzzer (Debian clang-19, libclang-rt-19-dev, llvm-19),
+#                         Chromium (headless: the HTML page's test) and the sanitizer build
+#                         build-fuzz/: the libFuzzer harnesses of fuzz/ and the C++ tests
+#                         under AddressSanitizer + UBSan (README "Reliability").
 #                         test.sh uses ./setup.sh --no-run --fuzz.
 #
 # Re-running is fast: each step is skipped when its inputs did not change (stamps in build/).
@@ -39,8 +40,12 @@ pip_install() { "$PY" -m pip install -q "$@" 2> >(grep -v 'is ignored: it is nei
 DEBS=(build-essential nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libstb-dev libssl-dev)
 # --fuzz: clang and libFuzzer (bookworm's newest clang; 14, its default, cannot capture structured
 # bindings in lambdas, which cpp/src uses; llvm-19 for llvm-symbolizer: sanitizer stacks with
-# function names), without their recommendations (about 70 MB).
-FUZZ_DEBS=(clang-19 libclang-rt-19-dev llvm-19)
+# function names), without their recommendations (about 70 MB); and Debian's chromium (test.sh
+# runs ./setup.sh --no-run --fuzz, so the test machine has it).
+FUZZ_DEBS=(clang-19 libclang-rt-19-dev llvm-19
+           # the headless browser the CTest matrix_html.renders_in_chromium loads `matrix --html`'s
+           # page in (console errors, every cell shown); the test skips by name without it
+           chromium)
 missing=(); fuzz_missing=()
 for p in "${DEBS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((FUZZ)); then

@@ -323,7 +323,7 @@ int cmd_bench(const std::vector<std::string>& args, bool json, bool markdown, co
 
 // ---- matrix ------------------------------------------------------------------------------------
 int cmd_matrix(const std::vector<std::string>& dir_args, bool json, bool markdown,
-               const std::string& junit, const etproof::BoundOverride& caller,
+               const std::string& junit, const std::string& html, const etproof::BoundOverride& caller,
                const std::optional<etproof::Budget>& budget, size_t jobs,
                const std::vector<std::string>& methods, const LedgerOption& ledger,
                const etproof::Isolation& isolation, const std::optional<etproof::BenchOptions>& bench) {
@@ -350,6 +350,7 @@ int cmd_matrix(const std::vector<std::string>& dir_args, bool json, bool markdow
     out << etproof::to_junit(m);
     if (!out) throw Error(ErrorKind::kIo, "cannot write " + junit, "pass a writable --junit FILE");
   }
+  if (!html.empty()) etproof::write_html(m, html);
   if (json) {
     std::cout << json_text(doc) << "\n";
   } else if (markdown) {
@@ -537,12 +538,15 @@ int run_cli(int argc, char** argv) {
                       "run the twin in a worker process: a crash inside ExecuTorch becomes an error instead of ending etproof");
 
   std::vector<std::string> dirs;
-  std::string matrix_junit;
+  std::string matrix_junit, matrix_html;
   auto* matrix = app.add_subcommand("matrix", "every golden case × every bundle column");
   matrix->add_option("DIR", dirs,
                      "bundle directories (default: <etproof's dir>/demo/bundles); rows are "
                      "(model, case), columns (backend, recipe)");
   matrix->add_option("--junit", matrix_junit, "also write a JUnit XML report to FILE");
+  matrix->add_option("--html", matrix_html,
+                     "also write the matrix as one self-contained HTML page to FILE (atomically; "
+                     "cells coloured by status, each opening to its numbers)");
   // Columns replayed at once (default: the core count); the output does not depend on it.
   size_t jobs = std::max(1u, std::thread::hardware_concurrency());
   auto add_jobs_option = [&jobs](CLI::App* sub) {
@@ -677,7 +681,7 @@ int run_cli(int argc, char** argv) {
     isolation.enabled = !in_process;
     std::optional<etproof::BenchOptions> bench_for_matrix;
     if (matrix_bench) bench_for_matrix = etproof::BenchOptions{.warmup = 3, .seconds = 1.0};
-    return cmd_matrix(dirs, json, markdown, matrix_junit, caller, budget, jobs, methods, ledger, isolation,
+    return cmd_matrix(dirs, json, markdown, matrix_junit, matrix_html, caller, budget, jobs, methods, ledger, isolation,
                       bench_for_matrix);
   }
   if (tolerances->parsed())

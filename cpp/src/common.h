@@ -143,7 +143,7 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view conte
 // on the scheduling.
 void parallel_for(size_t n, size_t jobs, const std::function<void(size_t)>& fn);
 
-// Text for an XML attribute or element (JUnit reports): &, <, >, " and ' escaped; control
+// Text for an XML or HTML attribute or element (JUnit reports, the matrix's HTML page): &, <, >, " and ' escaped; control
 // characters other than tab/newline dropped (XML 1.0 forbids them).
 inline std::string xml_escape(const std::string& s) {
   std::string out;

@@ -16,18 +16,6 @@ namespace {
 bool grouped(const Matrix& m) { return m.models().size() > 1 || m.dirs.size() > 1; }
 
 
-// Cases of one model's columns, in row order.
-std::vector<std::string> model_cases(const Matrix& m, const std::string& model) {
-  std::vector<std::string> out;
-  for (const std::string& id : m.cases)
-    for (const Cell& c : m.cells)
-      if (c.case_id == id && m.columns[c.column].model == model) {
-        out.push_back(id);
-        break;
-      }
-  return out;
-}
-
 // The end of both text forms: the columns not run, the summary, the verdict and the bound hint.
 // `matrix --bench`: one line per benchmarked column (bench_columns), "" when none was.
 std::string speed_lines(const Matrix& m) {

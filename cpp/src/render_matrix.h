@@ -1,5 +1,6 @@
 // cpp/src/render_matrix.h — private to the library: the small text pieces the matrix's renderers
-// (render_matrix.cpp: text, Markdown, JSON; render_junit.cpp: JUnit) share.
+// (render_matrix.cpp: text, Markdown, JSON; render_matrix_html.cpp: HTML; render_junit.cpp: JUnit)
+// share.
 #pragma once
 
 #include <map>
@@ -25,6 +26,18 @@ inline std::string label_in_model(const Matrix& m, size_t col) {
     if (i != col && m.columns[i].model == c.model && column_label(m.columns[i]) == column_label(c))
       return column_label(c) + " [" + c.dir + "]";
   return column_label(c);
+}
+
+// Cases of one model's columns, in row order.
+inline std::vector<std::string> model_cases(const Matrix& m, const std::string& model) {
+  std::vector<std::string> out;
+  for (const std::string& id : m.cases)
+    for (const Cell& c : m.cells)
+      if (c.case_id == id && m.columns[c.column].model == model) {
+        out.push_back(id);
+        break;
+      }
+  return out;
 }
 
 inline std::string model_label(const std::string& model) { return model.empty() ? "(unknown model)" : model; }

@@ -171,6 +171,22 @@ void bench_columns(Matrix& m, const BenchOptions& options, const Isolation& isol
 // Markdown: one case × column grid per model.
 [[nodiscard]] std::string to_markdown(const Matrix& m);
 [[nodiscard]] nlohmann::json to_json(const Matrix& m);
+// HTML (`matrix --html FILE`): one self-contained page — inline CSS, no script, no network asset —
+// so it can be attached to a CI run or mailed and read offline. It holds: the run's verdict and
+// the exit status it implies, with the summary; the caller's bound and budget when given; a legend
+// of every status word (colour, meaning, whether it fails the run, how many) and of the headroom
+// shading; per model, a grid of golden cases × (backend, recipe) columns whose cells are coloured
+// by status, agreed ones shaded by headroom, each opening (<details>) to its max abs error,
+// cosine, SQNR, headroom, range error, atol and detail, and carrying data-model, data-case,
+// data-column, data-bundle, data-dir and data-status attributes for tools; per model the columns'
+// bundle, precision, delegates, bound and what it was judged against (against, judgement,
+// precision reason), and its not-run lines with status, whether they fail the run and reason;
+// the not-run lines of models with no column; the left-out bundles; the xfail records. Every
+// string from a manifest, a report or an error is escaped: a bundle named <script> is text.
+[[nodiscard]] std::string to_html(const Matrix& m);
+// Writes to_html(m) to `file` atomically (a temporary file beside it, then rename; its parent
+// directory is created). An unwritable path is Error{kIo} naming `file`, with nothing written.
+void write_html(const Matrix& m, const std::filesystem::path& file);
 // JUnit XML: etproof/junit.h (the evidence library).
 
 }  // namespace etproof
