@@ -132,6 +132,11 @@ void find_drift(Attribution& a) {
                     ? "every tap agrees with its reference within the bound, and so do the outputs"
                     : "every tap agrees within the bound, but an output does not: the drift arises after the "
                       "last tap (untapped operators, or the outputs' own copy)";
+    if (!a.layers.empty() && a.largest_growth)
+      a.summary += " (SQNR " + detail::sqnr_text(a.layers.front().report.sqnr_db) + " dB at the first tap, " +
+                   detail::sqnr_text(a.layers.back().report.sqnr_db) + " dB at the last; the largest fall, " +
+                   detail::sqnr_text(a.layers[*a.largest_growth].step_db) + " dB, at " +
+                   layer_name(a.layers[*a.largest_growth].point) + ")";
     return;
   }
   const LayerRow& first = a.layers[*a.earliest_drift];

@@ -327,9 +327,15 @@ def export_model(
             m = meths[0]
             with in_stage("export"):
                 say(f"{name}: tapping ({'every eligible node' if taps is True else taps})")
-                twin.plan = plan_taps(m.ep, taps)
+                # bytes an element of a tap takes per case: the float32 golden, float64 truth (8)
+                # and each half-precision emulation (written as float32)
+                per_element = 4 + sum(8 if r == "float64" else 4 for r in ref_names)
+                twin.plan = plan_taps(m.ep, taps, len(m.args.cases), per_element)
+                twin.cases = m.args.cases[:twin.plan.cases]
                 say(f"{name}: {len(twin.plan.nodes)} of {twin.plan.eligible} eligible nodes "
-                    "tapped")
+                    "tapped" + (f", {len(twin.cases)} of {len(m.args.cases)} golden cases (the "
+                                "twin's files within etproof.taps.TWIN_BYTES_BUDGET)"
+                                if len(twin.cases) < len(m.args.cases) else ""))
             with in_stage("goldens"):
                 n_out = len(m.output_names) + len(twin.plan.nodes)
                 twin.tap_names = tap_names(len(twin.plan.nodes))
@@ -339,11 +345,11 @@ def export_model(
                 twin.out_specs = copy.deepcopy(m.out_specs) + tap_output_specs(
                     twin.tap_names, example[len(m.output_names):])
                 twin.golden_outs = [run_tapped(tapped_module, c.inputs, n_out)
-                                    for c in m.args.cases]
+                                    for c in twin.cases]
                 del tapped_module
                 say(f"{name}: twin references ({', '.join(ref_names)})")
                 twin.refs = twin_references(m.module, m.args.example_inputs, twin.plan,
-                                            m.args.cases, ref_names, twin.output_names,
+                                            twin.cases, ref_names, twin.output_names,
                                             twin.out_specs,
                                             log=lambda msg: say(f"{name}: {msg}"))
 
@@ -458,6 +464,7 @@ class _TwinWork:
     """The tapped twin as export_model builds it (etproof.taps)."""
 
     plan: Any = None             # etproof.taps.TapPlan
+    cases: list = field(default_factory=list)          # the golden cases it keeps (plan.cases)
     tap_names: list = field(default_factory=list)
     output_names: list = field(default_factory=list)   # the model's, then the taps'
     out_specs: list = field(default_factory=list)
@@ -498,7 +505,7 @@ def _write_twin(twin: _TwinWork, shipped_doc: dict, tmp: Path, name: str, backen
     with in_stage("goldens"):
         gdir = tdir / f"{tname}.goldens"
         gdir.mkdir()
-        goldens = write_goldens(gdir, m.args.cases, twin.golden_outs, m.input_names,
+        goldens = write_goldens(gdir, twin.cases, twin.golden_outs, m.input_names,
                                 twin.output_names)
         per_case = {cid: {r: t for r, t in refs.items()
                           if twin.refs.records.get(r, {}).get("captured")}

@@ -16,7 +16,8 @@ dtypes) with a static shape, except ``getitem`` and the ops in NOT_TAPPED (views
 permutations, copies: they move values without computing any, so their tap repeats the one
 before). Default selection (``taps=True``): every eligible node up to DEFAULT_CAP, above it
 DEFAULT_CAP evenly spaced; ``taps=N``: N evenly spaced (``spaced_indices``), the first and the
-last eligible node always among them (every one when N >= the eligible count).
+last eligible node always among them (every one when N >= the eligible count). Either way within
+TWIN_BYTES_BUDGET: over it the twin keeps only the first golden case, then fewer taps.
 
 May import: errors, the manifest's vocabulary, etproof.arguments (dtype names), etproof.references
 (the reference names and descriptions); torch and ExecuTorch only inside functions.
@@ -36,6 +37,12 @@ from etproof.references import FLOAT64, HALF_PRECISIONS
 
 # Taps of the default selection (taps=True); above it, that many evenly spaced.
 DEFAULT_CAP = 256
+# What the twin's golden and reference files of its taps may hold in all, in bytes: every tap's
+# value is written per case as the float32 golden, the float64 truth (8 bytes an element) and
+# each float16/bfloat16 emulation (written as float32). EfficientNet-Lite0's 160 eligible taps on
+# OpenVINO (float64 and bfloat16 references) came to 2.3 GB over its 6 cases; over this budget
+# the twin keeps its first golden case only, and then as many evenly spaced taps as fit.
+TWIN_BYTES_BUDGET = 256 * 2**20
 # The twin's bundle name is NAME + TWIN_SUFFIX; its directory sits inside the shipped bundle.
 TWIN_SUFFIX = ".taps"
 # A tap's output name: TAP_PREFIX + its zero-padded position (tap.000).
@@ -151,24 +158,59 @@ class TapPlan:
     ep: object
     specs: list = field(default_factory=list)
     eligible_ops: list = field(default_factory=list)  # [(name, op)] of every eligible node
+    cases: int = 1  # the golden cases the twin keeps (the first ones; TWIN_BYTES_BUDGET)
 
 
-def plan_taps(ep, taps) -> TapPlan:
+def _numel(node) -> int:
+    n = 1
+    for d in node.meta["val"].shape:
+        n *= int(d)
+    return n
+
+
+def fit_budget(sizes: list[int], n: int, cases: int, bytes_per_element: int,
+               budget: int = TWIN_BYTES_BUDGET) -> tuple[list[int], int]:
+    """(indices into ``sizes``, cases kept): ``spaced_indices(len(sizes), n)`` and every case
+    when their values (``sizes`` in elements, ``bytes_per_element`` over the golden and the
+    references, per case) fit ``budget``; else the first case only, and the most evenly spaced
+    taps whose values fit it (at least one: the last)."""
+    def total(idx: list[int], k: int) -> int:
+        return sum(sizes[i] for i in idx) * bytes_per_element * k
+
+    idx = spaced_indices(len(sizes), n)
+    if total(idx, cases) <= budget:
+        return idx, cases
+    if total(idx, 1) <= budget:
+        return idx, 1
+    lo, hi = 1, len(idx)  # the largest count whose spaced taps fit (1 always kept)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if total(spaced_indices(len(sizes), mid), 1) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return spaced_indices(len(sizes), lo), 1
+
+
+def plan_taps(ep, taps, cases: int = 1, bytes_per_element: int = 12) -> TapPlan:
     """Chooses the nodes of ``ep`` (a float32 torch.export program; not modified) to tap per
-    ``taps`` (True or N) and taps a deep copy of it. Raises InvalidArgument (stage "export")
-    when the program has no eligible node."""
+    ``taps`` (True or N), within TWIN_BYTES_BUDGET for ``cases`` golden cases of
+    ``bytes_per_element`` each (fit_budget; TapPlan.cases says how many cases the twin keeps),
+    and taps a deep copy of it. Raises InvalidArgument (stage "export") when the program has no
+    eligible node."""
     elig = eligible_nodes(ep)
     if not elig:
         raise InvalidArgument("the tapped twin has nothing to tap: the exported program has no "
                               "node computing one floating-point tensor",
                               "export without taps", stage="export")
     n = DEFAULT_CAP if taps is True else int(taps)
-    chosen = [elig[i] for i in spaced_indices(len(elig), n)]
+    picked, kept_cases = fit_budget([_numel(e) for e in elig], n, cases, bytes_per_element)
+    chosen = [elig[i] for i in picked]
     selection = "every" if len(chosen) == len(elig) else "spaced"
     nodes = [(c.name, str(c.target)) for c in chosen]
     tapped, specs = tap_program(ep, [name for name, _ in nodes])
     return TapPlan(selection, len(elig), nodes, tapped, specs,
-                   [(e.name, str(e.target)) for e in elig])
+                   [(e.name, str(e.target)) for e in elig], kept_cases)
 
 
 def tap_program(ep, names: list[str]):

@@ -347,3 +347,29 @@ def test_a_float64_program_that_does_not_correspond_is_recorded_not_fatal(tmp_pa
     assert rec["captured"] is False and "correspond" in rec["reason"], rec
     assert all("references" not in g for g in tdoc["goldens"])
     assert len(tdoc["taps"]["points"]) == tdoc["taps"]["eligible"] >= 2
+
+
+# ---- the twin's size budget (etproof.taps.fit_budget) ------------------------------------------
+
+def test_a_twin_within_the_budget_keeps_every_case_and_tap():
+    from etproof.taps import fit_budget
+
+    idx, cases = fit_budget([10, 20, 30], 256, cases=3, bytes_per_element=12, budget=60 * 12 * 3)
+    assert (idx, cases) == ([0, 1, 2], 3)
+
+
+def test_over_the_budget_the_twin_keeps_the_first_case_then_fewer_evenly_spaced_taps():
+    from etproof.taps import fit_budget, spaced_indices
+
+    sizes = [100] * 50
+    # all 50 taps fit one case (50 * 100 * 12 bytes) but not three: one case, every tap
+    idx, cases = fit_budget(sizes, 256, cases=3, bytes_per_element=12, budget=50 * 100 * 12)
+    assert (idx, cases) == (list(range(50)), 1)
+    # half of that: the most evenly spaced taps that fit, the last among them
+    budget = 25 * 100 * 12
+    idx, cases = fit_budget(sizes, 256, cases=3, bytes_per_element=12, budget=budget)
+    assert cases == 1 and idx[-1] == 49 and idx == spaced_indices(50, len(idx))
+    assert sum(sizes[i] for i in idx) * 12 <= budget
+    assert sum(sizes[i] for i in spaced_indices(50, len(idx) + 1)) * 12 > budget
+    # nothing fits: the last tap alone
+    assert fit_budget(sizes, 256, cases=3, bytes_per_element=12, budget=1) == ([49], 1)
