@@ -12,6 +12,8 @@ every tap agrees.
 
 from __future__ import annotations
 
+from etproof.models.synthetic import randn_cases
+
 INPUT_SHAPE = (2, 16)
 CASE_SEEDS = (300, 301, 302)
 
@@ -44,14 +46,7 @@ def build_model():
 def golden_inputs():
     """Three synthetic cases: torch.randn [2, 16] from a fixed seed, times 2 (so fc1's outputs
     reach the GELU's curved region and beyond)."""
-    import torch
-
-    cases = []
-    for i, seed in enumerate(CASE_SEEDS):
-        g = torch.Generator().manual_seed(seed)
-        x = torch.randn(INPUT_SHAPE, generator=g) * 2.0
-        cases.append((f"case{i}", "synthetic", f"torch.randn seed {seed} ×2", (x,)))
-    return cases
+    return randn_cases(INPUT_SHAPE, CASE_SEEDS)
 
 
 def spec() -> dict:

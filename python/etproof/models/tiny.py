@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from etproof.models.synthetic import randn_cases
+
 INPUT_SHAPE = (1, 3, 16, 16)
 CASE_SEEDS = (100, 101, 102)
 
@@ -22,14 +24,7 @@ def build_model():
 
 def golden_inputs():
     """Three synthetic cases: torch.randn from a fixed seed, times 2 (a wider range than N(0,1))."""
-    import torch
-
-    cases = []
-    for i, seed in enumerate(CASE_SEEDS):
-        g = torch.Generator().manual_seed(seed)
-        x = torch.randn(INPUT_SHAPE, generator=g) * 2.0
-        cases.append((f"case{i}", "synthetic", f"torch.randn seed {seed} ×2", (x,)))
-    return cases
+    return randn_cases(INPUT_SHAPE, CASE_SEEDS)
 
 
 def spec() -> dict:
