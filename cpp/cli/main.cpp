@@ -241,20 +241,42 @@ int cmd_parity(const std::string& path, bool json, const etproof::BoundOverride&
 // turn (JSON: one object, or a list for several); --plot draws them on one picture through the
 // export half's matplotlib (python -m etproof plot-attribution). Exit 0 when every tap and output
 // of every bundle agrees, 1 when something drifts (the table names where), 2 an error.
-int cmd_attribute(const std::vector<std::string>& paths, const std::string& case_id, bool json,
-                  const std::string& plot, const etproof::BoundOverride& caller, const etproof::Isolation& isolation) {
+struct AttributeArgs {
+  std::string case_id, output, plot, model, bisect_out;
+  bool json = false, bisect = false;
+};
+
+int cmd_attribute(const std::vector<std::string>& paths, const AttributeArgs& args, const etproof::BoundOverride& caller,
+                  const etproof::Isolation& isolation) {
   etproof::AttributeOptions options;
-  options.case_id = case_id;
+  options.case_id = args.case_id;
+  options.output = args.output;
   options.replay.caller = caller;
   options.replay.isolation = isolation;
+  const bool json = args.json;
+  const std::string& plot = args.plot;
   std::vector<etproof::Attribution> all;
-  for (const std::string& p : paths) all.push_back(etproof::attribute(p, options));
   nlohmann::json docs = nlohmann::json::array();
-  for (const auto& a : all) docs.push_back(etproof::to_json(a));
+  std::vector<std::string> texts;
+  for (const std::string& p : paths) {
+    if (args.bisect) {
+      etproof::BisectOptions bo;
+      bo.model = args.model;
+      if (!args.bisect_out.empty()) bo.work = fs::path(args.bisect_out) / fs::path(p).filename();
+      etproof::Bisection b = etproof::bisect(p, options, bo);
+      docs.push_back(etproof::to_json(b));
+      texts.push_back(etproof::to_text(b));
+      all.push_back(std::move(b.final));
+    } else {
+      all.push_back(etproof::attribute(p, options));
+      docs.push_back(etproof::to_json(all.back()));
+      texts.push_back(etproof::to_text(all.back()));
+    }
+  }
   if (json) {
     std::cout << json_text(docs.size() == 1 ? docs[0] : docs) << "\n";
   } else {
-    for (size_t i = 0; i < all.size(); ++i) std::cout << (i ? "\n" : "") << etproof::to_text(all[i]);
+    for (size_t i = 0; i < texts.size(); ++i) std::cout << (i ? "\n" : "") << texts[i];
   }
   if (!plot.empty()) {
     const fs::path tmp = fs::temp_directory_path() / ("etproof-attribute-" + std::to_string(::getpid()) + ".json");
@@ -516,23 +538,33 @@ int run_cli(int argc, char** argv) {
                    "case instead of ending etproof");
   add_worker_limits(parity);
 
-  std::string attribute_case;
+  AttributeArgs attribute_args;
   bool attribute_isolate = false;
   auto* attribute = app.add_subcommand(
       "attribute", "which layer drifted: the bundle's tapped twin replayed, every tap against its bound in graph order "
                    "(exit 0 all agree, 1 a drift)");
   std::vector<std::string> attribute_bundles;
-  std::string attribute_plot;
   attribute->add_option("BUNDLE", attribute_bundles,
                         "bundle directories or manifests (exported with --taps: BUNDLE/NAME.taps); several "
                         "columns of one model share a --plot")
       ->required();
-  attribute->add_option("--plot", attribute_plot,
+  attribute->add_option("--plot", attribute_args.plot,
                         "also draw SQNR against depth, one line per bundle, with the bound and the earliest "
                         "drift, into FILE.svg or FILE.png (the export half's matplotlib)");
-  attribute->add_option("--case", attribute_case,
+  attribute->add_option("--case", attribute_args.case_id,
                         "the golden case to attribute (default: the first case with a drift, else the first)");
-  attribute->add_flag("--json", json, "JSON output");
+  attribute->add_option("--output", attribute_args.output,
+                        "the model output to explain: only the taps whose value reaches it are read (default: all)");
+  attribute->add_flag("--bisect", attribute_args.bisect,
+                      "narrow the earliest drift of a spaced twin: export twins tapping every node between the "
+                      "last agreeing tap and the drift (the export half, python -m etproof export --taps-range) "
+                      "until no untapped node lies between them");
+  attribute->add_option("--model", attribute_args.model,
+                        "with --bisect: the MODEL to export from (default: the twin's taps.exported_from)");
+  attribute->add_option("--bisect-out", attribute_args.bisect_out,
+                        "with --bisect: keep the narrowed bundles in DIR/BUNDLE/round-N (default: a temporary "
+                        "directory, removed)");
+  attribute->add_flag("--json", attribute_args.json, "JSON output");
   add_bound_options(attribute, "");
   attribute->add_flag("--isolate", attribute_isolate,
                       "run the twin in a worker process: a crash inside ExecuTorch becomes an error instead of ending etproof");
@@ -671,7 +703,8 @@ int run_cli(int argc, char** argv) {
   }
   if (attribute->parsed()) {
     isolation.enabled = attribute_isolate;
-    return cmd_attribute(attribute_bundles, attribute_case, json, attribute_plot, caller, isolation);
+    attribute_args.json = attribute_args.json || json;
+    return cmd_attribute(attribute_bundles, attribute_args, caller, isolation);
   }
   if (parity->parsed()) {
     isolation.enabled = isolate;

@@ -47,6 +47,17 @@ TapPoint read_point(JsonReader& r, const json& p, const std::string& path) {
   }
   t.delegated = bool_at(r, p, path, "delegated").value_or(false);
   t.delegation_matches = bool_at(r, p, path, "delegation_matches").value_or(true);
+  if (p.contains("eligible_index"))
+    if (auto e = r.int_at(p, path, "eligible_index")) t.eligible_index = size_t(*e);
+  if (const json* feeds = r.array_at(p, path, "feeds", /*required=*/false)) {
+    std::vector<std::string> names;
+    for (size_t i = 0; i < feeds->size(); ++i) {
+      const json& f = (*feeds)[i];
+      if (r.expect_type(f, JsonReader::at(JsonReader::at(path, "feeds"), i), f.is_string(), "a string"))
+        names.push_back(f.get<std::string>());
+    }
+    t.feeds = std::move(names);
+  }
   return t;
 }
 
@@ -91,6 +102,21 @@ TapsRecord read_taps(const Manifest& twin) {
       t.twin_delegate_calls = size_t(r.int_at(*calls, "taps.delegate_calls", "twin").value_or(0));
     }
     t.delegation_matches = bool_at(r, *taps, "taps", "delegation_matches").value_or(true);
+    if (const json* range = r.array_at(*taps, "taps", "range", /*required=*/false)) {
+      std::optional<int64_t> first, last;
+      if (range->size() == 2) {
+        first = r.int_value((*range)[0], "taps.range[0]", 0);
+        last = r.int_value((*range)[1], "taps.range[1]", 0);
+      } else {
+        r.problem("taps.range", "expected [FIRST, LAST], found " + std::to_string(range->size()) + " entries");
+      }
+      if (first && last && (*first > *last || size_t(*last) >= t.eligible))
+        r.problem("taps.range", "[" + std::to_string(*first) + ", " + std::to_string(*last) +
+                                    "] is not FIRST <= LAST < eligible (" + std::to_string(t.eligible) + ")");
+      else if (first && last)
+        t.range = std::pair<size_t, size_t>(size_t(*first), size_t(*last));
+    }
+    t.exported_from = r.string_at(*taps, "taps", "exported_from", /*required=*/false).value_or("");
     if (const json* points = r.array_at(*taps, "taps", "points")) {
       std::set<std::string> outputs;
       for (const TensorSpec& s : twin.outputs) outputs.insert(s.name);
@@ -105,6 +131,19 @@ TapsRecord read_taps(const Manifest& twin) {
         if (!t.points.empty() && p.index <= t.points.back().index)
           r.problem(path + ".index", std::to_string(p.index) + " does not follow " +
                                          std::to_string(t.points.back().index) + " (points are in graph order)");
+        if (p.eligible_index) {
+          const size_t lo = t.range ? t.range->first : 0, hi = t.range ? t.range->second : t.eligible - 1;
+          if (*p.eligible_index < lo || *p.eligible_index > hi)
+            r.problem(path + ".eligible_index", std::to_string(*p.eligible_index) + " is outside the eligible nodes tapped (" +
+                                                    std::to_string(lo) + ".." + std::to_string(hi) + ")");
+          else if (!t.points.empty() && t.points.back().eligible_index && *p.eligible_index <= *t.points.back().eligible_index)
+            r.problem(path + ".eligible_index", std::to_string(*p.eligible_index) + " does not follow " +
+                                                    std::to_string(*t.points.back().eligible_index));
+        }
+        if (p.feeds)
+          for (const std::string& f : *p.feeds)
+            if (!outputs.count(f) || f.rfind("tap.", 0) == 0)
+              r.problem(path + ".feeds", detail::squote(f) + " is not one of the model's outputs");
         t.points.push_back(std::move(p));
       }
       if (points->empty()) r.problem("taps.points", "empty: the twin taps nothing");
@@ -117,6 +156,11 @@ TapsRecord read_taps(const Manifest& twin) {
 }
 
 void find_drift(Attribution& a) {
+  if (a.layers.empty()) {
+    a.summary = "no tap reaches " + (a.output.empty() ? std::string("the outputs") : "output " + a.output) +
+                (a.outputs_passed ? "; the outputs agree within the bound" : "; an output drifts, after every tap");
+    return;
+  }
   double before = kFloat32ResolutionDb;
   for (LayerRow& row : a.layers) {
     const double now = resolved_db(row.report);
@@ -194,6 +238,38 @@ Attribution attribute(const fs::path& bundle, const AttributeOptions& options) {
   if (a.twin_report.cases.empty())
     throw Error(ErrorKind::kManifestInvalid, dir.string() + ": the twin has no golden case to attribute", kReexportTaps);
 
+  std::set<std::string> tapped;
+  for (const TapPoint& p : a.taps.points) tapped.insert(p.output);
+  std::vector<std::string> model_outputs;
+  for (const TensorSpec& s : twin.manifest.outputs)
+    if (!tapped.count(s.name)) model_outputs.push_back(s.name);
+  // The taps read and the outputs shown: with --output, those whose value reaches it.
+  std::vector<const TapPoint*> read;
+  if (!options.output.empty()) {
+    if (std::find(model_outputs.begin(), model_outputs.end(), options.output) == model_outputs.end())
+      throw Error(ErrorKind::kInvalidArgument,
+                  "'" + options.output + "' is not an output of " + shipped.manifest.name + " (its outputs: " +
+                      detail::join(model_outputs) + ")",
+                  "pass one of the outputs listed, or no --output");
+    for (const TapPoint& p : a.taps.points) {
+      if (!p.feeds)
+        throw Error(ErrorKind::kInvalidArgument,
+                    dir.string() + " records no taps.points[].feeds (which outputs each tap reaches): it was "
+                                   "exported before they were recorded, so --output cannot choose the taps",
+                    kReexportTaps);
+      if (std::find(p.feeds->begin(), p.feeds->end(), options.output) != p.feeds->end()) read.push_back(&p);
+    }
+    a.output = options.output;
+  } else {
+    for (const TapPoint& p : a.taps.points) read.push_back(&p);
+  }
+  const auto shown = [&](const TensorReport& t) {
+    if (tapped.count(t.output)) {
+      return std::any_of(read.begin(), read.end(), [&](const TapPoint* p) { return p->output == t.output; });
+    }
+    return options.output.empty() || t.output == options.output;
+  };
+
   const CaseReport* chosen = nullptr;
   if (!options.case_id.empty()) {
     for (const CaseReport& c : a.twin_report.cases)
@@ -204,21 +280,21 @@ Attribution attribute(const fs::path& bundle, const AttributeOptions& options) {
                   "pass one of the cases listed, or no --case");
   } else {
     for (const CaseReport& c : a.twin_report.cases)
-      if (!chosen && std::any_of(c.outputs.begin(), c.outputs.end(), [](const TensorReport& t) { return !t.passed; }))
+      if (!chosen && std::any_of(c.outputs.begin(), c.outputs.end(),
+                                 [&](const TensorReport& t) { return !t.passed && shown(t); }))
         chosen = &c;
     if (!chosen) chosen = &a.twin_report.cases.front();
   }
   a.case_id = chosen->case_id;
 
-  std::set<std::string> tapped;
-  for (const TapPoint& p : a.taps.points) tapped.insert(p.output);
   a.outputs_passed = true;
   for (const TensorReport& t : chosen->outputs)
-    if (!tapped.count(t.output)) {
+    if (!tapped.count(t.output) && shown(t)) {
       a.outputs.push_back(t);
       a.outputs_passed = a.outputs_passed && t.passed;
     }
-  for (const TapPoint& p : a.taps.points) {
+  for (const TapPoint* pp : read) {
+    const TapPoint& p = *pp;
     const auto it = std::find_if(chosen->outputs.begin(), chosen->outputs.end(),
                                  [&](const TensorReport& t) { return t.output == p.output; });
     if (it == chosen->outputs.end())  // read_taps checked the manifest lists it; the replay gates every output

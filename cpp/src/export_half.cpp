@@ -64,7 +64,8 @@ int run_export_half(int argc, char** argv) {
   return run_export_half_command("export", std::vector<std::string>(argv, argv + argc));
 }
 
-int run_export_half_command(const std::string& command, const std::vector<std::string>& arguments) {
+int run_export_half_command(const std::string& command, const std::vector<std::string>& arguments,
+                            bool stdout_to_stderr) {
   const std::string python = export_python();
   if (python.find('/') != std::string::npos && access(python.c_str(), X_OK) != 0)
     throw Error(ErrorKind::kCapabilityUnavailable,
@@ -83,6 +84,7 @@ int run_export_half_command(const std::string& command, const std::vector<std::s
     throw Error(ErrorKind::kIo, std::string("fork failed: ") + std::strerror(errno),
                 "retry; the system is out of processes or memory");
   if (pid == 0) {
+    if (stdout_to_stderr) ::dup2(STDERR_FILENO, STDOUT_FILENO);
     execvp(cargs[0], cargs.data());
     std::fprintf(stderr, "error [capability-unavailable]: cannot run %s: %s\n"
                          "remedy: run ./setup.sh, or set ETPROOF_PYTHON\n",

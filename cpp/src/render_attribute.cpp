@@ -55,6 +55,9 @@ std::string to_text(const Attribution& a) {
           "shipped program's\n";
   os << "bound: " << describe_bound(a.twin_report.bound) << "\n";
   if (!a.twin_report.judgement.empty()) os << "judged: " << a.twin_report.judgement << "\n";
+  if (!a.output.empty()) os << "output: " << a.output << "  (only the taps whose value reaches it)\n";
+  if (a.taps.range)
+    os << "narrowed: taps among the eligible nodes " << a.taps.range->first << ".." << a.taps.range->second << "\n";
   os << "case: " << a.case_id;
   if (a.cases.size() > 1) os << "  (of " << detail::join(a.cases) << "; --case picks another)";
   os << "\n\n";
@@ -65,7 +68,9 @@ std::string to_text(const Attribution& a) {
     std::string verdict = l.report.passed ? "agrees" : "DRIFTS";
     if (a.earliest_drift == i) verdict += a.culprit ? "  <- earliest drift (culprit)" : "  <- crosses the bound first";
     if (a.largest_growth == i && a.earliest_drift != i) verdict += "  <- largest growth";
-    rows.push_back({std::to_string(l.point.index) + (l.point.delegation_matches ? "" : "*"), l.point.op,
+    rows.push_back({std::to_string(l.point.eligible_index.value_or(l.point.index)) +
+                        (l.point.delegation_matches ? "" : "*"),
+                    l.point.op,
                     module_text(l.point), source_text(l.point), detail::format_number(l.report.max_abs_error, 3),
                     cosine_text(l.report.cosine), sqnr_text(l.report.sqnr_db), sqnr_text(l.step_db), verdict});
   }
@@ -85,10 +90,12 @@ std::string to_text(const Attribution& a) {
 }
 
 nlohmann::json to_json(const Attribution& a) {
+  const auto index = [](const std::optional<size_t>& i) { return i ? nlohmann::json(*i) : nlohmann::json(nullptr); };
   nlohmann::json layers = nlohmann::json::array();
   for (const LayerRow& l : a.layers) {
     nlohmann::json p = {{"output", l.point.output},
                         {"index", l.point.index},
+                        {"eligible_index", index(l.point.eligible_index)},
                         {"node", l.point.node},
                         {"op", l.point.op},
                         {"module_path", l.point.module_path},
@@ -105,7 +112,8 @@ nlohmann::json to_json(const Attribution& a) {
   }
   nlohmann::json outputs = nlohmann::json::array();
   for (const TensorReport& t : a.outputs) outputs.push_back(to_json(t));
-  const auto index = [](const std::optional<size_t>& i) { return i ? nlohmann::json(*i) : nlohmann::json(nullptr); };
+  nlohmann::json range = a.taps.range ? nlohmann::json::array({a.taps.range->first, a.taps.range->second})
+                                      : nlohmann::json(nullptr);
   return {{"bundle", a.bundle},
           {"model", a.model},
           {"twin", a.twin},
@@ -113,11 +121,13 @@ nlohmann::json to_json(const Attribution& a) {
           {"recipe", a.recipe},
           {"precision", a.precision},
           {"case", a.case_id},
+          {"output", a.output.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.output)},
           {"cases", a.cases},
           {"bound", describe_bound(a.twin_report.bound)},
           {"judgement", a.twin_report.judgement},
           {"taps", {{"selection", a.taps.selection},
                     {"eligible", a.taps.eligible},
+                    {"range", range},
                     {"delegation_matches", a.taps.delegation_matches},
                     {"delegate_calls", {{"shipped", a.taps.shipped_delegate_calls}, {"twin", a.taps.twin_delegate_calls}}}}},
           {"layers", std::move(layers)},
@@ -128,6 +138,46 @@ nlohmann::json to_json(const Attribution& a) {
           {"culprit", a.culprit},
           {"culprit_drop_db", kCulpritDropDb},
           {"summary", a.summary}};
+}
+
+namespace {
+std::string eligible_text(const std::optional<size_t>& i) { return i ? std::to_string(*i) : "-"; }
+}  // namespace
+
+std::string to_text(const Bisection& b) {
+  std::ostringstream os;
+  os << "bisect: " << b.rounds.size() << (b.rounds.size() == 1 ? " twin" : " twins") << "\n";
+  std::vector<std::vector<std::string>> rows{{"round", "taps", "eligible nodes", "last agreeing", "earliest drift", "twin"}};
+  for (size_t i = 0; i < b.rounds.size(); ++i) {
+    const BisectRound& r = b.rounds[i];
+    rows.push_back({std::to_string(i), std::to_string(r.taps),
+                    r.range ? std::to_string(r.range->first) + ".." + std::to_string(r.range->second) : "all",
+                    eligible_text(r.before_eligible), eligible_text(r.drift_eligible), r.twin});
+  }
+  os << table(rows);
+  os << (b.resolved ? "resolved: " : "not resolved: ") << b.stopped << "\n";
+  if (b.rounds.size() > 1 && b.kept.empty())
+    os << "(the narrowed twins were exported into a temporary directory, now removed: --bisect-out DIR keeps them)\n";
+  os << "\n";
+  os << to_text(b.final);
+  return os.str();
+}
+
+nlohmann::json to_json(const Bisection& b) {
+  const auto index = [](const std::optional<size_t>& i) { return i ? nlohmann::json(*i) : nlohmann::json(nullptr); };
+  nlohmann::json rounds = nlohmann::json::array();
+  for (const BisectRound& r : b.rounds)
+    rounds.push_back({{"twin", r.twin},
+                      {"taps", r.taps},
+                      {"range", r.range ? nlohmann::json::array({r.range->first, r.range->second}) : nlohmann::json(nullptr)},
+                      {"last_agreeing_eligible", index(r.before_eligible)},
+                      {"earliest_drift_eligible", index(r.drift_eligible)}});
+  nlohmann::json doc = to_json(b.final);
+  doc["bisect"] = {{"rounds", std::move(rounds)},
+                   {"resolved", b.resolved},
+                   {"stopped", b.stopped},
+                   {"kept", b.kept.empty() ? nlohmann::json(nullptr) : nlohmann::json(b.kept)}};
+  return doc;
 }
 
 }  // namespace etproof

@@ -171,6 +171,9 @@ def cmd_export(a) -> int:
         raise InvalidArgument("--name names one bundle; this writes several",
                               "drop --name (bundles are named NAME-BACKEND-RECIPE; set 'name' in "
                               "the returned dict to change NAME)", stage="export")
+    if len(pairs) > 1 and a.taps_range is not None:
+        raise InvalidArgument("--taps-range narrows one bundle's twin; this writes several",
+                              "export one --backend and --recipe with it", stage="export")
     from etproof import userspec
     from etproof.runner import result_for_error
 
@@ -244,7 +247,10 @@ def _export_columns(a, loaded, pairs: list[tuple[str, str]], out: Path, capture)
         return EXIT_ERROR if errors else EXIT_OK
     (backend, recipe), = pairs
     try:
-        extra = {"taps": a.taps} if a.taps else {}
+        extra = {"taps": a.taps, "taps_from": _model_ref_for_record(a.model_pos or a.model)} \
+            if a.taps else {}
+        if a.taps_range is not None:
+            extra["taps_range"] = a.taps_range
         path = export_model(name=names[0], out_dir=out, backend=backend, recipe=recipe, log=_log,
                             **extra, **loaded.kwargs)
     except EtproofError as e:
@@ -255,6 +261,28 @@ def _export_columns(a, loaded, pairs: list[tuple[str, str]], out: Path, capture)
                        "model": loaded.stem, "status": "exported"}])
     print(path, file=quiet.out())
     return EXIT_OK
+
+
+def _model_ref_for_record(ref: str) -> str:
+    """MODEL as the twin records it (taps.exported_from): FILE.py:FUNCTION with FILE absolute, so
+    that ``etproof attribute --bisect`` finds it from another directory; other forms as given."""
+    file, sep, func = ref.rpartition(":")
+    if sep and file.endswith(".py"):
+        return f"{Path(file).resolve()}:{func}"
+    return ref
+
+
+def _tap_range(text: str) -> tuple[int, int]:
+    """--taps-range FIRST:LAST: two whole numbers, 0 <= FIRST <= LAST."""
+    first, sep, last = text.partition(":")
+    try:
+        r = (int(first), int(last)) if sep else None
+    except ValueError:
+        r = None
+    if r is None or not 0 <= r[0] <= r[1]:
+        raise argparse.ArgumentTypeError(f"takes FIRST:LAST, two eligible-node indices with "
+                                         f"0 <= FIRST <= LAST, got {text!r}")
+    return r
 
 
 def cmd_test_bundles(a) -> int:
@@ -419,6 +447,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also write each bundle's tapped twin OUT/NAME/NAME.taps (intermediate "
                         "values as extra outputs, docs/manifest.md \"The tapped twin\"): every "
                         "eligible node (up to 256), or N evenly spaced; float recipes only")
+    e.add_argument("--taps-range", type=_tap_range, metavar="FIRST:LAST",
+                   help="with --taps: choose the taps among the eligible nodes FIRST..LAST only "
+                        "(the twin's taps.points[].eligible_index; etproof attribute --bisect "
+                        "passes it)")
     _verbose_option(e, "beside export-report.json")
     e.set_defaults(func=cmd_export)
     t = sub.add_parser("test-bundles", help="the tiny bundles the C++ tests use")

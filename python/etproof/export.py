@@ -195,6 +195,8 @@ def export_model(
     methods: dict | None = None,
     verify: bool = True,
     taps: bool | int | None = None,
+    taps_range: tuple[int, int] | None = None,
+    taps_from: str | None = None,
     log: Callable[[str], None] | None = None,
 ) -> Path:
     """Exports ``model`` for (backend, recipe) into the bundle ``OUT/NAME`` and returns its path.
@@ -235,7 +237,10 @@ def export_model(
     tapped twin"), staged and renamed with the bundle; the shipped bundle is byte for byte what
     it is without taps (its manifest does not mention the twin). Float recipes of a one-method
     model with static shapes only (InvalidArgument otherwise, before anything runs). None/False:
-    no twin.
+    no twin. taps_range: ``(FIRST, LAST)``, the twin's taps chosen among the program's eligible
+    nodes FIRST..LAST only (0-based, inclusive; ``taps.range`` in its manifest; what ``etproof
+    attribute --bisect`` asks for). taps_from: the MODEL this was exported from, recorded as
+    ``taps.exported_from`` for ``--bisect``.
 
     Raises InvalidArgument (stage "export") for arguments it refuses and a backend whose
     prerequisites are missing, before anything runs; ExportError (or QuantizationError) naming
@@ -258,7 +263,8 @@ def export_model(
     several = [m.name for m in meths] != ["forward"]
     facts = RECIPES[(backend, recipe)]
     check_taps(taps, quantized=bool(facts["quant"]), recipe=recipe, several=several,
-               external_weights=external_weights, dynamic_shapes=dynamic_shapes)
+               external_weights=external_weights, dynamic_shapes=dynamic_shapes,
+               taps_range=taps_range)
     taps = taps if taps not in (None, False) else None
     compute_unit = resolve_compute_unit(backend, recipe, compute_unit)
     check_export_needs(backend)
@@ -330,7 +336,9 @@ def export_model(
                 # bytes an element of a tap takes per case: the float32 golden, float64 truth (8)
                 # and each half-precision emulation (written as float32)
                 per_element = 4 + sum(8 if r == "float64" else 4 for r in ref_names)
-                twin.plan = plan_taps(m.ep, taps, len(m.args.cases), per_element)
+                twin.plan = plan_taps(m.ep, taps, len(m.args.cases), per_element,
+                                      taps_range=taps_range, output_names=m.output_names)
+                twin.exported_from = taps_from
                 twin.cases = m.args.cases[:twin.plan.cases]
                 say(f"{name}: {len(twin.plan.nodes)} of {twin.plan.eligible} eligible nodes "
                     "tapped" + (f", {len(twin.cases)} of {len(m.args.cases)} golden cases (the "
@@ -471,6 +479,7 @@ class _TwinWork:
     golden_outs: list = field(default_factory=list)    # per case, every output (float32 eager)
     refs: Any = None             # etproof.taps.TwinReferences
     calls_shipped: int = 0
+    exported_from: str | None = None  # the MODEL given to etproof export (taps.exported_from)
 
 
 def _write_twin(twin: _TwinWork, shipped_doc: dict, tmp: Path, name: str, backend: str,
@@ -521,7 +530,7 @@ def _write_twin(twin: _TwinWork, shipped_doc: dict, tmp: Path, name: str, backen
                    references=twin.refs.records)
         doc["taps"] = taps_record(name, shipped_doc["artifact"]["sha256"], twin.plan,
                                   twin.tap_names, inside, twin.calls_shipped, calls_twin,
-                                  shipped_doc["delegation"], delegation)
+                                  shipped_doc["delegation"], delegation, twin.exported_from)
         write_manifest(doc, tdir / f"{tname}{MANIFEST_SUFFIX}")
     say(f"{tname}: {n_taps} taps, {sum(inside)} inside a delegate")
 

@@ -455,7 +455,7 @@ def _taps(v: _V, t: Any, name: str, out_names: list) -> None:
     """The twin's ``taps``: what it taps, of which shipped program, and where (docs/manifest.md).
     The points name the last outputs, in order, ``tap.NNN`` with NNN their index."""
     v.obj(t, "taps", ("of", "selection", "eligible", "delegate_calls", "delegation_matches",
-                      "points"))
+                      "points"), ("range", "exported_from"))
     of = v.obj(t["of"], "taps.of", ("name", "artifact_sha256"))
     shipped = v.string(of["name"], "taps.of.name", pattern=NAME_RE)
     if name != shipped + TWIN_SUFFIX:
@@ -473,17 +473,30 @@ def _taps(v: _V, t: Any, name: str, out_names: list) -> None:
         v.fail("taps.points", "must not be empty")
     if len(points) > eligible:
         v.fail("taps.points", f"has {len(points)} points, more than the {eligible} eligible")
-    if selection == "every" and len(points) != eligible:
-        v.fail("taps.points", f"has {len(points)} points; selection 'every' taps all {eligible}")
+    first, last = 0, eligible - 1
+    if "range" in t:
+        rng = v.array(t["range"], "taps.range")
+        if len(rng) != 2:
+            v.fail("taps.range", f"must be [FIRST, LAST], got {len(rng)} entries")
+        first = v.integer(rng[0], "taps.range[0]", minimum=0)
+        last = v.integer(rng[1], "taps.range[1]", minimum=first)
+        if last >= eligible:
+            v.fail("taps.range[1]", f"is {last}, past the {eligible} eligible nodes")
+    if "exported_from" in t:
+        v.string(t["exported_from"], "taps.exported_from")
+    if selection == "every" and len(points) != last - first + 1:
+        v.fail("taps.points", f"has {len(points)} points; selection 'every' taps all "
+               f"{last - first + 1} eligible nodes {first}..{last}")
     if len(points) >= len(out_names):
         v.fail("taps.points", f"has {len(points)} points; outputs has {len(out_names)} entries "
                "(the model's outputs come first)")
     tapped = out_names[len(out_names) - len(points):]
+    model_outputs = out_names[:len(out_names) - len(points)]
     width = None
     for i, p in enumerate(points):
         f = f"taps.points[{i}]"
         v.obj(p, f, ("output", "index", "node", "op", "delegated", "delegation_matches"),
-              ("module_path", "module_class", "source"))
+              ("module_path", "module_class", "source", "eligible_index", "feeds"))
         out = v.string(p["output"], f"{f}.output")
         m = TAP_OUTPUT_RE.match(out)
         if not m:
@@ -506,6 +519,18 @@ def _taps(v: _V, t: Any, name: str, out_names: list) -> None:
         for k in ("module_path", "module_class"):
             if k in p:
                 v.string(p[k], f"{f}.{k}")
+        if "eligible_index" in p:
+            e = v.integer(p["eligible_index"], f"{f}.eligible_index", minimum=first)
+            if e > last:
+                v.fail(f"{f}.eligible_index", f"is {e}, past the eligible nodes tapped "
+                       f"({first}..{last})")
+            if i and e <= points[i - 1].get("eligible_index", -1):
+                v.fail(f"{f}.eligible_index", f"is {e}, not after the point before it")
+        if "feeds" in p:
+            for j, o in enumerate(v.array(p["feeds"], f"{f}.feeds")):
+                if v.string(o, f"{f}.feeds[{j}]") not in model_outputs:
+                    v.fail(f"{f}.feeds[{j}]", f"is {o!r}, not one of the model's outputs "
+                           f"({', '.join(model_outputs)})")
         if "source" in p:
             src = v.obj(p["source"], f"{f}.source", ("file", "line"), ("code",))
             v.string(src["file"], f"{f}.source.file")

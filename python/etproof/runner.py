@@ -78,7 +78,7 @@ def write_report(out: Path, results: list[dict], merge: bool = False) -> Path:
 def export_pairs(spec_factory: Callable[[], dict], model_key: str, pairs, out: Path,
                  stamp_parts=(), force: bool = False, log=print,
                  log_errors: bool = True, reuse_from: Path | None = None,
-                 taps: bool | int | None = None) -> list[dict]:
+                 taps: bool | int | None = None, taps_from: str | None = None) -> list[dict]:
     """Exports ``model_key-backend-recipe`` bundles into ``out``; returns report results.
 
     spec_factory() returns export_model's keyword arguments except name/out_dir/backend/recipe;
@@ -91,7 +91,7 @@ def export_pairs(spec_factory: Callable[[], dict], model_key: str, pairs, out: P
     taps: export_model's (True or N: each bundle also gets its tapped twin NAME/NAME.taps). The
     stamp records it, so a bundle exported without taps is exported again when they are asked
     for (and the other way round); a bundle asked with taps is up to date only with its twin
-    intact.
+    intact. taps_from: export_model's (the MODEL the twin records for ``attribute --bisect``).
     """
     out.mkdir(parents=True, exist_ok=True)
     stamps = cache.load_stamps(out)
@@ -99,7 +99,8 @@ def export_pairs(spec_factory: Callable[[], dict], model_key: str, pairs, out: P
     spec = None
     for backend, recipe in pairs:
         name = f"{model_key}-{backend}-{recipe}"
-        stamp = cache.make_stamp(name, *stamp_parts, *([f"taps={taps}"] if taps else []))
+        stamp = cache.make_stamp(name, *stamp_parts, *([f"taps={taps}"] if taps else []),
+                                 *([f"taps_from={taps_from}"] if taps and taps_from else []))
         prev = stamps.get(name)
         if not force and prev and prev.get("stamp") == stamp and (
                 prev["result"]["status"] != "exported" or (
@@ -124,6 +125,8 @@ def export_pairs(spec_factory: Callable[[], dict], model_key: str, pairs, out: P
             if spec is None:
                 spec = spec_factory()
             extra = {"taps": taps} if taps else {}
+            if taps and taps_from:
+                extra["taps_from"] = taps_from
             path = export_model(name=name, out_dir=out, backend=backend, recipe=recipe,
                                 log=log, **extra, **spec)
             result = {"backend": backend, "recipe": recipe, "bundle": path.name,

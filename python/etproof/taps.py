@@ -76,10 +76,24 @@ def twin_name(name: str) -> str:
 
 
 def check_taps(taps, *, quantized: bool, recipe: str, several: bool, external_weights: bool,
-               dynamic_shapes) -> None:
+               dynamic_shapes, taps_range=None) -> None:
     """Refuses (InvalidArgument, stage "export") what the twin does not support, before anything
     runs: ``taps`` other than None/False/True or an int >= 1; a PT2E-quantized recipe (the twin's
-    recipe emulation is not computed yet), several methods, external weights, dynamic shapes."""
+    recipe emulation is not computed yet), several methods, external weights, dynamic shapes;
+    ``taps_range`` without taps, or other than two whole numbers FIRST <= LAST, FIRST >= 0 (that
+    LAST is inside the program is checked by plan_taps)."""
+    if taps_range is not None:
+        ok = (isinstance(taps_range, (tuple, list)) and len(taps_range) == 2
+              and all(isinstance(v, int) and not isinstance(v, bool) for v in taps_range)
+              and 0 <= taps_range[0] <= taps_range[1])
+        if not ok:
+            raise InvalidArgument(f"taps_range must be (FIRST, LAST) with 0 <= FIRST <= LAST, "
+                                  f"got {taps_range!r}", "pass two eligible-node indices, e.g. "
+                                  "(40, 52)", stage="export")
+        if taps is None or taps is False:
+            raise InvalidArgument("taps_range without taps: it narrows the tapped twin, and none "
+                                  "is asked for", "pass taps=True (or N) with it, or drop it",
+                                  stage="export")
     if taps is None or taps is False:
         return
     if taps is not True and (isinstance(taps, bool) or not isinstance(taps, int) or taps < 1):
@@ -159,6 +173,9 @@ class TapPlan:
     specs: list = field(default_factory=list)
     eligible_ops: list = field(default_factory=list)  # [(name, op)] of every eligible node
     cases: int = 1  # the golden cases the twin keeps (the first ones; TWIN_BYTES_BUDGET)
+    eligible_index: list = field(default_factory=list)  # per chosen node, its index in eligible_ops
+    feeds: list | None = None  # per chosen node, the model outputs it reaches (None: unknown)
+    taps_range: tuple | None = None  # (first, last) eligible indices the taps were chosen in
 
 
 def _numel(node) -> int:
@@ -192,25 +209,64 @@ def fit_budget(sizes: list[int], n: int, cases: int, bytes_per_element: int,
     return spaced_indices(len(sizes), lo), 1
 
 
-def plan_taps(ep, taps, cases: int = 1, bytes_per_element: int = 12) -> TapPlan:
+def plan_taps(ep, taps, cases: int = 1, bytes_per_element: int = 12, taps_range=None,
+              output_names=None) -> TapPlan:
     """Chooses the nodes of ``ep`` (a float32 torch.export program; not modified) to tap per
     ``taps`` (True or N), within TWIN_BYTES_BUDGET for ``cases`` golden cases of
     ``bytes_per_element`` each (fit_budget; TapPlan.cases says how many cases the twin keeps),
-    and taps a deep copy of it. Raises InvalidArgument (stage "export") when the program has no
-    eligible node."""
+    and taps a deep copy of it. taps_range: ``(first, last)``, eligible indices (0-based,
+    inclusive): the taps are chosen among those nodes only (``etproof attribute --bisect``
+    narrows the earliest drift this way). output_names: the model's outputs, for each tap's
+    ``feeds`` (output_feeds). Raises InvalidArgument (stage "export") when the program has no
+    eligible node, or taps_range is not inside the eligible nodes."""
     elig = eligible_nodes(ep)
     if not elig:
         raise InvalidArgument("the tapped twin has nothing to tap: the exported program has no "
                               "node computing one floating-point tensor",
                               "export without taps", stage="export")
+    first, last = (0, len(elig) - 1) if taps_range is None else taps_range
+    if not 0 <= first <= last < len(elig):
+        raise InvalidArgument(f"taps_range {first}:{last} is not inside the program's "
+                              f"{len(elig)} eligible nodes (0:{len(elig) - 1})",
+                              "pass FIRST:LAST with 0 <= FIRST <= LAST < the eligible count "
+                              "(the twin's taps.eligible)", stage="export")
+    window = elig[first:last + 1]
     n = DEFAULT_CAP if taps is True else int(taps)
-    picked, kept_cases = fit_budget([_numel(e) for e in elig], n, cases, bytes_per_element)
-    chosen = [elig[i] for i in picked]
-    selection = "every" if len(chosen) == len(elig) else "spaced"
+    picked, kept_cases = fit_budget([_numel(e) for e in window], n, cases, bytes_per_element)
+    chosen = [window[i] for i in picked]
+    selection = "every" if len(chosen) == len(window) else "spaced"
     nodes = [(c.name, str(c.target)) for c in chosen]
     tapped, specs = tap_program(ep, [name for name, _ in nodes])
+    feeds = output_feeds(ep, output_names) if output_names else None
     return TapPlan(selection, len(elig), nodes, tapped, specs,
-                   [(e.name, str(e.target)) for e in elig], kept_cases)
+                   [(e.name, str(e.target)) for e in elig], kept_cases,
+                   [first + i for i in picked],
+                   None if feeds is None else [feeds.get(c.name, []) for c in chosen],
+                   None if taps_range is None else (first, last))
+
+
+def output_feeds(ep, output_names: list[str]) -> dict[str, list[str]]:
+    """For each node of ``ep``, the model outputs (``output_names``: the program's user outputs,
+    in order) whose value it reaches through the graph: node name -> output names, in output
+    order. A tap that feeds no output (a dead branch) maps to []."""
+    user = [arg for arg, spec in zip(ep.graph.output_node().args[0],
+                                     ep.graph_signature.output_specs)
+            if spec.kind.name == "USER_OUTPUT"]
+    if len(user) != len(output_names):
+        raise RuntimeError(f"the exported program has {len(user)} user outputs, "
+                           f"{len(output_names)} output names")
+    reached: dict[str, list[str]] = {}
+    for arg, out_name in zip(user, output_names):
+        todo = [arg] if hasattr(arg, "all_input_nodes") else []
+        seen = set()
+        while todo:
+            n = todo.pop()
+            if n.name in seen:
+                continue
+            seen.add(n.name)
+            reached.setdefault(n.name, []).append(out_name)
+            todo.extend(n.all_input_nodes)
+    return reached
 
 
 def tap_program(ep, names: list[str]):
@@ -451,12 +507,16 @@ def source_frame(stack_trace: str | None, cwd: Path | None = None) -> dict | Non
 
 def taps_record(shipped_name: str, shipped_sha256: str, plan: TapPlan, names: list[str],
                 delegated: list[bool], calls_shipped: int, calls_twin: int,
-                shipped_delegation: dict, twin_delegation: dict) -> dict:
-    """The twin manifest's ``taps`` object (docs/manifest.md, "The tapped twin")."""
+                shipped_delegation: dict, twin_delegation: dict,
+                exported_from: str | None = None) -> dict:
+    """The twin manifest's ``taps`` object (docs/manifest.md, "The tapped twin"). exported_from:
+    the MODEL the export was given (``etproof export``'s MODEL: a built-in name, MODULE:FUNCTION
+    or an absolute FILE.py:FUNCTION), for ``etproof attribute --bisect`` to export narrower
+    twins; None when unknown (the Python API)."""
     points = []
     for i, (spec, out_name, inside) in enumerate(zip(plan.specs, names, delegated)):
         p = {"output": out_name, "index": i, "node": spec.node_name, "op": spec.op_target,
-             "delegated": bool(inside),
+             "eligible_index": plan.eligible_index[i], "delegated": bool(inside),
              "delegation_matches": delegation_matches(shipped_delegation, twin_delegation,
                                                       spec.op_target)}
         if spec.module_path:
@@ -466,8 +526,10 @@ def taps_record(shipped_name: str, shipped_sha256: str, plan: TapPlan, names: li
         src = source_frame(spec.stack_trace)
         if src is not None:
             p["source"] = src
+        if plan.feeds is not None:
+            p["feeds"] = list(plan.feeds[i])
         points.append(p)
-    return {
+    rec = {
         "of": {"name": shipped_name, "artifact_sha256": shipped_sha256},
         "selection": plan.selection,
         "eligible": plan.eligible,
@@ -475,3 +537,8 @@ def taps_record(shipped_name: str, shipped_sha256: str, plan: TapPlan, names: li
         "delegation_matches": delegation_matches(shipped_delegation, twin_delegation),
         "points": points,
     }
+    if plan.taps_range is not None:
+        rec["range"] = list(plan.taps_range)
+    if exported_from:
+        rec["exported_from"] = exported_from
+    return rec

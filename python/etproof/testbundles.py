@@ -4,7 +4,9 @@ etproof.models.shapes (a dynamic batch, integer/bool/scalar inputs, no inputs), 
 model whose weights live in NAME.ptd beside the program (etproof.models.external), in
 ``methods/`` a program with two methods (etproof.models.methods, schema_version 2), in
 ``attribution/`` the GELU MLP of etproof.models.attribution with its tapped twins
-(``attribution/gelu_mlp-BACKEND-fp32/gelu_mlp-BACKEND-fp32.taps``, etproof.taps), and in
+(``attribution/gelu_mlp-BACKEND-fp32/gelu_mlp-BACKEND-fp32.taps``, etproof.taps), in
+``attribution-spaced/`` the same model with a twin of 2 spaced taps (for ``attribute --bisect``),
+in ``attribution-openvino/`` EfficientNet-Lite0 on OpenVINO with a twin of 48 spaced taps, and in
 ``kernel-missing/`` a program this runtime cannot load.
 
 The C++ tests build a matrix over the top directory (the tiny columns) and expect every column in
@@ -20,7 +22,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from etproof.models import attribution, external, methods, shapes, tiny
+from etproof.models import attribution, efficientnet_lite0, external, methods, shapes, tiny
 from etproof.runner import export_pairs
 
 TEST_PAIRS = [("portable", "fp32"), ("xnnpack", "fp32"), ("xnnpack", "int8-dynamic-per-channel"),
@@ -54,6 +56,20 @@ METHOD_BUNDLES = [
 ATTRIBUTION_BUNDLES = [
     ("gelu_mlp", attribution.spec, [("portable", "fp32"), ("xnnpack", "fp32")]),
 ]
+# The same GELU MLP on xnnpack/fp32 with a spaced twin: 2 taps of its 5 eligible nodes (the first
+# linear and the last), so the earliest drift (the last linear) is 3 untapped nodes past the last
+# agreeing tap; `attribute --bisect` narrows it to the GELU (a narrower twin exported from
+# ATTRIBUTION_SPACED_MODEL, which the twin records as taps.exported_from).
+ATTRIBUTION_SPACED_DIR = "attribution-spaced"
+ATTRIBUTION_SPACED_TAPS = 2
+ATTRIBUTION_SPACED_MODEL = "etproof.models.attribution:spec"
+# EfficientNet-Lite0 (the demo's model, its real weights and photos) on OpenVINO fp32, which runs
+# in bfloat16 on a CPU with AMX/AVX-512-BF16 (the manifest's precision says which): a twin of
+# ATTRIBUTION_OPENVINO_TAPS evenly spaced taps of its 160 eligible nodes, for the error curve that
+# grows over depth with no single culprit (cpp/tests/attribute_test.cpp). 48 taps keep the test
+# bundle near 100 MB (every one of the 160: 273 MB, first case only).
+ATTRIBUTION_OPENVINO_DIR = "attribution-openvino"
+ATTRIBUTION_OPENVINO_TAPS = 48
 
 SHAPES_DIR = "shapes"
 ATTRIBUTION_DIR = "attribution"
@@ -95,10 +111,13 @@ def bucketize_spec() -> dict:
     }
 
 
-def export_test_bundles(out: Path, force: bool = False, log=print) -> list[dict]:
+def export_test_bundles(out: Path, force: bool = False, log=print,
+                        openvino_twin: bool = True) -> list[dict]:
     """Exports TEST_PAIRS of the tiny model into ``out``, SHAPE_BUNDLES into ``out/shapes``,
-    PTD_BUNDLES into ``out/ptd``, METHOD_BUNDLES into ``out/methods`` and ATTRIBUTION_BUNDLES
-    (with their tapped twins) into ``out/attribution`` (reusing up-to-date bundles unless
+    PTD_BUNDLES into ``out/ptd``, METHOD_BUNDLES into ``out/methods``, ATTRIBUTION_BUNDLES (with
+    their tapped twins) into ``out/attribution``, the spaced twin into ATTRIBUTION_SPACED_DIR and,
+    with ``openvino_twin``, EfficientNet-Lite0's OpenVINO twin into ATTRIBUTION_OPENVINO_DIR
+    (about 20 s and 145 MB; the Python tests leave it out) (reusing up-to-date bundles unless
     ``force``); returns the export-report results, tiny's first."""
     t0 = time.monotonic()
     results = export_pairs(tiny.spec, "tiny", TEST_PAIRS, Path(out), force=force, log=log)
@@ -113,6 +132,14 @@ def export_test_bundles(out: Path, force: bool = False, log=print) -> list[dict]
     for key, factory, pairs in ATTRIBUTION_BUNDLES:
         results += export_pairs(factory, key, pairs, Path(out) / ATTRIBUTION_DIR, force=force,
                                 log=log, taps=True)
+    results += export_pairs(attribution.spec, "gelu_mlp", [("xnnpack", "fp32")],
+                            Path(out) / ATTRIBUTION_SPACED_DIR, force=force, log=log,
+                            taps=ATTRIBUTION_SPACED_TAPS, taps_from=ATTRIBUTION_SPACED_MODEL)
+    if openvino_twin:
+        results += export_pairs(efficientnet_lite0.spec, "efficientnet_lite0",
+                                [("openvino", "fp32")], Path(out) / ATTRIBUTION_OPENVINO_DIR,
+                                force=force, log=log, taps=ATTRIBUTION_OPENVINO_TAPS,
+                                taps_from="efficientnet_lite0")
     log(f"test bundles in {out} ({time.monotonic() - t0:.1f} s)")
     return results
 

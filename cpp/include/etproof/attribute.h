@@ -74,6 +74,9 @@ struct TapPoint {
   std::optional<TapSource> source;
   bool delegated = false;           // produced inside a delegate in the twin
   bool delegation_matches = true;   // this operator is delegated alike in twin and shipped program
+  std::optional<size_t> eligible_index;  // its index among the program's eligible nodes (taps.eligible);
+                                         // absent in twins written before it was recorded
+  std::optional<std::vector<std::string>> feeds;  // the model outputs its value reaches; absent: unknown
 };
 
 // The `taps` record of a twin's manifest.
@@ -85,6 +88,9 @@ struct TapsRecord {
   size_t shipped_delegate_calls = 0;
   size_t twin_delegate_calls = 0;
   bool delegation_matches = true;   // the twin's delegation per operator equals the shipped one's
+  std::optional<std::pair<size_t, size_t>> range;  // eligible nodes FIRST..LAST the taps were chosen
+                                                   // in (a narrowed twin: --bisect); absent: all
+  std::string exported_from;        // the MODEL `etproof export` was given; empty: unknown
   std::vector<TapPoint> points;     // graph order
 };
 
@@ -99,6 +105,10 @@ std::filesystem::path twin_dir(const Bundle& shipped);
 struct AttributeOptions {
   std::string case_id;  // the golden case to attribute; empty: the first case in which a tap or
                         // an output fails its bound, else the first case
+  std::string output;   // the model output to explain: only the taps whose value reaches it
+                        // (taps.points[].feeds) are read, and only it is shown and chooses the
+                        // case; empty: every tap and output. Error{kInvalidArgument} when it is not
+                        // one of the model's outputs, or the twin records no `feeds`
   ReplayOptions replay; // passed to the twin's replay (bound overrides, isolation, …)
 };
 
@@ -116,6 +126,7 @@ struct Attribution {
   std::string twin;          // the twin's directory
   std::string backend, recipe, precision;
   std::string case_id;       // the case attributed
+  std::string output;        // AttributeOptions::output (empty: every output)
   std::vector<std::string> cases;  // every case of the twin
   TapsRecord taps;
   ParityReport twin_report;  // the whole replay of the twin (every case, every output and tap)
@@ -138,9 +149,57 @@ void find_drift(Attribution& a);
 // Throws the Errors listed in the header comment.
 Attribution attribute(const std::filesystem::path& bundle, const AttributeOptions& options = {});
 
+// ---- --bisect: narrowing the earliest drift with narrower twins --------------------------------
+// A twin that taps evenly spaced nodes (`selection: spaced`, over etproof.taps.DEFAULT_CAP or the
+// byte budget, or `--taps N`) leaves untapped nodes between the last agreeing tap and the earliest
+// drift; the drift may have started at any of them. bisect() exports, through the export half
+// (`python -m etproof export MODEL --taps --taps-range FIRST:LAST`), a twin that taps the eligible
+// nodes from that last agreeing tap to the drifting one, attributes it, and repeats until the
+// earliest drift directly follows an agreeing tap (or the program's start), that is until no
+// eligible node lies between them. The last agreeing tap is kept in the range so that the drifting
+// layer's step is measured from it, as in the wider twin.
+struct BisectOptions {
+  std::string model;  // the MODEL to export from; empty: the twin's taps.exported_from
+  std::filesystem::path work;  // where the narrowed bundles are exported (OUT of `etproof export`);
+                               // empty: a temporary directory, removed afterwards
+  size_t max_rounds = 8;       // each round exports once (the shipped program and its twin)
+};
+
+// One round: the twin attributed and where its earliest drift lies among the eligible nodes.
+struct BisectRound {
+  std::string twin;                      // its directory
+  size_t taps = 0;                       // points of that twin
+  std::optional<std::pair<size_t, size_t>> range;  // its taps.range (absent: the whole program)
+  std::optional<size_t> drift_eligible;  // the earliest drift's eligible index
+  std::optional<size_t> before_eligible; // the last agreeing tap's before it (absent: none)
+};
+
+struct Bisection {
+  Attribution final;               // the last round's attribution (the narrowest twin)
+  std::vector<BisectRound> rounds; // in order; rounds[0] is the bundle's own twin
+  bool resolved = false;           // the earliest drift directly follows an agreeing tap (or is the
+                                   // first eligible node): no untapped node can have started it
+  std::string stopped;             // why the narrowing stopped, one sentence
+  std::string kept;                // BisectOptions::work when given (the narrowed bundles stay there);
+                                   // empty: they were exported into a temporary directory, removed
+};
+
+// Attributes `bundle` and narrows its earliest drift as above. Throws what attribute() throws;
+// Error{kInvalidArgument} when no MODEL is known (the twin has no taps.exported_from and
+// options.model is empty) or a twin has no eligible indices (exported before they were recorded);
+// Error{kCapabilityUnavailable} when the export half is missing or an export fails (its exit status;
+// the export's own error is on stderr); Error{kArtifactMismatch} when MODEL no longer
+// exports the bundle's program (another .pte SHA-256: the model's code or weights changed).
+Bisection bisect(const std::filesystem::path& bundle, const AttributeOptions& attribute_options,
+                 const BisectOptions& options = {});
+
 // The table and summary as text (one row per tap: position, operator, module path, source line,
 // max abs error, cosine, SQNR, step, verdict) and as JSON.
 std::string to_text(const Attribution& a);
 nlohmann::json to_json(const Attribution& a);
+// The rounds, then the final attribution (to_text/to_json of it, with "bisect": {rounds, resolved,
+// stopped} in JSON).
+std::string to_text(const Bisection& b);
+nlohmann::json to_json(const Bisection& b);
 
 }  // namespace etproof

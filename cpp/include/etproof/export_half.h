@@ -26,8 +26,10 @@ namespace etproof {
 int run_export_half(int argc, char** argv);
 
 // `python -m etproof COMMAND ARGS…` (export, plot-attribution, …) the same way: a child process
-// with this process's standard streams; its exit status, 2 when killed by a signal or not started.
-// Throws as run_export_half.
-int run_export_half_command(const std::string& command, const std::vector<std::string>& args);
+// with this process's standard streams (its standard output sent to standard error when
+// `stdout_to_stderr`: a caller whose own output is JSON); its exit status, 2 when killed by a
+// signal or not started. Throws as run_export_half.
+int run_export_half_command(const std::string& command, const std::vector<std::string>& args,
+                            bool stdout_to_stderr = false);
 
 }  // namespace etproof
