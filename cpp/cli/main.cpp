@@ -278,20 +278,7 @@ int cmd_attribute(const std::vector<std::string>& paths, const AttributeArgs& ar
   } else {
     for (size_t i = 0; i < texts.size(); ++i) std::cout << (i ? "\n" : "") << texts[i];
   }
-  if (!plot.empty()) {
-    const fs::path tmp = fs::temp_directory_path() / ("etproof-attribute-" + std::to_string(::getpid()) + ".json");
-    {
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      out << json_text(docs);
-      if (!out)
-        throw Error(ErrorKind::kIo, "cannot write " + tmp.string() + " for the plot: " + std::strerror(errno),
-                    "check the temporary directory's free space and permissions (TMPDIR)");
-    }
-    const int rc = etproof::run_export_half_command("plot-attribution", {tmp.string(), "--out", plot});
-    std::error_code ec;
-    fs::remove(tmp, ec);
-    if (rc != 0) return kExitError;
-  }
+  if (!plot.empty() && etproof::plot_attributions(docs, plot, /*stdout_to_stderr=*/json) != 0) return kExitError;
   const bool drift = std::any_of(all.begin(), all.end(), [](const etproof::Attribution& a) {
     return a.earliest_drift || !a.outputs_passed;
   });
@@ -372,7 +359,14 @@ int cmd_matrix(const std::vector<std::string>& dir_args, bool json, bool markdow
     out << etproof::to_junit(m);
     if (!out) throw Error(ErrorKind::kIo, "cannot write " + junit, "pass a writable --junit FILE");
   }
-  if (!html.empty()) etproof::write_html(m, html);
+  if (!html.empty()) {
+    // Which layer drifted, where a column's bundle has a tapped twin (etproof/attribute.h).
+    etproof::AttributeOptions attribution;
+    attribution.replay.caller = caller;
+    attribution.replay.isolation = isolation;
+    etproof::attach_attributions(m, attribution);
+    etproof::write_html(m, html);
+  }
   if (json) {
     std::cout << json_text(doc) << "\n";
   } else if (markdown) {

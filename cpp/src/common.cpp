@@ -91,6 +91,23 @@ std::string Sha256::hex_digest() {
   return out;
 }
 
+std::string base64(std::string_view s) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((s.size() + 2) / 3 * 4);
+  for (size_t i = 0; i < s.size(); i += 3) {
+    const size_t n = std::min<size_t>(3, s.size() - i);
+    uint32_t v = uint32_t(uint8_t(s[i])) << 16;
+    if (n > 1) v |= uint32_t(uint8_t(s[i + 1])) << 8;
+    if (n > 2) v |= uint32_t(uint8_t(s[i + 2]));
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += n > 1 ? kAlphabet[(v >> 6) & 63] : '=';
+    out += n > 2 ? kAlphabet[v & 63] : '=';
+  }
+  return out;
+}
+
 std::string sha256_hex(const void* data, size_t size) {
   Sha256 sha;
   sha.update(data, size);

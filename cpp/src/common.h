@@ -112,6 +112,8 @@ class Sha256 {
 
 // SHA-256 of bytes, 64 lower-case hex digits (OpenSSL EVP). Throws Error{kIo} if OpenSSL fails.
 std::string sha256_hex(const void* data, size_t size);
+// `s` in base64 (RFC 4648 §4, with padding): for data: URIs (RFC 2397).
+std::string base64(std::string_view s);
 inline std::string sha256_hex(std::string_view s) { return sha256_hex(s.data(), s.size()); }
 
 // What `p` is (following symlinks): file_type::not_found when nothing is there (also a dangling

@@ -51,6 +51,21 @@ std::string headroom_style(const Cell& c) {
   return " style=\"background:hsl(" + std::to_string(hue) + ",55%," + std::to_string(lightness) + "%)\"";
 }
 
+// "Which layer drifted" (etproof/attribute.h): each tapped column's summary, then the plot.
+void write_attribution(std::ostringstream& os, const Matrix& m, const AttributionFigure& f) {
+  os << "<div class=\"attribution\" data-model=\"" << esc(f.model) << "\">\n<h3>Which layer drifted</h3>\n<ul>\n";
+  for (const auto& [col, line] : f.lines)
+    os << "<li data-bundle=\"" << esc(m.columns[col].bundle) << "\"><b>" << esc(label_in_model(m, col)) << "</b>: "
+       << esc(line) << "</li>\n";
+  os << "</ul>\n";
+  if (!f.image.empty())
+    os << "<img class=\"attribution\" alt=\"" << esc("SQNR against depth, " + f.model)
+       << "\" src=\"" << esc(f.image) << "\">\n";
+  else
+    os << "<p class=\"muted\">No plot: " << esc(f.why_not) << "</p>\n";
+  os << "</div>\n";
+}
+
 constexpr const char* kStyle = R"(
 :root { --ok:#2e9e4f; --bad:#c62828; --warn:#e08a00; --fail:#7b1fa2; --off:#9e9e9e; }
 body { font: 14px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1.2em 2em; color:#212121; }
@@ -76,6 +91,7 @@ td.cell dt { color:#424242; } td.cell dd { margin: 0; font-variant-numeric: tabu
 td.cell .detail { grid-column: 1 / -1; max-width: 32em; white-space: pre-wrap; word-break: break-word; }
 td.absent { color:#9e9e9e; text-align: center; }
 .word { font-family: ui-monospace, monospace; font-size: .95em; }
+img.attribution { max-width: 100%; height: auto; border: 1px solid #ddd; }
 .num { font-variant-numeric: tabular-nums; color:#424242; font-size: .9em; }
 .s-agreed { background:#c8ebd0; }
 .s-agreed-undelegated { background:#d3efe9; outline: 2px dashed #26a69a; outline-offset: -3px; }
@@ -258,6 +274,8 @@ std::string to_html(const Matrix& m) {
     for (const NotRun& n : m.not_run)
       if (n.model == model) rows.push_back(&n);
     write_not_run(os, rows, false);
+    for (const AttributionFigure& f : m.attributions)
+      if (f.model == model) write_attribution(os, m, f);
     os << "</section>\n";
   }
   // Not-run lines of models that have no column here (every export refused, or a manifest that

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "etproof/attribute.h"
 #include "etproof/error.h"
 #include "etproof/matrix.h"
 #include "test_support.h"
@@ -196,6 +197,39 @@ TEST(MatrixHtml, UnwritablePathIsAnIoErrorNamingItAndWritesNothing) {
     EXPECT_EQ(e.kind(), ErrorKind::kIo);
     EXPECT_NE(e.cause().find((out / "a-file" / "matrix.html").string()), std::string::npos) << e.cause();
   }
+}
+
+// Which layer drifted: a matrix over the GELU MLP's bundles (each with its tapped twin) gets one
+// figure for the model, a line per column carrying attribute()'s own summary, and the plot as an
+// SVG data: URI; the page shows both. A matrix whose bundles have no twin gets none.
+TEST(MatrixHtml, ColumnsWithTappedTwinsShowWhichLayerDriftedAndThePlot) {
+  const fs::path dir = test_bundles().empty() ? fs::path() : test_bundles() / "attribution";
+  if (dir.empty() || !fs::is_directory(dir / "gelu_mlp-xnnpack-fp32" / "gelu_mlp-xnnpack-fp32.taps"))
+    GTEST_SKIP() << "no tapped twins (python -m etproof test-bundles)";
+  Matrix m = build_matrix(dir);
+  attach_attributions(m);
+  ASSERT_EQ(m.attributions.size(), 1u);
+  const AttributionFigure& f = m.attributions.front();
+  EXPECT_EQ(f.model, "gelu_mlp");
+  ASSERT_EQ(f.lines.size(), 2u);
+  for (const auto& [col, line] : f.lines) {
+    const Attribution a = attribute(m.columns[col].path);
+    EXPECT_EQ(line, a.summary) << m.columns[col].bundle;
+  }
+  const std::string prefix = "data:image/svg+xml;base64,";
+  ASSERT_EQ(f.image.rfind(prefix, 0), 0u) << f.why_not;
+  const std::string b64 = f.image.substr(prefix.size());
+  EXPECT_EQ(b64.size() % 4, 0u);
+  EXPECT_EQ(b64.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="), std::string::npos);
+  const std::string page = to_html(m);
+  EXPECT_EQ(count_of(page, "<h3>Which layer drifted</h3>"), 1u);
+  EXPECT_EQ(count_of(page, "<img class=\"attribution\""), 1u);
+  EXPECT_NE(page.find("act: GELU"), std::string::npos);
+
+  Matrix without = build_matrix(test_bundles());
+  attach_attributions(without);
+  EXPECT_TRUE(without.attributions.empty());
+  EXPECT_EQ(to_html(without).find("Which layer drifted"), std::string::npos);
 }
 
 }  // namespace

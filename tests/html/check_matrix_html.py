@@ -15,14 +15,19 @@ carries markup in its backend, model and reason) — loads each in headless Chro
     and every not-run line with its status — compared against the JSON of the same run, not
     against counts written here;
   - the verdict's exit status is the JSON's;
-  - the hostile text is text: no element the page did not make, the markup visible as characters.
+  - the hostile text is text: no element the page did not make, the markup visible as characters;
+  - a matrix of bundles with tapped twins (BUNDLES/attribution: the GELU MLP) shows "Which layer
+    drifted" with one img.attribution whose data: URI decodes to an SVG document (base64 and XML
+    parsed here by the standard library), and still no console line.
 
 Exit 0 when all hold, 1 when not, 77 (CTest SKIP_RETURN_CODE), with the reason, when the etproof
 binary, Chromium (Debian's `chromium`; setup.sh --fuzz installs it) or the test bundles are
 missing.
 """
+import base64
 import collections
 import html.parser
+import xml.etree.ElementTree as ElementTree
 import json
 import os
 import shutil
@@ -76,6 +81,7 @@ class Dom(html.parser.HTMLParser):
         super().__init__(convert_charrefs=True)
         self.cells, self.not_run, self.tags, self.text = [], [], collections.Counter(), []
         self.exit_code = None
+        self.images = []        # src of every img.attribution
         self._cell = None       # the open td.cell's record
         self._in_word = False   # inside its summary's status word
 
@@ -93,6 +99,8 @@ class Dom(html.parser.HTMLParser):
             self.not_run.append(a.get("data-status"))
         elif a.get("id") == "verdict":
             self.exit_code = int(a["data-exit-code"])
+        elif tag == "img" and "attribution" in classes:
+            self.images.append(a.get("src") or "")
 
     def handle_endtag(self, tag):
         if tag == "td":
@@ -182,6 +190,25 @@ def main(argv):
                   "<script>alert('r')</script> & \"quoted\""):
         if shown not in text:
             problems.append(f"hostile text not shown as text: {shown!r}")
+
+    attribution = os.path.join(bundles, "attribution")
+    if os.path.isdir(attribution):
+        found, dom = check_page(etproof, browser, attribution, os.path.join(scratch, "attribution.html"),
+                                profile)
+        problems += found
+        if "Which layer drifted" not in "".join(dom.text) or len(dom.images) != 1:
+            problems.append(f"the attribution page shows {len(dom.images)} img.attribution, want 1 with "
+                            "'Which layer drifted'")
+        for src in dom.images:
+            prefix = "data:image/svg+xml;base64,"
+            try:
+                root = ElementTree.fromstring(base64.b64decode(src[len(prefix):], validate=True))
+                if not src.startswith(prefix) or not root.tag.endswith("svg"):
+                    raise ValueError(f"root element {root.tag}")
+            except (ValueError, ElementTree.ParseError) as e:
+                problems.append(f"img.attribution is not an SVG data: URI ({e}): {src[:80]}")
+    else:
+        print(f"no {attribution}: the attribution page is not checked")
 
     for p in problems:
         print("FAIL:", p)

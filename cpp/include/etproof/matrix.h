@@ -76,6 +76,19 @@ struct LeftOut {
   std::string reason;                  // e.g. "has no method 'encode' (its methods: 'forward')"
 };
 
+// With `matrix --html`: which layer drifted, for a model whose columns have tapped twins
+// (attach_attributions, etproof/attribute.h). Plain text and an image, so the matrix needs nothing
+// of attribution itself.
+struct AttributionFigure {
+  std::string model;
+  // One line per column with a twin: its index into Matrix::columns and attribute()'s summary (or,
+  // where the twin could not be attributed, the error's one-line text).
+  std::vector<std::pair<size_t, std::string>> lines;
+  std::string image;    // the plot (SQNR against depth, one line per column) as a data: URI of an
+                        // SVG drawn by the export half's matplotlib; empty when not drawn
+  std::string why_not;  // why there is no image (empty when there is one)
+};
+
 struct Matrix {
   std::vector<Column> columns;
   std::vector<std::string> cases;      // row order: first appearance across columns
@@ -96,6 +109,8 @@ struct Matrix {
   // and one listing none of them is in `left_out`, not in the columns.
   std::vector<std::string> methods;
   std::vector<LeftOut> left_out;
+  // Filled only by attach_attributions (matrix --html); rendered by to_html in each model's section.
+  std::vector<AttributionFigure> attributions;
   // The models of the columns, in order of first appearance. Rows are (model, case): a case id
   // belongs to the columns of its model.
   std::vector<std::string> models() const;
@@ -181,6 +196,8 @@ void bench_columns(Matrix& m, const BenchOptions& options, const Isolation& isol
 // data-column, data-bundle, data-dir and data-status attributes for tools; per model the columns'
 // bundle, precision, delegates, bound and what it was judged against (against, judgement,
 // precision reason), and its not-run lines with status, whether they fail the run and reason;
+// where m.attributions has a figure for the model, "Which layer drifted": each column's summary and
+// the plot as an <img class="attribution"> (a data: URI, no network);
 // the not-run lines of models with no column; the left-out bundles; the xfail records. Every
 // string from a manifest, a report or an error is escaped: a bundle named <script> is text.
 [[nodiscard]] std::string to_html(const Matrix& m);
