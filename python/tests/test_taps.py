@@ -373,3 +373,104 @@ def test_over_the_budget_the_twin_keeps_the_first_case_then_fewer_evenly_spaced_
     assert sum(sizes[i] for i in spaced_indices(50, len(idx) + 1)) * 12 > budget
     # nothing fits: the last tap alone
     assert fit_budget(sizes, 256, cases=3, bytes_per_element=12, budget=1) == ([49], 1)
+
+
+# ---- taps_range, feeds, eligible_index, exported_from (attribute --bisect and --output) ---------
+
+class _TwoHeads(torch.nn.Module):
+    """A trunk, then two heads: ``a`` from the trunk through tanh, ``b`` from the trunk through a
+    second linear. The trunk reaches both outputs; each head's nodes reach one."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.trunk = torch.nn.Linear(4, 4)
+        self.head = torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        h = torch.relu(self.trunk(x))
+        return torch.tanh(h), self.head(h)
+
+
+def test_output_feeds_follows_the_graph_to_each_output():
+    from etproof.taps import output_feeds
+
+    x = torch.randn(1, 4)
+    ep = torch.export.export(_TwoHeads().eval(), (x,))
+    feeds = output_feeds(ep, ["a", "b"])
+    by_op = {}
+    for n in eligible_nodes(ep):
+        by_op.setdefault(str(n.target), []).append(feeds[n.name])
+    assert by_op["aten.tanh.default"] == [["a"]]
+    assert by_op["aten.relu.default"] == [["a", "b"]]
+    assert by_op["aten.linear.default"] == [["a", "b"], ["b"]]  # the trunk, then the head
+    with pytest.raises(RuntimeError, match="user outputs"):
+        output_feeds(ep, ["a"])
+
+
+def test_a_narrowed_twin_taps_only_its_range_and_records_it(tmp_path, tapped):
+    every = read_manifest(_twin(tapped["xnnpack"]))["taps"]
+    path = export_model(name=_name("xnnpack"), out_dir=tmp_path, backend="xnnpack",
+                        recipe="fp32", taps=True, taps_range=(1, 3),
+                        taps_from="etproof.models.attribution:spec", **attribution.spec())
+    doc = read_manifest(_twin(path))
+    taps = doc["taps"]
+    assert taps["range"] == [1, 3] and taps["selection"] == "every"
+    assert taps["exported_from"] == "etproof.models.attribution:spec"
+    assert [p["eligible_index"] for p in taps["points"]] == [1, 2, 3]
+    assert [p["node"] for p in taps["points"]] == [p["node"] for p in every["points"][1:4]]
+    assert all(p["feeds"] == ["y"] for p in taps["points"])
+    # the shipped program is the one a whole-program twin's bundle ships
+    assert read_manifest(path)["artifact"] == read_manifest(tapped["xnnpack"])["artifact"]
+    # every point of the whole twin carries its eligible index: its position
+    assert [p["eligible_index"] for p in every["points"]] == list(range(every["eligible"]))
+
+
+@pytest.mark.parametrize("taps, taps_range, match", [
+    (True, (3, 1), "FIRST <= LAST"),
+    (True, (-1, 2), "FIRST <= LAST"),
+    (True, (0, 99), "not inside the program's 5 eligible nodes"),
+    (None, (0, 2), "taps_range without taps"),
+])
+def test_a_bad_taps_range_is_refused_before_anything_is_written(tmp_path, taps, taps_range,
+                                                                 match):
+    out = tmp_path / "out"
+    with pytest.raises(InvalidArgument, match=match):
+        export_model(name="refused", out_dir=out, backend="portable", recipe="fp32", taps=taps,
+                     taps_range=taps_range, **attribution.spec())
+    assert not (out / "refused").exists()
+
+
+def test_the_validator_checks_range_eligible_index_and_feeds(tapped):
+    good = read_manifest(_twin(tapped["xnnpack"]))
+
+    def broken(edit) -> str:
+        doc = copy.deepcopy(good)
+        edit(doc)
+        with pytest.raises(ManifestError) as ei:
+            validate(doc)
+        return ei.value.field
+
+    assert broken(lambda d: d["taps"].update(range=[2, 9])) == "taps.range[1]"
+    assert broken(lambda d: d["taps"].update(range=[2])) == "taps.range"
+    # selection "every" over a range must tap each node in it
+    assert broken(lambda d: d["taps"].update(range=[0, 1])) == "taps.points"
+    assert broken(lambda d: d["taps"]["points"][1].update(eligible_index=0)) == \
+        "taps.points[1].eligible_index"
+    assert broken(lambda d: d["taps"]["points"][0].update(feeds=["tap.001"])) == \
+        "taps.points[0].feeds[0]"
+    assert broken(lambda d: d["taps"].update(exported_from="")) == "taps.exported_from"
+
+
+def test_the_cli_taps_range_option(tmp_path):
+    parse = build_parser().parse_args
+    base = ["export", "tiny", "--backend", "portable", "--recipe", "fp32", "--out", "x", "--taps"]
+    assert parse(base).taps_range is None
+    assert parse(base + ["--taps-range", "3:7"]).taps_range == (3, 7)
+    for bad in ("7:3", "3", "a:b", "-1:2"):
+        with pytest.raises(InvalidArgument, match="--taps-range"):
+            parse(base + ["--taps-range", bad])
+    from etproof.cli import main
+    assert main(["export", "tiny", "--backend", "all", "--recipe", "fp32", "--out",
+                 str(tmp_path), "--taps", "--taps-range", "0:1"]) == 2
+    assert not any(tmp_path.iterdir())
