@@ -509,10 +509,25 @@ def _verbose_option(parser, where: str = "") -> None:
                              + (f", {where})" if where else ")"))
 
 
+def _taps_before_model(argv: list[str]) -> list[str]:
+    """``export --taps MODEL ...``: argparse would read MODEL as --taps' count (nargs="?"); a
+    token after a bare --taps that is neither a whole number nor an option is moved before it,
+    so it is the positional MODEL it was meant to be."""
+    out = list(argv)
+    if "export" not in out:
+        return out
+    for i in range(out.index("export") + 1, len(out) - 1):
+        nxt = out[i + 1]
+        if out[i] == "--taps" and not nxt.startswith("-") and not nxt.strip().isdigit():
+            out[i], out[i + 1] = nxt, out[i]
+            break
+    return out
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     try:
-        a = parser.parse_args(argv)
+        a = parser.parse_args(_taps_before_model(sys.argv[1:] if argv is None else argv))
     except SystemExit as e:  # --help
         return EXIT_OK if e.code in (0, None) else EXIT_ERROR
     except InvalidArgument as e:

@@ -319,6 +319,14 @@ def test_the_cli_option():
     assert parse(base + ["--taps", "4"]).taps == 4
     with pytest.raises(InvalidArgument, match="--taps"):
         parse(base + ["--taps", "0"])
+    # --taps before the positional MODEL: the model is not read as a count
+    from etproof.cli import _taps_before_model
+    a = parse(_taps_before_model(["export", "--taps", "tiny", "--backend", "portable", "--out",
+                                  "x"]))
+    assert a.taps is True and a.model_pos == "tiny"
+    a = parse(_taps_before_model(["export", "--taps", "3", "tiny", "--backend", "portable",
+                                  "--out", "x"]))
+    assert a.taps == 3 and a.model_pos == "tiny"
 
 
 class _BranchesOnDtype(torch.nn.Module):
