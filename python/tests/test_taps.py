@@ -269,15 +269,20 @@ def test_refused_before_anything_is_written(tmp_path, backend, recipe, taps):
     assert not out.exists()
 
 
-def test_the_validator_refuses_a_broken_taps_object(tapped):
-    good = read_manifest(_twin(tapped["xnnpack"]))
-
+def _refused_field(good: dict):
+    """broken(edit): the field validate() names for a copy of ``good`` with ``edit`` applied
+    (it must refuse it)."""
     def broken(edit) -> str:
         doc = copy.deepcopy(good)
         edit(doc)
         with pytest.raises(ManifestError) as ei:
             validate(doc)
         return ei.value.field
+    return broken
+
+
+def test_the_validator_refuses_a_broken_taps_object(tapped):
+    broken = _refused_field(read_manifest(_twin(tapped["xnnpack"])))
 
     assert broken(lambda d: d["taps"]["points"][0].update(index=3)) == "taps.points[0].index"
     assert broken(lambda d: d["taps"]["points"][1].update(output="tap.7")) == \
@@ -450,14 +455,7 @@ def test_a_bad_taps_range_is_refused_before_anything_is_written(tmp_path, taps, 
 
 
 def test_the_validator_checks_range_eligible_index_and_feeds(tapped):
-    good = read_manifest(_twin(tapped["xnnpack"]))
-
-    def broken(edit) -> str:
-        doc = copy.deepcopy(good)
-        edit(doc)
-        with pytest.raises(ManifestError) as ei:
-            validate(doc)
-        return ei.value.field
+    broken = _refused_field(read_manifest(_twin(tapped["xnnpack"])))
 
     assert broken(lambda d: d["taps"].update(range=[2, 9])) == "taps.range[1]"
     assert broken(lambda d: d["taps"].update(range=[2])) == "taps.range"
