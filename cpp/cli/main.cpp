@@ -331,6 +331,24 @@ int cmd_bench(const std::vector<std::string>& args, bool json, bool markdown, co
 }
 
 // ---- matrix ------------------------------------------------------------------------------------
+// A report FILE (--html, --junit) must be writable before the run, not found unwritable after it:
+// its directory is created and a file created and removed beside it. Error{kIo} naming FILE.
+// `what` names it as write_html does ("the HTML page").
+void check_writable(const std::string& file, const std::string& what, const std::string& flag) {
+  if (file.empty()) return;
+  const fs::path p(file);
+  const std::string remedy = "pass " + flag + " a path in a writable directory";
+  std::error_code ec;
+  if (!p.parent_path().empty()) fs::create_directories(p.parent_path(), ec);
+  if (fs::is_directory(p, ec)) throw Error(ErrorKind::kIo, "cannot write " + what + " " + file + ": it is a directory", remedy);
+  const fs::path probe = p.string() + ".etproof-probe-" + std::to_string(::getpid());
+  {
+    std::ofstream out(probe, std::ios::binary | std::ios::trunc);
+    if (!out) throw Error(ErrorKind::kIo, "cannot write " + what + " " + file + ": " + std::strerror(errno), remedy);
+  }
+  fs::remove(probe, ec);
+}
+
 int cmd_matrix(const std::vector<std::string>& dir_args, bool json, bool markdown,
                const std::string& junit, const std::string& html, const etproof::BoundOverride& caller,
                const std::optional<etproof::Budget>& budget, size_t jobs,
@@ -338,6 +356,8 @@ int cmd_matrix(const std::vector<std::string>& dir_args, bool json, bool markdow
                const etproof::Isolation& isolation, const std::optional<etproof::BenchOptions>& bench) {
   std::vector<fs::path> dirs(dir_args.begin(), dir_args.end());
   if (dirs.empty()) dirs.push_back(default_bundles_dir());
+  check_writable(html, "the HTML page", "--html");
+  check_writable(junit, "the JUnit report", "--junit");
   etproof::Matrix m = etproof::build_matrix(dirs, caller, jobs, budget, methods, isolation);
   if (bench) etproof::bench_columns(m, *bench, isolation);
   const nlohmann::json doc = etproof::to_json(m);

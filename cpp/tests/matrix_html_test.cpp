@@ -199,6 +199,24 @@ TEST(MatrixHtml, UnwritablePathIsAnIoErrorNamingItAndWritesNothing) {
   }
 }
 
+// An --html path that cannot be written is found before the run: exit 2, an io error naming it,
+// and no evidence recorded for a run whose page could not be kept.
+TEST(MatrixHtml, CliRefusesAnUnwritablePageBeforeTheRun) {
+  ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-portable-fp32");
+  const fs::path dir = dir_with_report(R"({"results": []})");
+  std::ofstream(dir.parent_path() / "a-file") << "x";
+  const fs::path page = dir.parent_path() / "a-file" / "matrix.html";
+  const fs::path ledger = dir.parent_path() / "ledger.jsonl";
+  const auto r = etproof::testing::run_etproof("matrix " + etproof::testing::quote(dir.string()) + " --html " +
+                                               etproof::testing::quote(page.string()) + " --ledger " +
+                                               etproof::testing::quote(ledger.string()));
+  EXPECT_EQ(r.rc, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("error [io]"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(page.string()), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("agreed"), std::string::npos) << "the matrix ran: " << r.out;
+  EXPECT_FALSE(fs::exists(ledger));
+}
+
 // Which layer drifted: a matrix over the GELU MLP's bundles (each with its tapped twin) gets one
 // figure for the model, a line per column carrying attribute()'s own summary, and the plot as an
 // SVG data: URI; the page shows both. A matrix whose bundles have no twin gets none.
