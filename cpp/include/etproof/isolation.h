@@ -1,7 +1,7 @@
 // etproof/isolation.h — running a bundle's program in a worker process (issue 11 §2).
 //
 // A corrupted program, or a bug inside ExecuTorch or a delegate, can crash the process that runs
-// it: fuzzing found 42 distinct crashes inside ExecuTorch's loader, its kernels and the XNNPACK
+// it: fuzzing found 88 distinct crashes inside ExecuTorch's loader, its kernels and the XNNPACK
 // delegate on programs whose hash matched their manifest (fuzz/crashes-upstream/README.md).
 // etproof cannot fix those, so it does not let them take it down: with Isolation::enabled,
 // LoadedModel::load (bundle.h) starts a worker process (the `etproof-worker` executable, built
