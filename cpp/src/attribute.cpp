@@ -201,7 +201,8 @@ void find_drift(Attribution& a) {
               ") and first crosses the bound at " + layer_name(first.point);
 }
 
-fs::path twin_dir(const Bundle& shipped) { return shipped.dir / (shipped.manifest.name + ".taps"); }
+fs::path twin_dir(const fs::path& bundle_dir, const std::string& name) { return bundle_dir / (name + ".taps"); }
+fs::path twin_dir(const Bundle& shipped) { return twin_dir(shipped.dir, shipped.manifest.name); }
 
 Attribution attribute(const fs::path& bundle, const AttributeOptions& options) {
   const Bundle shipped = open_bundle(bundle, OpenOptions{.verify_artifact = false});

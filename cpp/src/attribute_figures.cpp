@@ -49,7 +49,7 @@ void attach_attributions(Matrix& m, const AttributeOptions& options) {
     const Column& c = m.columns[col];
     if (c.path.empty()) continue;
     std::error_code ec;
-    const fs::path twin = fs::path(c.path) / (c.bundle + ".taps");
+    const fs::path twin = twin_dir(c.path, c.bundle);
     if (!fs::is_directory(fs::symlink_status(twin, ec))) continue;
     if (!by_model.count(c.model)) {
       order.push_back(c.model);

@@ -102,6 +102,7 @@ TapsRecord read_taps(const Manifest& twin);
 
 // Where a bundle's twin lies: BUNDLE_DIR/NAME.taps (NAME the shipped manifest's name).
 std::filesystem::path twin_dir(const Bundle& shipped);
+std::filesystem::path twin_dir(const std::filesystem::path& bundle_dir, const std::string& name);
 
 struct AttributeOptions {
   std::string case_id;  // the golden case to attribute; empty: the first case in which a tap or
