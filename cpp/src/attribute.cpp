@@ -155,7 +155,57 @@ TapsRecord read_taps(const Manifest& twin) {
   return t;
 }
 
+namespace {
+
+// The recipe-cost sentence of the summary (find_drift): each tap's cost_step_db is the fall of the
+// emulation's SQNR against the golden from the tap before (0 for the first: what a number format
+// costs at the first layer is no growth); `costliest` is the largest such fall when it reaches
+// kCulpritDropDb (a tenfold error amplitude in one layer, as for a culprit), else none: the cost
+// grew gradually, as a recipe's rounding does.
+void find_cost(Attribution& a) {
+  const LayerRow* first = nullptr;
+  const LayerRow* last = nullptr;
+  std::optional<size_t> largest;
+  for (size_t i = 0; i < a.layers.size(); ++i) {
+    LayerRow& row = a.layers[i];
+    if (!row.cost) continue;
+    const double now = std::min(row.cost->sqnr_db, kFloat32ResolutionDb);
+    if (last) {
+      const double before = std::min(last->cost->sqnr_db, kFloat32ResolutionDb);
+      row.cost_step_db = std::isnan(now) ? std::numeric_limits<double>::infinity()
+                         : std::isnan(before) ? -std::numeric_limits<double>::infinity()
+                                              : before - now;
+      if (!largest || row.cost_step_db > a.layers[*largest].cost_step_db) largest = i;
+    }
+    if (!first) first = &row;
+    last = &row;
+  }
+  if (!first) return;
+  a.summary += ". The recipe's own cost (" + first->cost->reference + " emulation against the float32 golden): SQNR " +
+               detail::sqnr_text(first->cost->sqnr_db) + " dB at the first tap, " +
+               detail::sqnr_text(last->cost->sqnr_db) + " dB at the last; ";
+  if (largest && a.layers[*largest].cost_step_db >= kCulpritDropDb) {
+    a.costliest = largest;
+    const LayerRow& c = a.layers[*largest];
+    a.summary += "it grows most at " + layer_name(c.point) + ", where the SQNR falls " +
+                 detail::sqnr_text(c.cost_step_db) + " dB (to " + detail::sqnr_text(c.cost->sqnr_db) + " dB)";
+  } else {
+    a.summary += "no step between taps falls " + detail::sqnr_text(kCulpritDropDb) + " dB or more";
+  }
+}
+
+void find_drift_only(Attribution& a);
+
+}  // namespace
+
 void find_drift(Attribution& a) {
+  find_drift_only(a);
+  find_cost(a);
+}
+
+namespace {
+
+void find_drift_only(Attribution& a) {
   if (a.layers.empty()) {
     a.summary = "no tap reaches " + (a.output.empty() ? std::string("the outputs") : "output " + a.output) +
                 (a.outputs_passed ? "; the outputs agree within the bound" : "; an output drifts, after every tap");
@@ -200,6 +250,8 @@ void find_drift(Attribution& a) {
               (a.layers.size() > 1 ? ", the largest " + detail::sqnr_text(worst_step) + " dB" : std::string()) +
               ") and first crosses the bound at " + layer_name(first.point);
 }
+
+}  // namespace
 
 fs::path twin_dir(const fs::path& bundle_dir, const std::string& name) { return bundle_dir / (name + ".taps"); }
 fs::path twin_dir(const Bundle& shipped) { return twin_dir(shipped.dir, shipped.manifest.name); }
@@ -301,7 +353,10 @@ Attribution attribute(const fs::path& bundle, const AttributeOptions& options) {
     if (it == chosen->outputs.end())  // read_taps checked the manifest lists it; the replay gates every output
       throw Error(ErrorKind::kManifestInvalid, dir.string() + ": tap " + p.output + " was not measured in case " + a.case_id,
                   kReexportTaps);
-    a.layers.push_back(LayerRow{p, *it, 0});
+    LayerRow row{p, *it, 0, std::nullopt, 0};
+    for (const RecipeCost& k : chosen->costs)
+      if (k.output == p.output) row.cost = k;
+    a.layers.push_back(std::move(row));
   }
   find_drift(a);
   return a;

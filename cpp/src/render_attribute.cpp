@@ -61,20 +61,35 @@ std::string to_text(const Attribution& a) {
   os << "case: " << a.case_id;
   if (a.cases.size() > 1) os << "  (of " << detail::join(a.cases) << "; --case picks another)";
   os << "\n\n";
-  std::vector<std::vector<std::string>> rows{
-      {"#", "operator", "module", "source", "max abs error", "cosine", "SQNR dB", "step dB", "verdict"}};
+  // The recipe's cost per tap, where the twin carries it: the emulation's SQNR against the golden.
+  const bool costs = std::any_of(a.layers.begin(), a.layers.end(), [](const LayerRow& l) { return l.cost.has_value(); });
+  std::vector<std::string> head{"#", "operator", "module", "source", "max abs error", "cosine", "SQNR dB", "step dB"};
+  if (costs) head.push_back("cost SQNR dB");
+  head.push_back("verdict");
+  std::vector<std::vector<std::string>> rows{head};
   for (size_t i = 0; i < a.layers.size(); ++i) {
     const LayerRow& l = a.layers[i];
     std::string verdict = l.report.passed ? "agrees" : "DRIFTS";
     if (a.earliest_drift == i) verdict += a.culprit ? "  <- earliest drift (culprit)" : "  <- crosses the bound first";
     if (a.largest_growth == i && a.earliest_drift != i) verdict += "  <- largest growth";
-    rows.push_back({std::to_string(l.point.eligible_index.value_or(l.point.index)) +
-                        (l.point.delegation_matches ? "" : "*"),
-                    l.point.op,
-                    module_text(l.point), source_text(l.point), detail::format_number(l.report.max_abs_error, 3),
-                    cosine_text(l.report.cosine), sqnr_text(l.report.sqnr_db), sqnr_text(l.step_db), verdict});
+    if (a.costliest == i) verdict += "  <- the recipe's cost grows most";
+    std::vector<std::string> row{std::to_string(l.point.eligible_index.value_or(l.point.index)) +
+                                     (l.point.delegation_matches ? "" : "*"),
+                                 l.point.op,
+                                 module_text(l.point),
+                                 source_text(l.point),
+                                 detail::format_number(l.report.max_abs_error, 3),
+                                 cosine_text(l.report.cosine),
+                                 sqnr_text(l.report.sqnr_db),
+                                 sqnr_text(l.step_db)};
+    if (costs) row.push_back(l.cost ? sqnr_text(l.cost->sqnr_db) : "-");
+    row.push_back(verdict);
+    rows.push_back(std::move(row));
   }
   os << table(rows) << "\n";
+  if (costs)
+    os << "cost: the recipe's own emulation against the float32 golden at each tap: what the recipe costs, "
+          "whatever the backend\n";
   for (const TensorReport& t : a.outputs)
     os << "output " << t.output << ": " << (t.passed ? "agrees" : "DRIFTS") << "  (max abs error "
        << detail::format_number(t.max_abs_error, 3) << ", cosine " << cosine_text(t.cosine) << ", SQNR "
@@ -108,6 +123,12 @@ nlohmann::json to_json(const Attribution& a) {
                         {"report", to_json(l.report)}};
     if (l.point.source)
       p["source"] = {{"file", l.point.source->file}, {"line", l.point.source->line}, {"code", l.point.source->code}};
+    if (l.cost)
+      p["cost"] = {{"reference", l.cost->reference},
+                   {"max_abs_error", json_number(l.cost->max_abs_error)},
+                   {"cosine", json_number(l.cost->cosine)},
+                   {"sqnr_db", json_number(l.cost->sqnr_db)},
+                   {"step_db", json_number(l.cost_step_db)}};
     layers.push_back(std::move(p));
   }
   nlohmann::json outputs = nlohmann::json::array();
@@ -136,6 +157,7 @@ nlohmann::json to_json(const Attribution& a) {
           {"earliest_drift", index(a.earliest_drift)},
           {"largest_growth", index(a.largest_growth)},
           {"culprit", a.culprit},
+          {"costliest", index(a.costliest)},
           {"culprit_drop_db", kCulpritDropDb},
           {"summary", a.summary}};
 }

@@ -109,7 +109,8 @@ std::string to_text(const ParityReport& r) {
       if (!t.passed) os << "    failed: " << t.failure << "\n";
     }
     for (const RecipeCost& k : c.costs) {
-      os << "  recipe cost (" << k.reference << " emulation against the float32 golden): max abs "
+      os << "  recipe cost" << (k.output.empty() ? "" : " of " + k.output) << " (" << k.reference
+         << " emulation against the float32 golden): max abs "
          << "error " << fmt(k.max_abs_error, 4) << ", cosine " << cosine_text(k.cosine)
          << ", SQNR " << sqnr_text(k.sqnr_db) << " dB";
       if (k.top1_agrees) os << ", top-1 " << (*k.top1_agrees ? "kept" : "CHANGED");
@@ -154,6 +155,7 @@ nlohmann::json to_json(const ParityReport& r) {
     nlohmann::json costs = nlohmann::json::array();
     for (const RecipeCost& k : c.costs) {
       nlohmann::json jk = {{"reference", k.reference},
+                           {"output", k.output},
                            {"max_abs_error", json_number(k.max_abs_error)},
                            {"cosine", json_number(k.cosine)},
                            {"sqnr_db", json_number(k.sqnr_db)}};

@@ -266,6 +266,7 @@ CaseReport run_case(const Bundle& b, LoadedModel& model, const GoldenCase& g, co
         if (emu != refs.at(plan.cost_reference).end()) {
           RecipeCost cost = recipe_cost(plan.cost_reference, emu->second, ref,
                                         labels && labels->output == name, budget);
+          cost.output = name;
           cost.program_vs_emulation = reference_error(it->second, emu->second);
           if (!cost.over_budget.empty())
             failures.push_back(name + ": the recipe's cost is over the budget (" +

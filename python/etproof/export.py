@@ -99,19 +99,9 @@ from etproof.recipes import (
     supported_recipes,
 )
 from etproof.references import capture_references, reference_names
-from etproof.taps import (
-    check_taps,
-    delegate_calls,
-    plan_taps,
-    run_tapped,
-    tap_names,
-    tap_output_specs,
-    taps_record,
-    tapped_in_delegate,
-    twin_name,
-    twin_references,
-)
+from etproof.taps import check_taps, delegate_calls
 from etproof.toolchain import delegates_in_program, program_calls, toolchain_versions, version
+from etproof.twin import prepare_twin, write_twin
 
 __all__ = [
     "EXECUTORCH_BACKENDS", "GOLDEN_DATA_MEANING", "GoldenCase", "PAD_SKIP_REASON",
@@ -143,7 +133,8 @@ class _Method:
     golden_outs: list = field(default_factory=list)
     ep: Any = None
     quant_record: dict | None = None
-    emulation: Any = None
+    emulation: Any = None     # the recipe's eager emulation (etproof.quantize.Quantized)
+    float_graph: Any = None   # the calibrated prepared graph (etproof.quantize.Quantized)
     refs: Any = None          # etproof.references.References
     goldens: list = field(default_factory=list)  # the manifest's goldens entries
 
@@ -262,7 +253,7 @@ def export_model(
     # Schema 2 only where the program has another method than a lone forward (docs/manifest.md).
     several = [m.name for m in meths] != ["forward"]
     facts = RECIPES[(backend, recipe)]
-    check_taps(taps, quantized=bool(facts["quant"]), recipe=recipe, several=several,
+    check_taps(taps, several=several,
                external_weights=external_weights, dynamic_shapes=dynamic_shapes,
                taps_range=taps_range)
     taps = taps if taps not in (None, False) else None
@@ -322,44 +313,16 @@ def export_model(
                     scheme=quant_record["scheme"] if quant_record else None,
                     emulates=EMULATES.get(facts["quant"]) if facts["quant"] else None,
                     log=lambda msg, who=who: say(f"{who}: {msg}"))
-                m.emulation = None  # the converted graph is not needed past here
             ref_records = _merge_reference_records(meths) if several else meths[0].refs.records
 
         # 4b. the tapped twin's program, goldens and references (before lowering: the shipped
         # program's ExportedProgram is only read, the twin taps a deep copy of it)
         twin = None
         if taps is not None:
-            twin = _TwinWork()
-            m = meths[0]
-            with in_stage("export"):
-                say(f"{name}: tapping ({'every eligible node' if taps is True else taps})")
-                # bytes an element of a tap takes per case: the float32 golden, float64 truth (8)
-                # and each half-precision emulation (written as float32)
-                per_element = 4 + sum(8 if r == "float64" else 4 for r in ref_names)
-                twin.plan = plan_taps(m.ep, taps, len(m.args.cases), per_element,
-                                      taps_range=taps_range, output_names=m.output_names)
-                twin.exported_from = taps_from
-                twin.cases = m.args.cases[:twin.plan.cases]
-                say(f"{name}: {len(twin.plan.nodes)} of {twin.plan.eligible} eligible nodes "
-                    "tapped" + (f", {len(twin.cases)} of {len(m.args.cases)} golden cases (the "
-                                "twin's files within etproof.taps.TWIN_BYTES_BUDGET)"
-                                if len(twin.cases) < len(m.args.cases) else ""))
-            with in_stage("goldens"):
-                n_out = len(m.output_names) + len(twin.plan.nodes)
-                twin.tap_names = tap_names(len(twin.plan.nodes))
-                twin.output_names = m.output_names + twin.tap_names
-                tapped_module = twin.plan.ep.module()
-                example = run_tapped(tapped_module, m.args.example_inputs, n_out)
-                twin.out_specs = copy.deepcopy(m.out_specs) + tap_output_specs(
-                    twin.tap_names, example[len(m.output_names):])
-                twin.golden_outs = [run_tapped(tapped_module, c.inputs, n_out)
-                                    for c in twin.cases]
-                del tapped_module
-                say(f"{name}: twin references ({', '.join(ref_names)})")
-                twin.refs = twin_references(m.module, m.args.example_inputs, twin.plan,
-                                            twin.cases, ref_names, twin.output_names,
-                                            twin.out_specs,
-                                            log=lambda msg: say(f"{name}: {msg}"))
+            twin = prepare_twin(meths[0], taps, taps_range, taps_from, ref_names, recipe,
+                                facts["quant"], ref_records, name, say)
+        for m in meths:
+            m.emulation = m.float_graph = None  # the PT2E graphs are not needed past here
 
         # 5. lower (external weights: tagged first, so a delegate writes them as named data)
         with in_stage("lower", recipe):
@@ -458,81 +421,13 @@ def export_model(
 
         # 8b. the tapped twin, inside the bundle (NAME/NAME.taps/), renamed with it
         if twin is not None:
-            _write_twin(twin, doc, tmp, name, backend, recipe, facts, meths[0], verify, say)
+            write_twin(twin, doc, tmp, name, backend, recipe, facts, meths[0], verify, say)
 
         # 9. into place, in one rename (the old bundle goes only once the new one is there)
         with in_stage("serialize"):
             install(tmp, final)
     say(f"{name}: wrote {final}")
     return final
-
-
-@dataclass
-class _TwinWork:
-    """The tapped twin as export_model builds it (etproof.taps)."""
-
-    plan: Any = None             # etproof.taps.TapPlan
-    cases: list = field(default_factory=list)          # the golden cases it keeps (plan.cases)
-    tap_names: list = field(default_factory=list)
-    output_names: list = field(default_factory=list)   # the model's, then the taps'
-    out_specs: list = field(default_factory=list)
-    golden_outs: list = field(default_factory=list)    # per case, every output (float32 eager)
-    refs: Any = None             # etproof.taps.TwinReferences
-    calls_shipped: int = 0
-    exported_from: str | None = None  # the MODEL given to etproof export (taps.exported_from)
-
-
-def _write_twin(twin: _TwinWork, shipped_doc: dict, tmp: Path, name: str, backend: str,
-                recipe: str, facts: dict, m: _Method, verify: bool, say) -> None:
-    """Lowers the tapped program (taps stripped after lowering), writes it, its goldens,
-    references and manifest into ``tmp/NAME.taps/`` as the bundle ``NAME.taps``. The manifest is
-    the shipped one's with the twin's name, artifact, delegates, operators, delegation, outputs,
-    goldens and references, plus ``taps``."""
-    from executorch.devtools.intermediate_output_tap import strip_taps_
-
-    tname = twin_name(name)
-    tdir = tmp / tname
-    n_model = len(m.output_names)
-    n_taps = len(twin.tap_names)
-    with in_stage("lower", recipe):
-        say(f"{tname}: lowering for {backend}")
-        edge, backend_config, rejections = lower(twin.plan.ep, backend, recipe, facts, None)
-        inside = tapped_in_delegate(edge, n_model, n_taps)
-        strip_taps_(edge)
-        delegation = delegation_record(edge, rejections)
-        calls_twin = delegate_calls(edge)
-    with in_stage("serialize"):
-        tdir.mkdir()
-        et = edge.to_executorch(backend_config) if backend_config else edge.to_executorch()
-        pte, _ = write_program(et, tdir, tname)
-        program_bytes = pte.read_bytes()
-        delegates, operators = program_calls(program_bytes)
-    if verify:
-        with in_stage("lower", recipe):
-            verify_runs(program_bytes, None, m.args.cases[0].inputs, delegates,
-                        n_model + n_taps, say, tname, operators=operators)
-    with in_stage("goldens"):
-        gdir = tdir / f"{tname}.goldens"
-        gdir.mkdir()
-        goldens = write_goldens(gdir, twin.cases, twin.golden_outs, m.input_names,
-                                twin.output_names)
-        per_case = {cid: {r: t for r, t in refs.items()
-                          if twin.refs.records.get(r, {}).get("captured")}
-                    for cid, refs in twin.refs.per_case.items()}
-        ref_files = write_references(gdir, per_case)
-        for g in goldens:
-            if ref_files.get(g["id"]):
-                g["references"] = ref_files[g["id"]]
-    with in_stage("serialize"):
-        doc = copy.deepcopy(shipped_doc)
-        doc.update(name=tname, artifact=file_ref(pte), delegates=delegates, operators=operators,
-                   delegation=delegation, outputs=twin.out_specs, goldens=goldens,
-                   references=twin.refs.records)
-        doc["taps"] = taps_record(name, shipped_doc["artifact"]["sha256"], twin.plan,
-                                  twin.tap_names, inside, twin.calls_shipped, calls_twin,
-                                  shipped_doc["delegation"], delegation, twin.exported_from)
-        write_manifest(doc, tdir / f"{tname}{MANIFEST_SUFFIX}")
-    say(f"{tname}: {n_taps} taps, {sum(inside)} inside a delegate")
 
 
 def _only(by_name: dict | None, names: list) -> dict | None:
@@ -661,7 +556,7 @@ def _quantize_methods(meths: list, scheme: str, several: bool, name: str, say) -
         who = f"{name}.{m.name}" if several else name
         say(f"{who}: quantizing")
         try:
-            ep, rec, out_quant, m.emulation = quantize(
+            ep, rec, out_quant, m.emulation, m.float_graph = quantize(
                 m.ep, scheme, m.args.example_inputs, m.args.cases, m.args.dynamic_shapes)
         except NothingToQuantize as e:
             if not several:

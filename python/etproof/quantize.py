@@ -12,8 +12,20 @@ May import: errors and toolchain facts; torch, torchao and ExecuTorch only insid
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 from etproof.errors import NothingToQuantize, QuantizationError
 from etproof.toolchain import version
+
+
+class Quantized(NamedTuple):
+    """What quantize returns (see there)."""
+
+    ep: Any            # the quantized program, re-exported (torch.export.ExportedProgram)
+    record: dict       # the manifest's quantization record
+    out_quant: list    # output_quantization of the converted graph
+    emulation: Any     # the recipe's eager emulation (a GraphModule)
+    float_graph: Any   # the calibrated prepare_pt2e graph, before convert (a GraphModule)
 
 # Scheme (etproof.recipes.QUANT_OF) -> what it does, written as the manifest's quantization.scheme.
 QUANT_SCHEMES = {
@@ -112,12 +124,16 @@ def quantize(ep, scheme: str, example_inputs: tuple, cases: list, dynamic_shapes
     on ``cases`` (objects with ``.inputs``, the golden input tensors); the quantized program is
     exported again with ``dynamic_shapes`` (torch.export's, as ``ep`` was).
 
-    Returns (the re-exported quantized program, the manifest's ``quantization`` record
+    Returns a Quantized: the re-exported quantized program, the manifest's ``quantization`` record
     {"scheme", "quantizer", "skipped"}, output_quantization of the converted graph, the converted
-    GraphModule itself: the recipe's eager emulation, etproof.references). Raises
+    GraphModule itself (the recipe's eager emulation, etproof.references), and the calibrated
+    prepared graph (the float model with batch norms folded: the tapped twin's float values,
+    etproof.taps_quantized). Raises
     NothingToQuantize (a QuantizationError recorded as export-refused) when the converted graph
     has no quantize/dequantize op.
     """
+    import copy
+
     import torch
     from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
         XNNPACKQuantizer,
@@ -152,9 +168,10 @@ def quantize(ep, scheme: str, example_inputs: tuple, cases: list, dynamic_shapes
     with torch.no_grad():
         for c in cases:  # calibration on the golden inputs (static scales; dynamic needs none)
             prepared(*c.inputs)
+    float_graph = copy.deepcopy(prepared)  # convert_pt2e rewrites the prepared graph in place
     converted = convert_pt2e(prepared)
     n_q = sum(1 for n in converted.graph.nodes
-              if n.op == "call_function" and _is_quant_op(n.target))
+              if n.op == "call_function" and is_quant_op(n.target))
     if n_q == 0:
         raise NothingToQuantize(
             "recipe claims int8 but quantized nothing: the converted graph has no "
@@ -166,7 +183,7 @@ def quantize(ep, scheme: str, example_inputs: tuple, cases: list, dynamic_shapes
     record = {"scheme": QUANT_SCHEMES[scheme], "quantizer": type(quantizer).__name__,
               "skipped": skipped}
     emulation = qd8_emulation(converted) if EMULATES[scheme] == "xnnpack-qd8" else converted
-    return ep_q, record, out_quant, emulation
+    return Quantized(ep_q, record, out_quant, emulation, float_graph)
 
 
 def _qd8_fake_quant(x, dims):
@@ -295,7 +312,6 @@ def output_quantization(gm) -> list:
     """Per graph output, in order: {"scale", "zero_point", "dtype"} of the last per-tensor
     dequantize feeding it (through value-preserving ops only), or None when there is none
     (dynamic int8, whose outputs are float, or a per-channel/float output)."""
-    import torch
     out_node = next(n for n in gm.graph.nodes if n.op == "output")
     outs = out_node.args[0]
     outs = list(outs) if isinstance(outs, (tuple, list)) else [outs]
@@ -304,26 +320,37 @@ def output_quantization(gm) -> list:
         while (getattr(n, "op", None) == "call_function" and n.args
                and getattr(n.target, "_opname", str(n.target)) in _PASSTHROUGH):
             n = n.args[0]
-        entry = None
-        if (getattr(n, "op", None) == "call_function" and "dequantize_per_tensor" in str(n.target)
-                and len(n.args) >= 6):
-            scale, zp, dtype = n.args[1], n.args[2], n.args[5]
-
-            def value(a):
-                if getattr(a, "op", None) == "get_attr":
-                    a = getattr(gm, a.target)
-                if isinstance(a, torch.Tensor):
-                    return a.item() if a.numel() == 1 else None
-                return a
-            scale, zp = value(scale), value(zp)
-            dname = {torch.int8: "int8", torch.uint8: "uint8"}.get(dtype)
-            if isinstance(scale, (int, float)) and scale > 0 and isinstance(zp, int) and dname:
-                entry = {"scale": float(scale), "zero_point": int(zp), "dtype": dname}
-        result.append(entry)
+        result.append(dequantize_record(gm, n))
     return result
 
 
-def _is_quant_op(target) -> bool:
+def dequantize_record(gm, n) -> dict | None:
+    """{"scale", "zero_point", "dtype"} of ``n`` when it is a per-tensor int8/uint8 dequantize
+    whose scale and zero point are constants (numbers, or one-element tensors ``gm`` holds), else
+    None."""
+    import torch
+
+    if not (getattr(n, "op", None) == "call_function" and "dequantize_per_tensor" in str(n.target)
+            and len(n.args) >= 6):
+        return None
+    scale, zp, dtype = n.args[1], n.args[2], n.args[5]
+
+    def value(a):
+        if getattr(a, "op", None) == "get_attr":
+            a = getattr(gm, a.target)
+        if isinstance(a, torch.Tensor):
+            return a.item() if a.numel() == 1 else None
+        return a
+    scale, zp = value(scale), value(zp)
+    dname = {torch.int8: "int8", torch.uint8: "uint8"}.get(dtype)
+    if isinstance(scale, (int, float)) and scale > 0 and isinstance(zp, int) and dname:
+        return {"scale": float(scale), "zero_point": int(zp), "dtype": dname}
+    return None
+
+
+def is_quant_op(target) -> bool:
+    """A quantize, dequantize or choose_qparams operator (PT2E's quantized_decomposed, torchao's
+    affine ones)."""
     name = str(target)
     return ("quantize_per" in name or "dequantize_per" in name or "choose_qparams" in name
             or "quantize_affine" in name or "dequantize_affine" in name)

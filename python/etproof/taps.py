@@ -75,11 +75,11 @@ def twin_name(name: str) -> str:
     return name + TWIN_SUFFIX
 
 
-def check_taps(taps, *, quantized: bool, recipe: str, several: bool, external_weights: bool,
-               dynamic_shapes, taps_range=None) -> None:
+def check_taps(taps, *, several: bool, external_weights: bool, dynamic_shapes,
+               taps_range=None) -> None:
     """Refuses (InvalidArgument, stage "export") what the twin does not support, before anything
-    runs: ``taps`` other than None/False/True or an int >= 1; a PT2E-quantized recipe (the twin's
-    recipe emulation is not computed yet), several methods, external weights, dynamic shapes;
+    runs: ``taps`` other than None/False/True or an int >= 1; several methods, external weights,
+    dynamic shapes;
     ``taps_range`` without taps, or other than two whole numbers FIRST <= LAST, FIRST >= 0 (that
     LAST is inside the program is checked by plan_taps)."""
     if taps_range is not None:
@@ -101,9 +101,6 @@ def check_taps(taps, *, quantized: bool, recipe: str, several: bool, external_we
                               "pass taps=True (every eligible node, up to "
                               f"{DEFAULT_CAP}) or taps=N", stage="export")
     refused = []
-    if quantized:
-        refused.append(f"recipe {recipe!r} is PT2E-quantized (the tapped twin computes no recipe "
-                       "emulation of its taps yet; float recipes only)")
     if several:
         refused.append("the program has several methods")
     if external_weights:
@@ -112,8 +109,8 @@ def check_taps(taps, *, quantized: bool, recipe: str, several: bool, external_we
         refused.append("dynamic_shapes is set (tapped values would have dynamic shapes)")
     if refused:
         raise InvalidArgument("the tapped twin is not supported here: " + "; ".join(refused),
-                              "export without taps, or with a float recipe (fp32, fp16) of a "
-                              "one-method model with static shapes and weights in the program",
+                              "export without taps, or tap a one-method model with static shapes "
+                              "and its weights in the program",
                               stage="export")
 
 
@@ -176,9 +173,18 @@ class TapPlan:
     eligible_index: list = field(default_factory=list)  # per chosen node, its index in eligible_ops
     feeds: list | None = None  # per chosen node, the model outputs it reaches (None: unknown)
     taps_range: tuple | None = None  # (first, last) eligible indices the taps were chosen in
+    # A quantized program's twin (etproof.taps_quantized): per chosen node, the node the program
+    # taps (the dequantize after it, or itself) and that dequantize's quantization record (None
+    # where the node itself is tapped). Empty for a float program.
+    tapped_nodes: list = field(default_factory=list)
+    quantization: list = field(default_factory=list)
+    # Operators the twin's program adds for its taps (op target -> count): the fresh dequantizes
+    # of a quantized twin; delegation_matches expects them delegated on top of the shipped counts.
+    added_ops: dict = field(default_factory=dict)
 
 
-def _numel(node) -> int:
+def node_numel(node) -> int:
+    """The element count of ``node``'s value (its static shape in meta["val"])."""
     n = 1
     for d in node.meta["val"].shape:
         n *= int(d)
@@ -232,7 +238,7 @@ def plan_taps(ep, taps, cases: int = 1, bytes_per_element: int = 12, taps_range=
                               "(the twin's taps.eligible)", stage="export")
     window = elig[first:last + 1]
     n = DEFAULT_CAP if taps is True else int(taps)
-    picked, kept_cases = fit_budget([_numel(e) for e in window], n, cases, bytes_per_element)
+    picked, kept_cases = fit_budget([node_numel(e) for e in window], n, cases, bytes_per_element)
     chosen = [window[i] for i in picked]
     selection = "every" if len(chosen) == len(window) else "spaced"
     nodes = [(c.name, str(c.target)) for c in chosen]
@@ -442,16 +448,20 @@ def delegation_op_key(op: str) -> str:
 NOT_COMPARED = frozenset({"getitem"})
 
 
-def _counts(delegation: dict) -> dict:
-    return {e["op"]: (e["delegated"], e["non_delegated"]) for e in delegation["by_operator"]
-            if e["op"] not in NOT_COMPARED}
+def _counts(delegation: dict, less: dict | None = None) -> dict:
+    less = {delegation_op_key(k): v for k, v in (less or {}).items()}
+    counts = {e["op"]: (e["delegated"] - less.get(e["op"], 0), e["non_delegated"])
+              for e in delegation["by_operator"] if e["op"] not in NOT_COMPARED}
+    return {k: v for k, v in counts.items() if v != (0, 0)}
 
 
-def delegation_matches(shipped: dict, twin: dict, op: str | None = None) -> bool:
+def delegation_matches(shipped: dict, twin: dict, op: str | None = None,
+                       added: dict | None = None) -> bool:
     """Whether the twin's delegation (the manifest's ``delegation``) has the shipped program's
     delegated/non-delegated counts for every operator but NOT_COMPARED (``op`` given: for that
-    one, by its delegation_op_key; absent from both counts as equal)."""
-    a, b = _counts(shipped), _counts(twin)
+    one, by its delegation_op_key; absent from both counts as equal). added: operators the twin
+    adds for its taps (TapPlan.added_ops), expected delegated on top of the shipped counts."""
+    a, b = _counts(shipped), _counts(twin, added)
     if op is not None:
         key = delegation_op_key(op)
         return a.get(key, (0, 0)) == b.get(key, (0, 0))
@@ -518,7 +528,7 @@ def taps_record(shipped_name: str, shipped_sha256: str, plan: TapPlan, names: li
         p = {"output": out_name, "index": i, "node": spec.node_name, "op": spec.op_target,
              "eligible_index": plan.eligible_index[i], "delegated": bool(inside),
              "delegation_matches": delegation_matches(shipped_delegation, twin_delegation,
-                                                      spec.op_target)}
+                                                      spec.op_target, plan.added_ops)}
         if spec.module_path:
             p["module_path"] = spec.module_path
         if spec.module_class:
@@ -534,7 +544,8 @@ def taps_record(shipped_name: str, shipped_sha256: str, plan: TapPlan, names: li
         "selection": plan.selection,
         "eligible": plan.eligible,
         "delegate_calls": {"shipped": calls_shipped, "twin": calls_twin},
-        "delegation_matches": delegation_matches(shipped_delegation, twin_delegation),
+        "delegation_matches": delegation_matches(shipped_delegation, twin_delegation,
+                                                 added=plan.added_ops),
         "points": points,
     }
     if plan.taps_range is not None:

@@ -6,8 +6,9 @@ model whose weights live in NAME.ptd beside the program (etproof.models.external
 ``attribution/`` the GELU MLP of etproof.models.attribution with its tapped twins
 (``attribution/gelu_mlp-BACKEND-fp32/gelu_mlp-BACKEND-fp32.taps``, etproof.taps), in
 ``attribution-spaced/`` the same model with a twin of 2 spaced taps (for ``attribute --bisect``),
-in ``attribution-openvino/`` EfficientNet-Lite0 on OpenVINO with a twin of 48 spaced taps, and in
-``kernel-missing/`` a program this runtime cannot load.
+in ``attribution-openvino/`` EfficientNet-Lite0 on OpenVINO with a twin of 48 spaced taps, in
+``attribution-int8/`` the GELU and outlier MLPs on XNNPACK's two int8 recipes with their tapped
+twins (etproof.taps_quantized), and in ``kernel-missing/`` a program this runtime cannot load.
 
 The C++ tests build a matrix over the top directory (the tiny columns) and expect every column in
 it to agree; the shapes and ptd bundles sit one level down so that matrix, the runtime probes
@@ -70,6 +71,16 @@ ATTRIBUTION_SPACED_MODEL = "etproof.models.attribution:spec"
 # bundle near 100 MB (every one of the 160: 273 MB, first case only).
 ATTRIBUTION_OPENVINO_DIR = "attribution-openvino"
 ATTRIBUTION_OPENVINO_TAPS = 48
+# The PT2E-quantized twins (etproof.taps_quantized), every eligible node tapped: the GELU MLP,
+# whose int8 columns agree at every tap, and the outlier MLP (attribution.outlier_spec), whose
+# static-int8 column drifts at fc2 (the culprit) and whose dynamic-int8 column follows its qd8
+# emulation while the recipe's own cost appears at fc2.
+ATTRIBUTION_INT8_DIR = "attribution-int8"
+INT8_PAIRS = [("xnnpack", "int8-static-per-channel"), ("xnnpack", "int8-dynamic-per-channel")]
+ATTRIBUTION_INT8_BUNDLES = [
+    ("gelu_mlp", attribution.spec, INT8_PAIRS),
+    ("outlier_mlp", attribution.outlier_spec, INT8_PAIRS),
+]
 
 SHAPES_DIR = "shapes"
 ATTRIBUTION_DIR = "attribution"
@@ -115,7 +126,8 @@ def export_test_bundles(out: Path, force: bool = False, log=print,
                         openvino_twin: bool = True) -> list[dict]:
     """Exports TEST_PAIRS of the tiny model into ``out``, SHAPE_BUNDLES into ``out/shapes``,
     PTD_BUNDLES into ``out/ptd``, METHOD_BUNDLES into ``out/methods``, ATTRIBUTION_BUNDLES (with
-    their tapped twins) into ``out/attribution``, the spaced twin into ATTRIBUTION_SPACED_DIR and,
+    their tapped twins) into ``out/attribution``, the spaced twin into ATTRIBUTION_SPACED_DIR,
+    ATTRIBUTION_INT8_BUNDLES into ATTRIBUTION_INT8_DIR and,
     with ``openvino_twin``, EfficientNet-Lite0's OpenVINO twin into ATTRIBUTION_OPENVINO_DIR
     (about 20 s and 145 MB; the Python tests leave it out) (reusing up-to-date bundles unless
     ``force``); returns the export-report results, tiny's first."""
@@ -135,6 +147,10 @@ def export_test_bundles(out: Path, force: bool = False, log=print,
     results += export_pairs(attribution.spec, "gelu_mlp", [("xnnpack", "fp32")],
                             Path(out) / ATTRIBUTION_SPACED_DIR, force=force, log=log,
                             taps=ATTRIBUTION_SPACED_TAPS, taps_from=ATTRIBUTION_SPACED_MODEL)
+    for key, factory, pairs in ATTRIBUTION_INT8_BUNDLES:
+        results += export_pairs(factory, key, pairs, Path(out) / ATTRIBUTION_INT8_DIR,
+                                force=force, log=log, taps=True,
+                                taps_from=f"{factory.__module__}:{factory.__name__}")
     if openvino_twin:
         results += export_pairs(efficientnet_lite0.spec, "efficientnet_lite0",
                                 [("openvino", "fp32")], Path(out) / ATTRIBUTION_OPENVINO_DIR,

@@ -37,6 +37,7 @@ def test_bundles(tmp_path_factory):
     does."""
     from etproof.testbundles import (
         ATTRIBUTION_BUNDLES,
+        ATTRIBUTION_INT8_BUNDLES,
         METHOD_BUNDLES,
         PTD_BUNDLES,
         SHAPE_BUNDLES,
@@ -48,7 +49,8 @@ def test_bundles(tmp_path_factory):
     results = export_test_bundles(out, log=lambda _m: None, openvino_twin=False)
     want = [("tiny", b, r) for b, r in TEST_PAIRS] + [
         (key, b, r) for key, _, pairs in SHAPE_BUNDLES + PTD_BUNDLES + METHOD_BUNDLES
-        + ATTRIBUTION_BUNDLES for b, r in pairs] + [("gelu_mlp", "xnnpack", "fp32")]
+        + ATTRIBUTION_BUNDLES for b, r in pairs] + [("gelu_mlp", "xnnpack", "fp32")] + [
+        (key, b, r) for key, _, pairs in ATTRIBUTION_INT8_BUNDLES for b, r in pairs]
     assert [(r["model"], r["backend"], r["recipe"]) for r in results] == want, results
     assert [r["status"] for r in results] == ["exported"] * len(want), results
     return out

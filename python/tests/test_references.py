@@ -97,7 +97,7 @@ def test_int8_emulation_is_quantization_sized_and_reruns_exactly(test_bundles):
              for c in doc["goldens"]]
     model = tiny.build_model()
     ep = torch.export.export(model, cases[0].inputs)
-    _, _, _, converted = quantize(ep, "xnnpack-int8-dynamic-per-channel", cases[0].inputs, cases)
+    _, _, _, converted, _ = quantize(ep, "xnnpack-int8-dynamic-per-channel", cases[0].inputs, cases)
     for case, c in zip(doc["goldens"], cases):
         emu = _refs(bundle, doc, case, name)["y"]
         golden = _golden(bundle, doc, case, "y")
@@ -313,7 +313,7 @@ def test_qd8_emulation_is_what_the_lowered_xnnpack_program_computes(kind):
         x = torch.randn(2, 8, 10, 10) * torch.linspace(0.1, 5, 10).view(1, 1, 10, 1)
     cases = [GoldenCase("c", "synthetic", "test", (x,))]
     ep = torch.export.export(model, (x,))
-    ep_q, _, _, emulation = quantize(ep, "xnnpack-int8-dynamic-per-channel", (x,), cases)
+    ep_q, _, _, emulation, _ = quantize(ep, "xnnpack-int8-dynamic-per-channel", (x,), cases)
     program = to_edge_transform_and_lower(ep_q, partitioner=[XnnpackPartitioner()]).to_executorch()
     method = Runtime.get().load_program(program.buffer).load_method("forward")
     actual = method.execute([x])[0]

@@ -120,6 +120,11 @@ struct LayerRow {
   TensorReport report;       // the tap gated against its bound (gate.h)
   double step_db = 0;        // SQNR fall from the tap before (kFloat32ResolutionDb for the first);
                              // negative when the SQNR rose
+  // What the recipe cost at this tap (question 2, references.h): the recipe's emulation against
+  // the float32 golden, where the twin carries one (PT2E-quantized recipes; float16/bfloat16
+  // precisions); its SQNR fall from the tap before, as step_db.
+  std::optional<RecipeCost> cost;
+  double cost_step_db = 0;   // 0 for the first tap with a cost
 };
 
 struct Attribution {
@@ -137,7 +142,14 @@ struct Attribution {
   std::optional<size_t> earliest_drift;  // index into layers
   std::optional<size_t> largest_growth;  // index into layers
   bool culprit = false;      // earliest_drift names the layer to blame (see the header comment)
-  std::string summary;       // one sentence: agrees everywhere / the culprit / no single culprit
+  // Where the recipe's own cost grows most: the tap whose cost SQNR falls most from the tap before
+  // (LayerRow::cost_step_db), when that fall reaches kCulpritDropDb — the layer a user would keep in
+  // higher precision first. Absent when no tap carries a cost or the cost grew gradually. It is not
+  // a drift: the program may follow its recipe exactly there (int8-dynamic, judged against its
+  // emulation).
+  std::optional<size_t> costliest;
+  std::string summary;       // one sentence: agrees everywhere / the culprit / no single culprit;
+                             // then, where taps carry the recipe's cost, one naming `costliest`
   bool outputs_passed = false;  // every model output within its bound in the chosen case
 };
 

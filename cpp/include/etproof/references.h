@@ -108,6 +108,7 @@ struct JudgePlan {
 // Question 2 for one output: an emulation against the float32 golden.
 struct RecipeCost {
   std::string reference;     // the emulation's name
+  std::string output;        // the output it was measured on (set by the replay)
   double max_abs_error = 0;
   double cosine = 1;
   double sqnr_db = std::numeric_limits<double>::infinity();

@@ -1,0 +1,190 @@
+// attribute_int8_test.cpp — which layer drifted, for the PT2E-quantized recipes (etproof/attribute.h;
+// python/etproof/taps_quantized.py): the tapped twins of build/test-bundles/attribution-int8, and the
+// rule that names where a recipe's own cost grows (find_drift's cost sentence) on curves that should
+// and should not name a layer.
+//
+// The bundles (python/etproof/testbundles.py, ATTRIBUTION_INT8_BUNDLES): the GELU MLP, whose int8
+// columns agree at every tap, and the outlier MLP (etproof.models.attribution.outlier_spec): fc1 has
+// one output channel 1000x the others and fc2 ignores it, so int8 activations quantized per tensor
+// (static) or per row (XNNPACK's qd8, dynamic) leave fc2 almost nothing of what it reads
+// (LLM.int8()'s outlier features). Static int8 is judged against the float32 golden: fc2 is the
+// culprit. Dynamic int8 is judged against its qd8 emulation, which the program follows: every tap
+// agrees, and the recipe's own cost is what grows at fc2.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "etproof/attribute.h"
+#include "test_support.h"
+
+namespace fs = std::filesystem;
+using namespace etproof;
+using etproof::testing::test_bundles;
+
+namespace {
+
+fs::path int8_bundle(const std::string& name) {
+  const fs::path root = test_bundles();
+  return root.empty() ? fs::path() : root / "attribution-int8" / name;
+}
+
+#define SKIP_WITHOUT_INT8_TWIN(bundle_dir)                                                        \
+  if ((bundle_dir).empty() ||                                                                    \
+      !fs::is_directory(fs::path(bundle_dir) / ((bundle_dir).filename().string() + ".taps")))     \
+  GTEST_SKIP() << "no tapped twin at " << (bundle_dir)                                           \
+               << " (python -m etproof test-bundles --out build/test-bundles exports it)"
+
+// A row with a measured tap and a recipe cost, as find_drift sees them.
+LayerRow costed(size_t index, double cost_sqnr_db) {
+  LayerRow r;
+  r.point.output = "tap." + std::to_string(index);
+  r.point.index = index;
+  r.point.op = "aten.linear.default";
+  r.report.output = r.point.output;
+  r.report.sqnr_db = 120;
+  r.report.passed = true;
+  RecipeCost c;
+  c.reference = "int8-dynamic-per-channel";
+  c.output = r.point.output;
+  c.sqnr_db = cost_sqnr_db;
+  r.cost = c;
+  return r;
+}
+
+Attribution cost_curve(const std::vector<double>& cost_db) {
+  Attribution a;
+  for (size_t i = 0; i < cost_db.size(); ++i) a.layers.push_back(costed(i, cost_db[i]));
+  a.outputs_passed = true;
+  return a;
+}
+
+const LayerRow* by_module(const Attribution& a, const std::string& module) {
+  for (const LayerRow& l : a.layers)
+    if (l.point.module_path == module) return &l;
+  return nullptr;
+}
+
+}  // namespace
+
+// ---- the cost rule, on curves ------------------------------------------------------------------
+
+TEST(AttributeCostRule, AFallOfTwentyDecibelsBetweenTapsNamesWhereTheCostGrows) {
+  Attribution a = cost_curve({44, 43, 10, 9});
+  find_drift(a);
+  ASSERT_TRUE(a.costliest);
+  EXPECT_EQ(*a.costliest, 2u);
+  EXPECT_DOUBLE_EQ(a.layers[2].cost_step_db, 33);
+  EXPECT_NE(a.summary.find("grows most at tap.2"), std::string::npos) << a.summary;
+  EXPECT_FALSE(a.earliest_drift);  // a cost is not a drift
+}
+
+TEST(AttributeCostRule, AGradualCostNamesNoLayer) {
+  Attribution a = cost_curve({44, 38, 31, 25, 19});  // 6 dB a layer: 25 dB in all, no one step
+  find_drift(a);
+  EXPECT_FALSE(a.costliest);
+  EXPECT_NE(a.summary.find("no step between taps falls 20.0 dB"), std::string::npos) << a.summary;
+}
+
+TEST(AttributeCostRule, TheThresholdIsTwentyDecibelsFromBothSides) {
+  Attribution under = cost_curve({40, 20.5});
+  find_drift(under);
+  EXPECT_FALSE(under.costliest) << under.summary;
+  Attribution at = cost_curve({40, 20});
+  find_drift(at);
+  EXPECT_TRUE(at.costliest) << at.summary;
+}
+
+TEST(AttributeCostRule, TheFirstTapsCostIsNoGrowth) {
+  // An int8 format costs ~40-50 dB at the first layer it quantizes; that is the recipe, not a layer.
+  Attribution a = cost_curve({41, 40});
+  find_drift(a);
+  EXPECT_FALSE(a.costliest);
+  EXPECT_DOUBLE_EQ(a.layers[0].cost_step_db, 0);
+}
+
+TEST(AttributeCostRule, NoCostNoSentence) {
+  Attribution a;
+  LayerRow r = costed(0, 40);
+  r.cost.reset();
+  a.layers.push_back(r);
+  a.outputs_passed = true;
+  find_drift(a);
+  EXPECT_FALSE(a.costliest);
+  EXPECT_EQ(a.summary.find("recipe's own cost"), std::string::npos) << a.summary;
+}
+
+// ---- the twins ---------------------------------------------------------------------------------
+
+TEST(AttributeInt8, TheGeluMlpAgreesAtEveryTapOnBothInt8Recipes) {
+  for (const char* name : {"gelu_mlp-xnnpack-int8-static-per-channel", "gelu_mlp-xnnpack-int8-dynamic-per-channel"}) {
+    const fs::path b = int8_bundle(name);
+    SKIP_WITHOUT_INT8_TWIN(b);
+    const Attribution a = attribute(b);
+    ASSERT_FALSE(a.layers.empty()) << name;
+    EXPECT_TRUE(a.taps.delegation_matches) << name;
+    EXPECT_EQ(a.taps.shipped_delegate_calls, a.taps.twin_delegate_calls) << name;
+    for (const LayerRow& l : a.layers) {
+      EXPECT_TRUE(l.report.passed) << name << " " << l.point.op << "\n" << to_text(a);
+      EXPECT_TRUE(l.point.delegated) << name << " " << l.point.op;
+      EXPECT_TRUE(l.cost) << name << " " << l.point.op << ": no recipe cost at the tap";
+    }
+    EXPECT_FALSE(a.earliest_drift) << to_text(a);
+    EXPECT_TRUE(a.outputs_passed) << to_text(a);
+    EXPECT_FALSE(a.costliest) << to_text(a);  // the recipe costs ~40 dB everywhere: no one layer
+  }
+}
+
+TEST(AttributeInt8, StaticInt8TapsOnlyWhatTheProgramHoldsInInt8) {
+  // fc2's output goes into the ReLU fused with it: the quantized program never holds it, so only
+  // the ReLU after it is tapped (taps_quantized.py); dynamic int8 taps every compute node.
+  const fs::path s = int8_bundle("gelu_mlp-xnnpack-int8-static-per-channel");
+  const fs::path d = int8_bundle("gelu_mlp-xnnpack-int8-dynamic-per-channel");
+  SKIP_WITHOUT_INT8_TWIN(s);
+  SKIP_WITHOUT_INT8_TWIN(d);
+  const Attribution as = attribute(s), ad = attribute(d);
+  EXPECT_EQ(by_module(as, "fc2"), nullptr) << to_text(as);
+  EXPECT_NE(by_module(as, "relu"), nullptr) << to_text(as);
+  EXPECT_NE(by_module(ad, "fc2"), nullptr) << to_text(ad);
+  EXPECT_EQ(ad.layers.size(), as.layers.size() + 1) << to_text(as) << to_text(ad);
+}
+
+TEST(AttributeInt8, StaticInt8NamesTheLayerTheOutlierStarvesAsTheCulprit) {
+  const fs::path b = int8_bundle("outlier_mlp-xnnpack-int8-static-per-channel");
+  SKIP_WITHOUT_INT8_TWIN(b);
+  for (const std::string& c : attribute(b).cases) {
+    AttributeOptions o;
+    o.case_id = c;
+    const Attribution a = attribute(b, o);
+    ASSERT_TRUE(a.earliest_drift) << to_text(a);
+    const LayerRow& first = a.layers[*a.earliest_drift];
+    EXPECT_EQ(first.point.module_path, "fc2") << to_text(a);
+    ASSERT_TRUE(first.point.source) << to_text(a);
+    EXPECT_NE(first.point.source->code.find("fc2"), std::string::npos) << first.point.source->code;
+    for (size_t i = 0; i < *a.earliest_drift; ++i) EXPECT_TRUE(a.layers[i].report.passed) << to_text(a);
+    EXPECT_TRUE(a.culprit) << to_text(a);
+    EXPECT_FALSE(a.outputs_passed) << to_text(a);
+    ASSERT_TRUE(a.costliest) << to_text(a);  // and the recipe's own cost grows there too
+    EXPECT_EQ(a.layers[*a.costliest].point.module_path, "fc2") << to_text(a);
+  }
+}
+
+TEST(AttributeInt8, DynamicInt8FollowsItsEmulationWhileTheRecipesCostGrowsAtTheOutlier) {
+  const fs::path b = int8_bundle("outlier_mlp-xnnpack-int8-dynamic-per-channel");
+  SKIP_WITHOUT_INT8_TWIN(b);
+  const Attribution a = attribute(b);
+  EXPECT_NE(a.twin_report.judgement.find("emulation"), std::string::npos) << a.twin_report.judgement;
+  for (const LayerRow& l : a.layers) EXPECT_TRUE(l.report.passed) << l.point.op << "\n" << to_text(a);
+  EXPECT_FALSE(a.earliest_drift) << to_text(a);
+  EXPECT_TRUE(a.outputs_passed) << to_text(a);
+  ASSERT_TRUE(a.costliest) << to_text(a);
+  const LayerRow& c = a.layers[*a.costliest];
+  EXPECT_EQ(c.point.module_path, "fc2") << to_text(a);
+  EXPECT_GE(c.cost_step_db, kCulpritDropDb) << to_text(a);
+  EXPECT_NE(a.summary.find("grows most at"), std::string::npos) << a.summary;
+  EXPECT_NE(to_text(a).find("cost SQNR dB"), std::string::npos);
+  const nlohmann::json j = to_json(a);
+  EXPECT_EQ(j["costliest"], *a.costliest);
+  EXPECT_TRUE(j["layers"][*a.costliest]["cost"].contains("sqnr_db"));
+}
