@@ -18,7 +18,15 @@
 //   - a culprit, only when the earliest drift is also a step: its SQNR falls at least kCulpritDropDb
 //     from the tap before it. Otherwise the error grew over many layers and crossed the bound
 //     somewhere along the way, and the report says that there is no single culprit rather than
-//     blaming the layer where it happened to cross.
+//     blaming the layer where it happened to cross;
+//   - where the recipe's own cost grows most (a twin with a recipe or precision emulation: PT2E int8,
+//     float16/bfloat16): the tap whose emulation-against-golden SQNR falls at least kCulpritDropDb
+//     from the tap before it. A cost is not a drift (the delegate may follow its recipe exactly
+//     there); it is the layer a user would keep in higher precision first.
+//
+// A quantized recipe's twin taps the converted program at the values it holds
+// (python/etproof/taps_quantized.py; docs/manifest.md "The tapped twin"); attribute() reads it
+// like any other.
 //
 // Errors (thrown, typed; nothing is written): a bundle without a twin, Error{kInvalidArgument}
 // naming the directory looked for and how to export one; a twin whose manifest has no valid `taps`
