@@ -158,8 +158,10 @@ TapsRecord read_taps(const Manifest& twin) {
 namespace {
 
 // The recipe-cost sentence of the summary (find_drift): each tap's cost_step_db is the fall of the
-// emulation's SQNR against the golden from the tap before (0 for the first: what a number format
-// costs at the first layer is no growth); `costliest` is the largest such fall when it reaches
+// emulation's SQNR against the golden from the tap before — 0 for the first tap, and for a tap
+// after taps the recipe left exact (SQNR at or above kFloat32ResolutionDb: a layer left in float):
+// what a number format costs at the first layer it enters is the recipe, not growth. `costliest`
+// is the largest such fall when it reaches
 // kCulpritDropDb (a tenfold error amplitude in one layer, as for a culprit), else none: the cost
 // grew gradually, as a recipe's rounding does.
 void find_cost(Attribution& a) {
@@ -170,7 +172,7 @@ void find_cost(Attribution& a) {
     LayerRow& row = a.layers[i];
     if (!row.cost) continue;
     const double now = std::min(row.cost->sqnr_db, kFloat32ResolutionDb);
-    if (last) {
+    if (last && std::min(last->cost->sqnr_db, kFloat32ResolutionDb) < kFloat32ResolutionDb) {
       const double before = std::min(last->cost->sqnr_db, kFloat32ResolutionDb);
       row.cost_step_db = std::isnan(now) ? std::numeric_limits<double>::infinity()
                          : std::isnan(before) ? -std::numeric_limits<double>::infinity()

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -102,6 +103,20 @@ TEST(AttributeCostRule, TheFirstTapsCostIsNoGrowth) {
   find_drift(a);
   EXPECT_FALSE(a.costliest);
   EXPECT_DOUBLE_EQ(a.layers[0].cost_step_db, 0);
+}
+
+TEST(AttributeCostRule, WhereTheRecipeEntersAfterExactLayersIsNoGrowth) {
+  // A conv the quantizer left float (cost exact: +inf) then the first quantized linear: entering
+  // int8 costs ~45 dB there, as at a first tap; only a fall after that is growth.
+  const double inf = std::numeric_limits<double>::infinity();
+  Attribution a = cost_curve({inf, inf, 45});
+  find_drift(a);
+  EXPECT_FALSE(a.costliest) << a.summary;
+  EXPECT_DOUBLE_EQ(a.layers[2].cost_step_db, 0);
+  Attribution b = cost_curve({inf, 45, 12});
+  find_drift(b);
+  ASSERT_TRUE(b.costliest) << b.summary;
+  EXPECT_EQ(*b.costliest, 2u);
 }
 
 TEST(AttributeCostRule, NoCostNoSentence) {

@@ -253,9 +253,7 @@ def export_model(
     # Schema 2 only where the program has another method than a lone forward (docs/manifest.md).
     several = [m.name for m in meths] != ["forward"]
     facts = RECIPES[(backend, recipe)]
-    check_taps(taps, several=several,
-               external_weights=external_weights, dynamic_shapes=dynamic_shapes,
-               taps_range=taps_range)
+    check_taps(taps, several=several, dynamic_shapes=dynamic_shapes, taps_range=taps_range)
     taps = taps if taps not in (None, False) else None
     compute_unit = resolve_compute_unit(backend, recipe, compute_unit)
     check_export_needs(backend)

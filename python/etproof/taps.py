@@ -75,11 +75,9 @@ def twin_name(name: str) -> str:
     return name + TWIN_SUFFIX
 
 
-def check_taps(taps, *, several: bool, external_weights: bool, dynamic_shapes,
-               taps_range=None) -> None:
+def check_taps(taps, *, several: bool, dynamic_shapes, taps_range=None) -> None:
     """Refuses (InvalidArgument, stage "export") what the twin does not support, before anything
-    runs: ``taps`` other than None/False/True or an int >= 1; several methods, external weights,
-    dynamic shapes;
+    runs: ``taps`` other than None/False/True or an int >= 1; several methods, dynamic shapes;
     ``taps_range`` without taps, or other than two whole numbers FIRST <= LAST, FIRST >= 0 (that
     LAST is inside the program is checked by plan_taps)."""
     if taps_range is not None:
@@ -103,14 +101,11 @@ def check_taps(taps, *, several: bool, external_weights: bool, dynamic_shapes,
     refused = []
     if several:
         refused.append("the program has several methods")
-    if external_weights:
-        refused.append("external_weights is set (the twin would need its own NAME.ptd)")
     if dynamic_shapes is not None:
         refused.append("dynamic_shapes is set (tapped values would have dynamic shapes)")
     if refused:
         raise InvalidArgument("the tapped twin is not supported here: " + "; ".join(refused),
-                              "export without taps, or tap a one-method model with static shapes "
-                              "and its weights in the program",
+                              "export without taps, or tap a one-method model with static shapes",
                               stage="export")
 
 

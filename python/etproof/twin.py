@@ -104,21 +104,42 @@ def prepare_twin(m, taps, taps_range, taps_from, ref_names: list[str], recipe: s
     return twin
 
 
+def tag_constants(ep, tag: str) -> None:
+    """Tags every constant input of the exported program ``ep`` (parameters, buffers, lifted
+    constants) for the named data ``tag``, in place: what etproof.lower.tag_external_weights
+    leaves on them through ExecuTorch's delegate_external_constants_pass_unlifted and a strict
+    re-export (meta["custom"]["delegate_constant_tag"], which XNNPACK reads when it serializes a
+    constant), set directly, since re-exporting the tapped program would rename the nodes its
+    taps follow."""
+    sig = ep.graph_signature
+    constants = (set(sig.inputs_to_parameters) | set(sig.inputs_to_buffers)
+                 | set(sig.inputs_to_lifted_tensor_constants))
+    for node in ep.graph.nodes:
+        if node.op == "placeholder" and node.name in constants:
+            node.meta.setdefault("custom", {})["delegate_constant_tag"] = tag
+
+
 def write_twin(twin: TwinWork, shipped_doc: dict, tmp: Path, name: str, backend: str,
                recipe: str, facts: dict, m, verify: bool, say) -> None:
     """Lowers the tapped program (taps stripped after lowering), writes it, its goldens,
     references and manifest into ``tmp/NAME.taps/`` as the bundle ``NAME.taps``. The manifest is
     the shipped one's with the twin's name, artifact, delegates, operators, delegation, outputs,
-    goldens and references, plus ``taps``."""
+    goldens, references and data_files, plus ``taps``. A shipped bundle with its weights in
+    NAME.ptd gets a twin with its own NAME.taps.ptd (the same weights: the twin is a complete
+    bundle)."""
     from executorch.devtools.intermediate_output_tap import strip_taps_
 
     tname = twin_name(name)
     tdir = tmp / tname
     n_model = len(m.output_names)
     n_taps = len(twin.tap_names)
+    external = bool(shipped_doc.get("data_files"))
     with in_stage("lower", recipe):
         say(f"{tname}: lowering for {backend}")
-        edge, backend_config, rejections = lower(twin.plan.ep, backend, recipe, facts, None)
+        if external:
+            tag_constants(twin.plan.ep, tname)
+        edge, backend_config, rejections = lower(twin.plan.ep, backend, recipe, facts,
+                                                 tname if external else None)
         inside = tapped_in_delegate(edge, n_model, n_taps)
         strip_taps_(edge)
         delegation = delegation_record(edge, rejections)
@@ -126,13 +147,14 @@ def write_twin(twin: TwinWork, shipped_doc: dict, tmp: Path, name: str, backend:
     with in_stage("serialize"):
         tdir.mkdir()
         et = edge.to_executorch(backend_config) if backend_config else edge.to_executorch()
-        pte, _ = write_program(et, tdir, tname)
+        pte, data_files = write_program(et, tdir, tname)
         program_bytes = pte.read_bytes()
         delegates, operators = program_calls(program_bytes)
     if verify:
         with in_stage("lower", recipe):
-            verify_runs(program_bytes, None, m.args.cases[0].inputs, delegates,
-                        n_model + n_taps, say, tname, operators=operators)
+            data_path = tdir / data_files[0] if data_files else None
+            verify_runs(pte if data_path else program_bytes, data_path, m.args.cases[0].inputs,
+                        delegates, n_model + n_taps, say, tname, operators=operators)
     with in_stage("goldens"):
         gdir = tdir / f"{tname}.goldens"
         gdir.mkdir()
@@ -150,6 +172,9 @@ def write_twin(twin: TwinWork, shipped_doc: dict, tmp: Path, name: str, backend:
         doc.update(name=tname, artifact=file_ref(pte), delegates=delegates, operators=operators,
                    delegation=delegation, outputs=twin.out_specs, goldens=goldens,
                    references=twin.refs.records)
+        doc.pop("data_files", None)
+        if data_files:
+            doc["data_files"] = [file_ref(tdir / f) for f in data_files]
         doc["taps"] = taps_record(name, shipped_doc["artifact"]["sha256"], twin.plan,
                                   twin.tap_names, inside, twin.calls_shipped, calls_twin,
                                   shipped_doc["delegation"], delegation, twin.exported_from)

@@ -253,7 +253,6 @@ def test_spaced_indices():
 
 
 @pytest.mark.parametrize("taps, extra, said", [
-    (True, {"external_weights": True}, "external_weights"),
     (True, {"dynamic_shapes": ({0: "batch"},)}, "dynamic_shapes"),
     (0, {}, "taps must be"),
     (-3, {}, "taps must be"),
@@ -480,3 +479,33 @@ def test_the_cli_taps_range_option(tmp_path):
     assert main(["export", "tiny", "--backend", "all", "--recipe", "fp32", "--out",
                  str(tmp_path), "--taps", "--taps-range", "0:1"]) == 2
     assert not any(tmp_path.iterdir())
+
+
+def test_a_bundle_with_external_weights_gets_a_twin_with_its_own_ptd(tmp_path):
+    """The twin of a bundle whose weights live in NAME.ptd is complete too: NAME.taps.ptd beside
+    its program, listed in its data_files, its weights out of the program, and ExecuTorch's
+    runtime reproduces every tap's golden from the two files (to float32 rounding)."""
+    from executorch.runtime import Runtime
+
+    from etproof.models import external
+
+    bundle = export_model(name="extweights-xnnpack-fp32", out_dir=tmp_path, backend="xnnpack",
+                          recipe="fp32", taps=True, **external.external_weights_spec())
+    twin = _twin(bundle)
+    doc = read_manifest(twin)
+    assert [d["file"] for d in doc["data_files"]] == [f"{twin.name}.ptd"]
+    assert doc["data_files"][0] == file_ref(twin / f"{twin.name}.ptd")
+    shipped = read_manifest(bundle)
+    assert doc["taps"]["delegation_matches"]
+    assert (twin / doc["artifact"]["file"]).stat().st_size < \
+        (twin / f"{twin.name}.ptd").stat().st_size  # the weights are in the .ptd
+    assert shipped["data_files"][0]["file"] == f"{bundle.name}.ptd"
+    method = Runtime.get().load_program(twin / doc["artifact"]["file"],
+                                        data_path=twin / f"{twin.name}.ptd").load_method("forward")
+    names = [o["name"] for o in doc["outputs"]]
+    for g in doc["goldens"]:
+        outs = method.execute([torch.from_numpy(_npy(twin, doc, g["inputs"]["x"]))])
+        for o, got in zip(names, outs):
+            gold = _npy(twin, doc, g["outputs"][o])
+            assert np.allclose(got.numpy(), gold, rtol=0,
+                               atol=64 * F32_EPS * float(np.abs(gold).max())), o
