@@ -2,6 +2,7 @@
 #include "etproof/coverage.h"
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <cmath>
 #include <map>
@@ -351,7 +352,15 @@ std::optional<int64_t> day_number(const std::string& date) {
   return era * 146097 + static_cast<int64_t>(doe) - 719468;
 }
 
-std::string machine_label(const json& machine) { return "m-" + detail::sha256_hex(machine.dump()).substr(0, 8); }
+std::string machine_label(const json& machine) {
+  const std::string hash = "m-" + detail::sha256_hex(machine.dump()).substr(0, 8);
+  const auto name = machine.find("name");
+  if (name == machine.end() || !name->is_string() || name->get<std::string>().empty()) return hash;
+  std::string safe;  // Markdown- and HTML-inert: letters, digits, . _ - only, at most 40
+  for (const char c : name->get<std::string>().substr(0, 40))
+    safe += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') ? c : '_';
+  return safe + " " + hash;
+}
 
 std::string line_diff(const std::string& expected, const std::string& actual, size_t max_lines) {
   if (expected == actual) return "";

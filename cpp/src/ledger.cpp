@@ -87,6 +87,9 @@ std::string now_utc() {
 // ---- context -----------------------------------------------------------------------------------
 json machine_info() {
   json m = json::object();
+  // A name the runner gives itself (CI: one per runner kind), so that two configurations of one
+  // host, or runners on look-alike hosts, stay two machines on the coverage page.
+  if (const char* name = std::getenv("ETPROOF_MACHINE_NAME"); name && *name) m["name"] = std::string(name);
   struct utsname u {};
   const bool have_uname = uname(&u) == 0;
   std::string os;

@@ -48,7 +48,9 @@ std::string render_coverage(const std::vector<nlohmann::json>& records, const Co
 // Days since 1970-01-01 of "YYYY-MM-DD…"; nullopt when it does not start with a valid date.
 std::optional<int64_t> day_number(const std::string& date);
 
-// The short name a machine gets on the page: "m-" + 8 hex of SHA-256 of its canonical JSON.
+// The short name a machine gets on the page: "m-" + 8 hex of SHA-256 of its canonical JSON, after
+// the machine's `name` where it has one (ETPROOF_MACHINE_NAME; characters other than letters,
+// digits, '.', '_' and '-' become '_', at most 40): "github-macos-arm64 m-1a2b3c4d".
 std::string machine_label(const nlohmann::json& machine);
 
 // A short line diff of two texts ("--- expected" / "+++ actual", the first differing lines with
