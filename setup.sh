@@ -32,7 +32,11 @@ BUILD="$ROOT/build"
 mkdir -p "$BUILD"
 
 step() { printf '\n== %s\n' "$*"; }
-hash_of() { cat "$@" 2>/dev/null | sha256sum | cut -c1-16; }
+# macOS has neither sha256sum nor nproc (GNU coreutils): shasum and getconf are on both.
+if command -v sha256sum >/dev/null; then SHA256=(sha256sum); else SHA256=(shasum -a 256); fi
+hash_of() { cat "$@" 2>/dev/null | "${SHA256[@]}" | cut -c1-16; }
+NPROC="$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)"
+OS="$(uname -s)"
 # pip, quiet; this machine's extra local indexes make pip warn once per package: drop those lines.
 pip_install() { "$PY" -m pip install -q "$@" 2> >(grep -v 'is ignored: it is neither a file' >&2); }
 
@@ -46,8 +50,27 @@ FUZZ_DEBS=(clang-19 libclang-rt-19-dev llvm-19
            # the headless browser the CTest matrix_html.renders_in_chromium loads `matrix --html`'s
            # page in (console errors, every cell shown); the test skips by name without it
            chromium)
+# macOS: Homebrew instead (the compiler is Xcode's Command Line Tools: xcode-select --install).
+# No libstb there: pass its header's directory (CMakeLists.txt compiles stb_image in itself).
+BREWS=(python@3.11 nlohmann-json cli11 googletest openssl@3)
+if [[ "$OS" == Darwin ]]; then
+  if ((FUZZ)); then
+    echo "error: --fuzz is Linux-only (memfd_create, libFuzzer, Debian's chromium)" >&2; exit 2
+  fi
+  command -v brew >/dev/null || { echo "error: macOS needs Homebrew (https://brew.sh) for: ${BREWS[*]}" >&2; exit 2; }
+  brew_missing=()
+  for p in "${BREWS[@]}"; do brew list --versions "$p" >/dev/null 2>&1 || brew_missing+=("$p"); done
+  if ((${#brew_missing[@]})); then
+    step "installing Homebrew formulae: ${brew_missing[*]}"
+    brew install "${brew_missing[@]}"
+  fi
+  DEBS=()
+elif ! command -v dpkg >/dev/null; then
+  echo "warning: neither Debian's apt nor macOS: install ${DEBS[*]} (or their equivalents) yourself" >&2
+  DEBS=(); FUZZ_DEBS=()
+fi
 missing=(); fuzz_missing=()
-for p in "${DEBS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+for p in ${DEBS[@]+"${DEBS[@]}"}; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((FUZZ)); then
   for p in "${FUZZ_DEBS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || fuzz_missing+=("$p"); done
 fi
@@ -68,7 +91,9 @@ PY_STAMP="$BUILD/.stamp-venv"
 py_key="$(hash_of requirements.txt python/pyproject.toml)"
 if [[ ! -x "$PY" || "$(cat "$PY_STAMP" 2>/dev/null)" != "$py_key" ]]; then
   step "creating .venv (torch 2.13.0 CPU, executorch 1.5.1, …)"
-  [[ -x "$PY" ]] || python3 -m venv "$VENV"
+  PYTHON3=python3  # macOS's own python3 (Command Line Tools) is 3.9: torch 2.13 needs >= 3.10
+  if [[ "$OS" == Darwin ]]; then PYTHON3="$(brew --prefix python@3.11)/bin/python3.11"; fi
+  [[ -x "$PY" ]] || "$PYTHON3" -m venv "$VENV"
   pip_install --upgrade pip
   pip_install "torch==2.13.0"
   pip_install -r requirements.txt
@@ -84,11 +109,16 @@ fi
 # --- 3. Runtime half: build/etproof (CMake >= 3.28 from the venv, pinned in requirements.txt) ---
 step "building the runtime half (build/etproof)"
 CMAKE="$VENV/bin/cmake"
+CMAKE_PREFIXES="$ET_DIR"; EXTRA_CMAKE=()
+if [[ "$OS" == Darwin ]]; then  # Homebrew's prefix, and its keg-only OpenSSL
+  CMAKE_PREFIXES="$ET_DIR;$(brew --prefix)"
+  EXTRA_CMAKE=(-DOPENSSL_ROOT_DIR="$(brew --prefix openssl@3)")
+fi
 if [[ ! -f "$BUILD/CMakeCache.txt" ]]; then
   "$CMAKE" -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_PREFIX_PATH="$ET_DIR" -DETPROOF_PYTHON="$PY" >/dev/null
+    -DCMAKE_PREFIX_PATH="$CMAKE_PREFIXES" ${EXTRA_CMAKE[@]+"${EXTRA_CMAKE[@]}"} -DETPROOF_PYTHON="$PY" >/dev/null
 fi
-"$CMAKE" --build "$BUILD" -j"$(nproc)" 2>&1 | grep -vE '^\[ *[0-9]+%\]' || true
+"$CMAKE" --build "$BUILD" -j"$NPROC" 2>&1 | grep -vE '^\[ *[0-9]+%\]' || true
 [[ -x "$BUILD/etproof" ]] || { echo "error: build failed (build/etproof missing)" >&2; exit 2; }
 
 # --- 3b. --fuzz: the sanitizer build (build-fuzz/: clang, -DETPROOF_FUZZ=ON, address+undefined):
@@ -103,7 +133,7 @@ if ((FUZZ)); then
   for d in test-bundles demo golden-set; do
     if [[ -L "$FUZZ_BUILD/$d" || ! -e "$FUZZ_BUILD/$d" ]]; then ln -sfn "$BUILD/$d" "$FUZZ_BUILD/$d"; fi
   done
-  "$CMAKE" --build "$FUZZ_BUILD" -j"$(nproc)" 2>&1 | grep -vE '^\[ *[0-9]+%\]' || true
+  "$CMAKE" --build "$FUZZ_BUILD" -j"$NPROC" 2>&1 | grep -vE '^\[ *[0-9]+%\]' || true
   [[ -x "$FUZZ_BUILD/etproof_tests" && -x "$FUZZ_BUILD/fuzz/fuzz_bundle" ]] \
     || { echo "error: the sanitizer build failed (build-fuzz/etproof_tests or fuzz/fuzz_bundle missing)" >&2; exit 2; }
 fi

@@ -1,7 +1,11 @@
 // etproof/registry.cpp — what this binary can run, read from ExecuTorch's backend registry.
 #include "etproof/registry.h"
 
+#if defined(__APPLE__)
+#include <mach-o/dyld.h>  // macOS: the loaded images from dyld (no dl_iterate_phdr)
+#else
 #include <link.h>
+#endif
 
 #include <algorithm>
 #include <cstdlib>
@@ -50,6 +54,11 @@ Availability availability(const std::string& id, const et::BackendInterface* cls
 
 std::set<std::string> loaded_object_names() {
   std::set<std::string> names;
+#if defined(__APPLE__)
+  for (uint32_t i = 0, n = _dyld_image_count(); i < n; ++i)
+    if (const char* name = _dyld_get_image_name(i); name && *name)
+      names.insert(std::filesystem::path(name).filename().string());
+#else
   dl_iterate_phdr(
       [](dl_phdr_info* info, size_t, void* data) {
         if (info->dlpi_name && *info->dlpi_name)
@@ -58,6 +67,7 @@ std::set<std::string> loaded_object_names() {
         return 0;
       },
       &names);
+#endif
   return names;
 }
 

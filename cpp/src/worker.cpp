@@ -25,6 +25,7 @@
 #endif
 #if defined(__APPLE__)
 #include <crt_externs.h>
+#include <mach-o/dyld.h>  // _NSGetExecutablePath: macOS has no /proc/self/exe
 #define environ (*_NSGetEnviron())
 #else
 extern char** environ;
@@ -224,6 +225,15 @@ fs::path find_worker() {
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (!ec && usable(self.parent_path() / "etproof-worker")) return self.parent_path() / "etproof-worker";
+#elif defined(__APPLE__)
+  uint32_t size = 0;
+  (void)_NSGetExecutablePath(nullptr, &size);  // -1, and the size needed
+  std::string buf(size, '\0');
+  if (size > 0 && _NSGetExecutablePath(buf.data(), &size) == 0) {
+    std::error_code ec;
+    const fs::path self = fs::weakly_canonical(fs::path(buf.c_str()), ec);  // resolve symlinks, like /proc
+    if (!ec && usable(self.parent_path() / "etproof-worker")) return self.parent_path() / "etproof-worker";
+  }
 #endif
   if (const fs::path built = build::kWorkerBuildPath; usable(built)) return built;
   std::vector<std::string> names;
