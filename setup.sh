@@ -5,6 +5,9 @@
 #                         demo bundles and the golden set, then run the main job: backends,
 #                         classify, matrix.
 #   ./setup.sh --no-run   everything except the main job.
+#   ./setup.sh --build-only  install and build only (steps 1-3): no export, no main job — what a
+#                         CI runner that replays bundles exported elsewhere needs
+#                         (.github/workflows/on-device.yml, docs/ci.md).
 #   ./setup.sh --fuzz     also clang and libFuzzer (Debian clang-19, libclang-rt-19-dev, llvm-19),
 #                         Chromium (headless: the HTML page's test) and the sanitizer build
 #                         build-fuzz/: the libFuzzer harnesses of fuzz/ and the C++ tests
@@ -17,12 +20,14 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$ROOT"
 RUN_MAIN=1
+EXPORT=1
 FUZZ=0
 for arg in "$@"; do
   case "$arg" in
     --no-run) RUN_MAIN=0 ;;
+    --build-only) RUN_MAIN=0; EXPORT=0 ;;
     --fuzz) FUZZ=1 ;;
-    *) echo "usage: ./setup.sh [--no-run] [--fuzz]" >&2; exit 2 ;;
+    *) echo "usage: ./setup.sh [--no-run | --build-only] [--fuzz]" >&2; exit 2 ;;
   esac
 done
 
@@ -137,6 +142,8 @@ if ((FUZZ)); then
   [[ -x "$FUZZ_BUILD/etproof_tests" && -x "$FUZZ_BUILD/fuzz/fuzz_bundle" ]] \
     || { echo "error: the sanitizer build failed (build-fuzz/etproof_tests or fuzz/fuzz_bundle missing)" >&2; exit 2; }
 fi
+
+[[ $EXPORT -eq 1 ]] || { step "built (--build-only: nothing exported, no main job)"; exit 0; }
 
 # --- 4. Export half: the demo bundles (cached by the export half itself) ----------------------
 step "exporting the demo bundles (EfficientNet-Lite0, every column that lowers here)"

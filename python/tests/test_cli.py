@@ -7,6 +7,7 @@ from etproof.cli import main
 from etproof.export import supported_pairs
 from etproof.testbundles import (
     ATTRIBUTION_BUNDLES,
+    ATTRIBUTION_INT8_BUNDLES,
     METHOD_BUNDLES,
     PTD_BUNDLES,
     SHAPE_BUNDLES,
@@ -21,7 +22,8 @@ def test_test_bundles_are_reused_when_nothing_changed(test_bundles):
     lines = []
     results = export_test_bundles(test_bundles, log=lines.append, openvino_twin=False)
     n = len(TEST_PAIRS) + sum(len(pairs) for _, _, pairs in SHAPE_BUNDLES + PTD_BUNDLES
-                                 + METHOD_BUNDLES + ATTRIBUTION_BUNDLES) + 1  # + the spaced twin
+                                 + METHOD_BUNDLES + ATTRIBUTION_BUNDLES
+                                 + ATTRIBUTION_INT8_BUNDLES) + 1  # + the spaced twin
     assert [r["status"] for r in results] == ["exported"] * n
     assert sum("up to date" in line for line in lines) == n
 
