@@ -24,6 +24,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,7 @@
 #include <executorch/extension/module/module.h>
 #include <executorch/extension/tensor/tensor.h>
 
+#include "etproof/isolation.h"
 #include "etproof/bundle.h"
 #include "etproof/error.h"
 
@@ -103,7 +105,10 @@ int single(const std::string& kind, const fs::path& dir, const fs::path& pte) {
 }
 
 double run_child(const std::string& kind, const fs::path& dir, const fs::path& pte) {
-  const std::string cmd = "'" + fs::read_symlink("/proc/self/exe").string() + "' --single " + kind + " --bundle '" +
+  std::error_code ec;
+  const fs::path self = etproof::executable_path(ec);
+  if (ec) throw std::runtime_error("cannot find this executable: " + ec.message());
+  const std::string cmd = "'" + self.string() + "' --single " + kind + " --bundle '" +
                           dir.string() + "' --pte '" + pte.string() + "' 2>/dev/null";
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) throw std::runtime_error("cannot start " + cmd);

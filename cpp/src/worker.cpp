@@ -209,6 +209,25 @@ uint64_t effective_memory_limit(const Isolation& isolation) {
   return uint64_t(pages) * uint64_t(page) / 4 * 3;
 }
 
+fs::path executable_path(std::error_code& ec) {
+  ec.clear();
+#if defined(__linux__)
+  return fs::read_symlink("/proc/self/exe", ec);
+#elif defined(__APPLE__)
+  uint32_t size = 0;
+  (void)_NSGetExecutablePath(nullptr, &size);  // -1, and the size needed
+  std::string buf(size, '\0');
+  if (size == 0 || _NSGetExecutablePath(buf.data(), &size) != 0) {
+    ec = std::make_error_code(std::errc::no_such_file_or_directory);
+    return {};
+  }
+  return fs::weakly_canonical(fs::path(buf.c_str()), ec);  // symbolic links resolved, as /proc's
+#else
+  ec = std::make_error_code(std::errc::not_supported);
+  return {};
+#endif
+}
+
 fs::path find_worker() {
   std::vector<fs::path> tried;
   auto usable = [&](const fs::path& p) {
@@ -221,20 +240,9 @@ fs::path find_worker() {
                 std::string("ETPROOF_WORKER is ") + env + ", which is not an executable file",
                 "point ETPROOF_WORKER at the etproof-worker executable, or unset it");
   }
-#if defined(__linux__)
   std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec && usable(self.parent_path() / "etproof-worker")) return self.parent_path() / "etproof-worker";
-#elif defined(__APPLE__)
-  uint32_t size = 0;
-  (void)_NSGetExecutablePath(nullptr, &size);  // -1, and the size needed
-  std::string buf(size, '\0');
-  if (size > 0 && _NSGetExecutablePath(buf.data(), &size) == 0) {
-    std::error_code ec;
-    const fs::path self = fs::weakly_canonical(fs::path(buf.c_str()), ec);  // resolve symlinks, like /proc
-    if (!ec && usable(self.parent_path() / "etproof-worker")) return self.parent_path() / "etproof-worker";
-  }
-#endif
+  if (const fs::path self = executable_path(ec); !ec && usable(self.parent_path() / "etproof-worker"))
+    return self.parent_path() / "etproof-worker";
   if (const fs::path built = build::kWorkerBuildPath; usable(built)) return built;
   std::vector<std::string> names;
   for (const fs::path& p : tried) names.push_back(p.string());

@@ -22,20 +22,10 @@
 
 namespace fs = std::filesystem;
 using namespace etproof;
-using etproof::testing::test_bundles;
 
 namespace {
 
-fs::path int8_bundle(const std::string& name) {
-  const fs::path root = test_bundles();
-  return root.empty() ? fs::path() : root / "attribution-int8" / name;
-}
-
-#define SKIP_WITHOUT_INT8_TWIN(bundle_dir)                                                        \
-  if ((bundle_dir).empty() ||                                                                    \
-      !fs::is_directory(fs::path(bundle_dir) / ((bundle_dir).filename().string() + ".taps")))     \
-  GTEST_SKIP() << "no tapped twin at " << (bundle_dir)                                           \
-               << " (python -m etproof test-bundles --out build/test-bundles exports it)"
+fs::path int8_bundle(const std::string& name) { return etproof::testing::twin_test_bundle("attribution-int8", name); }
 
 // A row with a measured tap and a recipe cost, as find_drift sees them.
 LayerRow costed(size_t index, double cost_sqnr_db) {
@@ -135,7 +125,7 @@ TEST(AttributeCostRule, NoCostNoSentence) {
 TEST(AttributeInt8, TheGeluMlpAgreesAtEveryTapOnBothInt8Recipes) {
   for (const char* name : {"gelu_mlp-xnnpack-int8-static-per-channel", "gelu_mlp-xnnpack-int8-dynamic-per-channel"}) {
     const fs::path b = int8_bundle(name);
-    SKIP_WITHOUT_INT8_TWIN(b);
+    SKIP_WITHOUT_TWIN(b);
     const Attribution a = attribute(b);
     ASSERT_FALSE(a.layers.empty()) << name;
     EXPECT_TRUE(a.taps.delegation_matches) << name;
@@ -156,8 +146,8 @@ TEST(AttributeInt8, StaticInt8TapsOnlyWhatTheProgramHoldsInInt8) {
   // the ReLU after it is tapped (taps_quantized.py); dynamic int8 taps every compute node.
   const fs::path s = int8_bundle("gelu_mlp-xnnpack-int8-static-per-channel");
   const fs::path d = int8_bundle("gelu_mlp-xnnpack-int8-dynamic-per-channel");
-  SKIP_WITHOUT_INT8_TWIN(s);
-  SKIP_WITHOUT_INT8_TWIN(d);
+  SKIP_WITHOUT_TWIN(s);
+  SKIP_WITHOUT_TWIN(d);
   const Attribution as = attribute(s), ad = attribute(d);
   EXPECT_EQ(by_module(as, "fc2"), nullptr) << to_text(as);
   EXPECT_NE(by_module(as, "relu"), nullptr) << to_text(as);
@@ -167,7 +157,7 @@ TEST(AttributeInt8, StaticInt8TapsOnlyWhatTheProgramHoldsInInt8) {
 
 TEST(AttributeInt8, StaticInt8NamesTheLayerTheOutlierStarvesAsTheCulprit) {
   const fs::path b = int8_bundle("outlier_mlp-xnnpack-int8-static-per-channel");
-  SKIP_WITHOUT_INT8_TWIN(b);
+  SKIP_WITHOUT_TWIN(b);
   for (const std::string& c : attribute(b).cases) {
     AttributeOptions o;
     o.case_id = c;
@@ -187,7 +177,7 @@ TEST(AttributeInt8, StaticInt8NamesTheLayerTheOutlierStarvesAsTheCulprit) {
 
 TEST(AttributeInt8, DynamicInt8FollowsItsEmulationWhileTheRecipesCostGrowsAtTheOutlier) {
   const fs::path b = int8_bundle("outlier_mlp-xnnpack-int8-dynamic-per-channel");
-  SKIP_WITHOUT_INT8_TWIN(b);
+  SKIP_WITHOUT_TWIN(b);
   const Attribution a = attribute(b);
   EXPECT_NE(a.twin_report.judgement.find("emulation"), std::string::npos) << a.twin_report.judgement;
   for (const LayerRow& l : a.layers) EXPECT_TRUE(l.report.passed) << l.point.op << "\n" << to_text(a);

@@ -42,16 +42,7 @@ Attribution curve(const std::vector<std::pair<double, bool>>& points, bool outpu
   return a;
 }
 
-fs::path attribution_bundle(const std::string& name) {
-  const fs::path root = test_bundles();
-  return root.empty() ? fs::path() : root / "attribution" / name;
-}
-
-#define SKIP_WITHOUT_TWIN(bundle_dir)                                                                   \
-  if ((bundle_dir).empty() ||                                                                          \
-      !fs::is_directory(fs::path(bundle_dir) / ((bundle_dir).filename().string() + ".taps")))           \
-  GTEST_SKIP() << "no tapped twin at " << (bundle_dir)                                                 \
-               << " (python -m etproof test-bundles --out build/test-bundles exports it)"
+fs::path attribution_bundle(const std::string& name) { return etproof::testing::twin_test_bundle("attribution", name); }
 
 void rewrite_taps(const fs::path& manifest, const std::function<void(nlohmann::json&)>& edit) {
   nlohmann::json doc = nlohmann::json::parse(std::ifstream(manifest));

@@ -32,6 +32,20 @@ inline std::filesystem::path env_dir(const char* var) {
 // tiny-openvino-fp32 (python/etproof/testbundles.py); tests name what they need, never a count
 inline std::filesystem::path test_bundles() { return env_dir("ETPROOF_TEST_BUNDLES"); }
 // build/demo/bundles: efficientnet_lite0-{portable-fp32,xnnpack-fp32,xnnpack-int8-dynamic-per-channel}
+// A bundle with its tapped twin under test_bundles()/SUBDIR/NAME; empty when no test bundles.
+inline std::filesystem::path twin_test_bundle(const std::string& subdir, const std::string& name) {
+  const std::filesystem::path root = test_bundles();
+  return root.empty() ? std::filesystem::path() : root / subdir / name;
+}
+
+// Skips the test, by name, when `bundle_dir` has no tapped twin (NAME/NAME.taps).
+#define SKIP_WITHOUT_TWIN(bundle_dir)                                                                   \
+  if ((bundle_dir).empty() ||                                                                          \
+      !std::filesystem::is_directory(std::filesystem::path(bundle_dir) /                               \
+                                     ((bundle_dir).filename().string() + ".taps")))                     \
+  GTEST_SKIP() << "no tapped twin at " << (bundle_dir)                                                 \
+               << " (python -m etproof test-bundles --out build/test-bundles exports it)"
+
 inline std::filesystem::path demo_bundles() { return env_dir("ETPROOF_DEMO_BUNDLES"); }
 // build/demo/photos: chelsea.png, coffee.png, astronaut.png, rocket.jpg, china.jpg, flower.jpg
 inline std::filesystem::path demo_photos() { return env_dir("ETPROOF_DEMO_PHOTOS"); }

@@ -225,12 +225,7 @@ def plan_taps(ep, taps, cases: int = 1, bytes_per_element: int = 12, taps_range=
         raise InvalidArgument("the tapped twin has nothing to tap: the exported program has no "
                               "node computing one floating-point tensor",
                               "export without taps", stage="export")
-    first, last = (0, len(elig) - 1) if taps_range is None else taps_range
-    if not 0 <= first <= last < len(elig):
-        raise InvalidArgument(f"taps_range {first}:{last} is not inside the program's "
-                              f"{len(elig)} eligible nodes (0:{len(elig) - 1})",
-                              "pass FIRST:LAST with 0 <= FIRST <= LAST < the eligible count "
-                              "(the twin's taps.eligible)", stage="export")
+    first, last = range_within(taps_range, len(elig))
     window = elig[first:last + 1]
     n = DEFAULT_CAP if taps is True else int(taps)
     picked, kept_cases = fit_budget([node_numel(e) for e in window], n, cases, bytes_per_element)
@@ -244,6 +239,18 @@ def plan_taps(ep, taps, cases: int = 1, bytes_per_element: int = 12, taps_range=
                    [first + i for i in picked],
                    None if feeds is None else [feeds.get(c.name, []) for c in chosen],
                    None if taps_range is None else (first, last))
+
+
+def range_within(taps_range, eligible: int) -> tuple[int, int]:
+    """(first, last): ``taps_range`` (None: every one of the ``eligible`` nodes), checked to lie
+    inside them; InvalidArgument (stage "export") when not."""
+    first, last = (0, eligible - 1) if taps_range is None else taps_range
+    if not 0 <= first <= last < eligible:
+        raise InvalidArgument(f"taps_range {first}:{last} is not inside the program's "
+                              f"{eligible} eligible nodes (0:{eligible - 1})",
+                              "pass FIRST:LAST with 0 <= FIRST <= LAST < the eligible count "
+                              "(the twin's taps.eligible)", stage="export")
+    return first, last
 
 
 def output_feeds(ep, output_names: list[str]) -> dict[str, list[str]]:

@@ -46,6 +46,7 @@ from etproof.taps import (
     eligible_nodes,
     fit_budget,
     output_feeds,
+    range_within,
     tap_program,
 )
 
@@ -117,12 +118,7 @@ def plan_quantized_taps(ep, taps, static: bool, cases: int = 1, bytes_per_elemen
                               "compute node whose value it holds in float or int8"
                               + (" (static int8: no node followed by a quantize)" if static else ""),
                               "export without taps", stage="export")
-    first, last = (0, len(pairs) - 1) if taps_range is None else taps_range
-    if not 0 <= first <= last < len(pairs):
-        raise InvalidArgument(f"taps_range {first}:{last} is not inside the program's "
-                              f"{len(pairs)} eligible nodes (0:{len(pairs) - 1})",
-                              "pass FIRST:LAST with 0 <= FIRST <= LAST < the eligible count "
-                              "(the twin's taps.eligible)", stage="export")
+    first, last = range_within(taps_range, len(pairs))
     window = pairs[first:last + 1]
     n = DEFAULT_CAP if taps is True else int(taps)
     picked, kept = fit_budget([node_numel(x) for x, _ in window], n, cases, bytes_per_element)

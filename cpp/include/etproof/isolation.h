@@ -57,6 +57,11 @@ struct Isolation {
 // The memory limit a worker gets under `isolation` (0: none), as documented above.
 uint64_t effective_memory_limit(const Isolation& isolation);
 
+// This process's executable, symbolic links resolved: /proc/self/exe on Linux,
+// _NSGetExecutablePath on macOS. Empty, with `ec` set, where neither answers (`ec` is
+// std::errc::not_supported on other systems).
+std::filesystem::path executable_path(std::error_code& ec);
+
 // Where the worker executable is, in this order: $ETPROOF_WORKER; `etproof-worker` in the
 // directory of the running executable (an installed `bin/`, or the build tree for etproof and its
 // tests); the build tree this library was built in. Throws Error{kCapabilityUnavailable} naming
