@@ -261,7 +261,7 @@ TEST(Bundle, GoldenDisagreeingWithManifestIsRefused) {
 // an identical copy outside the bundle: the bytes match, the link is still refused by name.
 TEST(Bundle, SymlinksInsideABundleAreRefusedByName) {
   ETPROOF_REQUIRE_BUNDLE(exported(kPortable));
-  const fs::path elsewhere = fs::temp_directory_path() / "etproof-tests" / "symlink-targets";
+  const fs::path elsewhere = etproof::testing::tests_tmp_root() / "symlink-targets";
   fs::remove_all(elsewhere);
   fs::create_directories(elsewhere);
   const auto link_out = [&](const fs::path& inside) {

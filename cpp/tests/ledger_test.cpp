@@ -42,7 +42,7 @@ namespace {
 const bool kLedgerEnvSet = [] {
   if (!std::getenv("ETPROOF_LEDGER"))
     setenv("ETPROOF_LEDGER",
-           (fs::temp_directory_path() / "etproof-tests" / "unset-ledger.jsonl").c_str(), 1);
+           (etproof::testing::tests_tmp_root() / "unset-ledger.jsonl").c_str(), 1);
   return true;
 }();
 

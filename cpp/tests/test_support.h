@@ -5,9 +5,11 @@
 
 #include <sys/wait.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <optional>
 #include <string>
@@ -72,10 +74,18 @@ inline HostTensor f32(const std::vector<float>& v, std::vector<int64_t> shape = 
   return tensor_of<float, DType::kFloat32>(v, std::move(shape));
 }
 
+// Where this checkout's tests keep their scratch files: TMPDIR/etproof-tests-<hash of the source
+// directory>, so that two clones testing at the same time never share (or remove) each other's.
+inline std::filesystem::path tests_tmp_root() {
+  char tag[32];
+  std::snprintf(tag, sizeof tag, "etproof-tests-%016zx", std::hash<std::string>{}(ETPROOF_SOURCE_DIR));
+  return std::filesystem::temp_directory_path() / tag;
+}
+
 // A fresh, empty scratch directory for one test (removed at the start of the next run).
 inline std::filesystem::path scratch_dir() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  auto dir = std::filesystem::temp_directory_path() / "etproof-tests" /
+  auto dir = tests_tmp_root() /
              (std::string(info->test_suite_name()) + "." + info->name());
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
@@ -187,7 +197,7 @@ struct CliResult {
 inline CliResult run_etproof(const std::string& args, const std::string& env = "",
                              const std::filesystem::path& cwd = {}) {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const auto dir = std::filesystem::temp_directory_path() / "etproof-tests" / "cli-io" /
+  const auto dir = tests_tmp_root() / "cli-io" /
                    (std::string(info->test_suite_name()) + "." + info->name());
   std::filesystem::create_directories(dir);
   const auto out = dir / "stdout", err = dir / "stderr";
