@@ -1,7 +1,8 @@
 // etproof — the command-line front end of the runtime half (docs/design.md §8).
 //
 // Exit codes: 0 success / parity passed / matrix passed; 1 drift (parity) or a failing matrix
-// (see Matrix::exit_code: drift, a broken column, no bound, or nothing measured); 2 an error (printed as "error [kind]: cause" + "remedy: …").
+// (see Matrix::exit_code: drift, a broken column, no bound, nothing measured, or a column --require
+// names that did not run here); 2 an error (printed as "error [kind]: cause" + "remedy: …").
 // `etproof export …` hands its arguments to the export half and returns its exit code.
 #include <sys/wait.h>
 #include <unistd.h>
@@ -38,6 +39,7 @@
 #include "etproof/classify.h"
 #include "etproof/image.h"
 #include "etproof/inspect.h"
+#include "etproof/isolation.h"
 #include "etproof/ledger.h"
 #include "etproof/manifest.h"
 #include "etproof/junit.h"
@@ -73,12 +75,13 @@ std::string json_text(const nlohmann::json& doc) {
   return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-// <directory of this executable>/demo/bundles, found through /proc/self/exe.
+// <directory of this executable>/demo/bundles (etproof::executable_path: /proc/self/exe on
+// Linux, _NSGetExecutablePath on macOS).
 fs::path default_bundles_dir() {
   std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  fs::path exe = etproof::executable_path(ec);
   if (ec)
-    throw Error(ErrorKind::kIo, "cannot resolve /proc/self/exe: " + ec.message(),
+    throw Error(ErrorKind::kIo, "cannot find this executable's directory: " + ec.message(),
                 "pass the bundle directory explicitly");
   return exe.parent_path() / "demo" / "bundles";
 }
@@ -124,7 +127,7 @@ bool record_evidence(const LedgerOption& o, const std::string& kind,
 // them there).
 fs::path default_probe_dir() {
   std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  fs::path exe = etproof::executable_path(ec);
   return ec ? fs::path() : exe.parent_path() / "test-bundles";
 }
 
@@ -191,9 +194,21 @@ int cmd_run(const std::string& path, const std::vector<std::string>& input_args,
 }
 
 // ---- parity ------------------------------------------------------------------------------------
+// The bound's source and citations (parity --verbose), as an indented paragraph placed after the
+// report's bound line (the line and its continuations); the report is unchanged without it.
+std::string with_bound_source(const std::string& text, const etproof::Bound& bound) {
+  const size_t at = text.find("\nbound: ");
+  if (at == std::string::npos || bound.source.empty()) return text;
+  size_t end = text.find('\n', at + 1);
+  while (end != std::string::npos && text.compare(end + 1, 4, "    ") == 0) end = text.find('\n', end + 1);
+  if (end == std::string::npos) return text;
+  return text.substr(0, end + 1) + etproof::fit_text("  source: " + bound.source + "\n") + text.substr(end + 1);
+}
+
 int cmd_parity(const std::string& path, bool json, const etproof::BoundOverride& caller,
                const std::optional<etproof::Budget>& budget, const std::vector<std::string>& methods,
-               LedgerOption ledger, bool allow_edited_goldens, const etproof::Isolation& isolation) {
+               LedgerOption ledger, bool allow_edited_goldens, const etproof::Isolation& isolation,
+               bool verbose) {
   // A --method the bundle does not list is a usage error, refused up front (exit 2, no evidence)
   // from the manifest alone; a manifest that cannot be read is left to the replay to report.
   if (!methods.empty()) {
@@ -229,9 +244,9 @@ int cmd_parity(const std::string& path, bool json, const etproof::BoundOverride&
                         });
   if (error) throw *error;
   if (json)
-    std::cout << json_text(etproof::to_json(r)) << "\n";
+    std::cout << json_text(etproof::to_json(r)) << "\n";  // the bound's source always
   else
-    std::cout << etproof::to_text(r);
+    std::cout << (verbose ? with_bound_source(etproof::to_text(r), r.bound) : etproof::to_text(r));
   if (!recorded) return kExitError;
   return r.passed ? 0 : 1;
 }
@@ -353,12 +368,16 @@ int cmd_matrix(const std::vector<std::string>& dir_args, bool json, bool markdow
                const std::string& junit, const std::string& html, const etproof::BoundOverride& caller,
                const std::optional<etproof::Budget>& budget, size_t jobs,
                const std::vector<std::string>& methods, const LedgerOption& ledger,
-               const etproof::Isolation& isolation, const std::optional<etproof::BenchOptions>& bench) {
+               const etproof::Isolation& isolation, const std::optional<etproof::BenchOptions>& bench,
+               const std::vector<std::string>& required, bool require_all) {
   std::vector<fs::path> dirs(dir_args.begin(), dir_args.end());
   if (dirs.empty()) dirs.push_back(default_bundles_dir());
+  for (const std::string& r : required) etproof::check_requirement(r);  // a usage error: before any run
   check_writable(html, "the HTML page", "--html");
   check_writable(junit, "the JUnit report", "--junit");
   etproof::Matrix m = etproof::build_matrix(dirs, caller, jobs, budget, methods, isolation);
+  m.required = required;
+  m.require_all = require_all;
   if (bench) etproof::bench_columns(m, *bench, isolation);
   const nlohmann::json doc = etproof::to_json(m);
   const bool recorded = record_evidence(ledger, "matrix", [&](const etproof::RecordContext& ctx) {
@@ -392,9 +411,9 @@ int cmd_matrix(const std::vector<std::string>& dir_args, bool json, bool markdow
   } else if (markdown) {
     std::cout << etproof::to_markdown(m);
   } else {
-    std::cout << "matrix: ";
-    for (size_t i = 0; i < dirs.size(); ++i) std::cout << (i ? ", " : "") << dirs[i].string();
-    std::cout << "\n\n" << etproof::to_text(m);
+    std::string header = "matrix: ";
+    for (size_t i = 0; i < dirs.size(); ++i) header += (i ? ", " : "") + dirs[i].string();
+    std::cout << etproof::fit_text(header + "\n") << "\n" << etproof::to_text(m);
   }
   return recorded && bench_recorded ? m.exit_code() : kExitError;
 }
@@ -522,7 +541,10 @@ int run_cli(int argc, char** argv) {
   };
   auto* parity = app.add_subcommand("parity", "the gate on one bundle (exit 0 pass, 1 drift)");
   parity->add_option("BUNDLE", bundle, "bundle directory or manifest")->required();
-  parity->add_flag("--json", json, "JSON output");
+  parity->add_flag("--json", json, "JSON output (the bound's source and citations always)");
+  bool parity_verbose = false;
+  parity->add_flag("--verbose,-v", parity_verbose,
+                   "also print the bound's source: the measurements and citations its numbers come from");
   add_method_option(parity, "replay the golden cases of");
   add_bound_options(parity, "");
   add_budget_option(parity);
@@ -617,6 +639,17 @@ int run_cli(int argc, char** argv) {
                    "run every program in this process instead of one worker process per column (faster "
                    "to start; a crash inside ExecuTorch then ends the run)");
   add_worker_limits(matrix);
+  std::vector<std::string> matrix_required;
+  bool matrix_require_all = false;
+  matrix->add_option("--require", matrix_required,
+                     "a COLUMN that must have run here, as the matrix names it: BACKEND/RECIPE (e.g. xnnpack/fp32; "
+                     "every model's), BACKEND (every recipe of it) or MODEL:BACKEND/RECIPE; repeatable or "
+                     "comma-separated. One that did not run (not-linked, unavailable, export-refused, …), or that "
+                     "no column of the matrix has, fails the run (exit 1, named in the verdict)")
+      ->allow_extra_args(false)
+      ->delimiter(',');
+  matrix->add_flag("--require-all", matrix_require_all,
+                   "every column must have run here: any column that did not fails the run (exit 1)");
 
   etproof::CoverageRequest cov;
   auto* coverage = app.add_subcommand(
@@ -722,14 +755,15 @@ int run_cli(int argc, char** argv) {
   }
   if (parity->parsed()) {
     isolation.enabled = isolate;
-    return cmd_parity(bundle, json, caller, budget, methods, ledger, allow_edited_goldens, isolation);
+    return cmd_parity(bundle, json, caller, budget, methods, ledger, allow_edited_goldens, isolation,
+                      parity_verbose);
   }
   if (matrix->parsed()) {
     isolation.enabled = !in_process;
     std::optional<etproof::BenchOptions> bench_for_matrix;
     if (matrix_bench) bench_for_matrix = etproof::BenchOptions{.warmup = 3, .seconds = 1.0};
     return cmd_matrix(dirs, json, markdown, matrix_junit, matrix_html, caller, budget, jobs, methods, ledger, isolation,
-                      bench_for_matrix);
+                      bench_for_matrix, matrix_required, matrix_require_all);
   }
   if (tolerances->parsed())
     return cmd_measure_tolerances(tol_dirs, json, markdown, tol_junit, margin, caller, jobs,

@@ -34,7 +34,205 @@ int Matrix::exit_code() const {
     if (fails_run(n.status)) return 1;
   for (const XfailOutcome& x : xfail)
     if (x.result == XfailResult::kXpass) return 1;
+  if ((!required.empty() || require_all) && !coverage(*this).unmet.empty()) return 1;
   return 0;
+}
+
+// ---- coverage ------------------------------------------------------------------------------------
+
+std::string CoverageColumn::label() const {
+  return (backend.empty() ? "?" : backend) + "/" + (recipe.empty() ? "?" : recipe);
+}
+
+namespace {
+
+struct Requirement {
+  std::string model;    // "" any
+  std::string backend;
+  std::string recipe;   // "" any
+};
+
+std::optional<Requirement> parse_requirement(const std::string& text) {
+  Requirement r;
+  std::string rest = text;
+  if (const size_t colon = rest.rfind(':'); colon != std::string::npos) {
+    r.model = rest.substr(0, colon);
+    rest = rest.substr(colon + 1);
+    if (r.model.empty()) return std::nullopt;
+  }
+  const size_t slash = rest.find('/');
+  r.backend = rest.substr(0, slash);
+  if (slash != std::string::npos) {
+    r.recipe = rest.substr(slash + 1);
+    if (r.recipe.empty() || r.recipe.find('/') != std::string::npos) return std::nullopt;
+  }
+  if (r.backend.empty()) return std::nullopt;
+  return r;
+}
+
+bool requirement_names(const Requirement& r, const CoverageColumn& c) {
+  return (r.model.empty() || r.model == c.model) && r.backend == c.backend &&
+         (r.recipe.empty() || r.recipe == c.recipe);
+}
+
+}  // namespace
+
+void check_requirement(const std::string& require) {
+  if (!parse_requirement(require))
+    throw Error(ErrorKind::kInvalidArgument,
+                "--require \"" + require + "\" does not name a column",
+                "name a column as the matrix does: BACKEND/RECIPE (e.g. xnnpack/fp32), BACKEND alone "
+                "(every recipe of it), or either as MODEL:BACKEND/RECIPE for one model's");
+}
+
+Coverage coverage(const Matrix& m) {
+  Coverage cov;
+  // The bundle columns: ran when some case was judged; otherwise why, from its not-run line.
+  std::vector<bool> ran(m.columns.size(), false);
+  std::vector<const Cell*> first_cell(m.columns.size(), nullptr);
+  for (const Cell& c : m.cells) {
+    if (c.column >= m.columns.size()) continue;
+    if (is_judged(c.status)) ran[c.column] = true;
+    if (!first_cell[c.column]) first_cell[c.column] = &c;
+  }
+  std::map<std::pair<std::string, std::string>, size_t> by_bundle;  // (dir, bundle) → column
+  for (size_t i = 0; i < m.columns.size(); ++i) {
+    const Column& c = m.columns[i];
+    CoverageColumn k{c.model, c.backend, c.recipe, c.dir, c.bundle, ran[i], Status::kAgreed, ""};
+    if (!k.ran) {
+      if (first_cell[i]) {
+        k.status = first_cell[i]->status;
+        k.reason = first_cell[i]->detail;
+      } else {
+        k.status = Status::kBundleInvalid;
+        k.reason = c.bundle + ": no golden case ran (the manifest lists none)";
+      }
+    }
+    by_bundle.emplace(std::make_pair(c.dir, c.bundle), i);
+    cov.columns.push_back(std::move(k));
+  }
+  std::vector<bool> reason_set(m.columns.size(), false);
+  for (const NotRun& n : m.not_run) {
+    if (!n.bundle.empty()) {
+      const auto it = by_bundle.find({n.dir, n.bundle});
+      if (it != by_bundle.end()) {
+        CoverageColumn& k = cov.columns[it->second];
+        if (!k.ran && !reason_set[it->second]) {
+          k.status = n.status;
+          k.reason = n.reason;
+          reason_set[it->second] = true;
+        }
+        continue;
+      }
+    }
+    // A column of its own (no bundle): one per (dir, model, backend, recipe); a bundle of the
+    // same column found in the directory stands for it.
+    bool known = false;
+    for (const CoverageColumn& k : cov.columns)
+      known = known || (k.dir == n.dir && k.model == n.model && k.backend == n.backend && k.recipe == n.recipe);
+    if (known) continue;
+    cov.columns.push_back({n.model, n.backend, n.recipe, n.dir, "", false, n.status, n.reason});
+  }
+  for (const CoverageColumn& k : cov.columns) cov.ran += k.ran;
+  for (const std::string& text : m.required) {
+    UnmetRequirement u{text, {}, 0};
+    if (const auto r = parse_requirement(text))
+      for (size_t i = 0; i < cov.columns.size(); ++i)
+        if (requirement_names(*r, cov.columns[i])) {
+          ++u.matched;
+          if (!cov.columns[i].ran) u.not_run.push_back(i);
+        }
+    if (u.matched == 0 || !u.not_run.empty()) cov.unmet.push_back(std::move(u));
+  }
+  if (m.require_all) {
+    UnmetRequirement u{"--require-all", {}, cov.columns.size()};
+    for (size_t i = 0; i < cov.columns.size(); ++i)
+      if (!cov.columns[i].ran) u.not_run.push_back(i);
+    if (!u.not_run.empty()) cov.unmet.push_back(std::move(u));
+  }
+  return cov;
+}
+
+std::string coverage_text(const Coverage& c) {
+  std::ostringstream os;
+  os << c.ran << " of " << c.columns.size() << " column" << (c.columns.size() == 1 ? "" : "s") << " ran here";
+  if (c.ran == c.columns.size()) return os.str();
+  // Grouped by status (first appearance), each label once with its count.
+  std::vector<Status> statuses;
+  std::map<Status, std::vector<std::pair<std::string, size_t>>> labels;
+  std::map<Status, size_t> count;
+  for (const CoverageColumn& k : c.columns) {
+    if (k.ran) continue;
+    if (!count[k.status]++) statuses.push_back(k.status);
+    auto& l = labels[k.status];
+    const std::string label = k.label();
+    auto it = std::find_if(l.begin(), l.end(), [&](const auto& p) { return p.first == label; });
+    if (it == l.end())
+      l.push_back({label, 1});
+    else
+      ++it->second;
+  }
+  std::vector<std::string> parts;
+  for (Status s : statuses) {
+    std::vector<std::string> names;
+    for (const auto& [label, n] : labels[s]) names.push_back(n > 1 ? label + " ×" + std::to_string(n) : label);
+    parts.push_back(std::to_string(count[s]) + " " + std::string(to_string(s)) + ": " + detail::join(names));
+  }
+  os << " (" << detail::join(parts, "; ") << ")";
+  return os.str();
+}
+
+// ---- text width ------------------------------------------------------------------------------------
+
+std::string fit_text(const std::string& text, size_t width) {
+  width = std::max<size_t>(width, 16);
+  auto is_lead = [](char ch) { return (static_cast<unsigned char>(ch) & 0xC0) != 0x80; };
+  auto columns = [&](std::string_view s) {
+    size_t n = 0;
+    for (char ch : s) n += is_lead(ch);
+    return n;
+  };
+  std::string out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    const bool newline = end != std::string::npos;
+    if (!newline) end = text.size();
+    std::string line = text.substr(start, end - start);
+    start = newline ? end + 1 : end;
+    if (columns(line) > width) {
+      const size_t indent = std::min(line.find_first_not_of(' '), line.size());
+      const std::string more(std::min(indent + 4, width / 2), ' ');
+      while (columns(line) > width) {
+        const size_t content = std::min(line.find_first_not_of(' '), line.size());
+        // `hard`: where column `width` ends; `cut`: the last space up to there after some text.
+        size_t col = 0, hard = line.size(), cut = std::string::npos;
+        for (size_t i = 0; i < line.size(); ++i) {
+          if (!is_lead(line[i])) continue;
+          if (line[i] == ' ' && i > content) cut = i;
+          if (col == width) {
+            hard = i;
+            break;
+          }
+          ++col;
+        }
+        const size_t at = cut != std::string::npos ? cut : hard;
+        std::string head = line.substr(0, at);
+        while (!head.empty() && head.back() == ' ') head.pop_back();
+        out += head;
+        const size_t rest = line.find_first_not_of(' ', at);
+        if (rest == std::string::npos) {
+          line.clear();
+          break;
+        }
+        out += '\n';
+        line = more + line.substr(rest);
+      }
+    }
+    out += line;
+    if (newline) out += '\n';
+  }
+  return out;
 }
 
 namespace {
@@ -57,7 +255,7 @@ void note_unmeasured(Matrix& m, size_t col, const ParityReport& r) {
   if (r.refused) {
     m.not_run.push_back({column.backend, column.recipe, *r.refused,
                          column.bundle + ": " + (r.error ? error_text(*r.error) : "refused"),
-                         "", column.model});
+                         "", column.model, column.bundle});
     return;
   }
   std::map<Status, std::vector<const CaseReport*>> by_status;
@@ -69,7 +267,7 @@ void note_unmeasured(Matrix& m, size_t col, const ParityReport& r) {
     std::ostringstream os;
     os << column.bundle << ": " << cases.size() << " of " << r.cases.size() << " case(s) ("
        << join(ids) << "): " << cases.front()->detail;
-    m.not_run.push_back({column.backend, column.recipe, status, os.str(), "", column.model});
+    m.not_run.push_back({column.backend, column.recipe, status, os.str(), "", column.model, column.bundle});
   }
 }
 

@@ -53,11 +53,13 @@ std::string speed_lines(const Matrix& m) {
 
 void write_text_tail(std::ostringstream& os, const Matrix& m) {
   os << speed_lines(m);
-  if (!m.not_run.empty()) {
-    os << "\nnot run:\n";
-    for (const NotRun& n : m.not_run)
-      os << "  " << not_run_label(n) << ": " << to_string(n.status)
-         << (fails_run(n.status) ? " (fails the run)" : "") << ": " << n.reason << "\n";
+  // One line per distinct reason, naming every column (and model) it covers.
+  const std::vector<NotRunGroup> groups = not_run_groups(m);
+  if (!groups.empty()) {
+    os << "\nnot run (" << groups.size() << " reason" << (groups.size() == 1 ? "" : "s") << "):\n";
+    for (const NotRunGroup& g : groups)
+      os << "  " << group_label(m, g) << ": " << to_string(g.status)
+         << (fails_run(g.status) ? " (fails the run)" : "") << ": " << g.reason << "\n";
   }
   if (!m.left_out.empty()) {
     os << "\nleft out by --method " << join(m.methods, " --method ") << " (not a column; does not fail the run):\n";
@@ -65,6 +67,51 @@ void write_text_tail(std::ostringstream& os, const Matrix& m) {
   }
   os << "\n" << summary(m) << "\n" << verdict(m) << "\n";
   if (drifted_under_derived(m)) os << kBoundHint << "\n";
+}
+
+// Display width (UTF-8 code points) and left-aligned padding to it.
+size_t text_width(std::string_view s) {
+  size_t n = 0;
+  for (char ch : s) n += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
+  return n;
+}
+std::string pad(const std::string& s, size_t width) {
+  const size_t w = text_width(s);
+  return w >= width ? s : s + std::string(width - w, ' ');
+}
+std::string rstrip(std::string s) {
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+// Rows of cells under a header, in as many blocks of columns as fit kTextWidth; the first column
+// (the row's name) repeats in each block.
+void write_table(std::ostream& os, const std::vector<std::string>& header,
+                 const std::vector<std::vector<std::string>>& rows, const std::string& indent = "") {
+  std::vector<size_t> width(header.size(), 0);
+  auto measure = [&](const std::vector<std::string>& r) {
+    for (size_t i = 0; i < r.size() && i < width.size(); ++i) width[i] = std::max(width[i], text_width(r[i]));
+  };
+  measure(header);
+  for (const auto& r : rows) measure(r);
+  size_t first = 1;
+  while (first < header.size() || first == 1) {
+    size_t last = first, used = indent.size() + width[0];
+    while (last < header.size() && (last == first || used + 2 + width[last] <= kTextWidth)) used += 2 + width[last++];
+    if (first > 1) os << "\n";
+    auto line = [&](const std::vector<std::string>& r) {
+      std::string out = indent + pad(r.empty() ? "" : r[0], width[0]);
+      for (size_t i = first; i < last; ++i) out += "  " + pad(i < r.size() ? r[i] : "", width[i]);
+      os << rstrip(out) << "\n";
+    };
+    line(header);
+    std::vector<std::string> rule;
+    for (size_t w : width) rule.push_back(std::string(w, '-'));
+    line(rule);
+    for (const auto& r : rows) line(r);
+    if (last >= header.size()) break;
+    first = last;
+  }
 }
 
 // The caller's bound and budget, when given (both text layouts).
@@ -82,44 +129,55 @@ std::string to_text_grouped(const Matrix& m) {
   std::ostringstream os;
   caller_lines(os, m);
   const std::vector<std::string> models = m.models();
-  os << models.size() << " model(s), " << m.columns.size() << " column(s) in " << m.dirs.size()
-     << " director" << (m.dirs.size() == 1 ? "y" : "ies") << " (" << join(m.dirs)
-     << "); rows are (model, case), columns (backend, recipe)\n";
-  size_t width = 0;
-  for (size_t col = 0; col < m.columns.size(); ++col)
-    width = std::max(width, label_in_model(m, col).size());
+  const Coverage cov = coverage(m);
+  os << models.size() << " model(s), " << cov.columns.size() << " column(s) (" << m.columns.size()
+     << " with a bundle) in " << m.dirs.size() << " director" << (m.dirs.size() == 1 ? "y" : "ies") << ": "
+     << join(m.dirs) << "\nrows are (model, case), columns (backend, recipe); per column: its cells by status "
+     << "and its worst numbers\n";
+  // One table per model, every one with the same column widths.
+  const std::vector<std::string> header{"column", "cells", "max abs err", "·max|ref|", "cosine", "SQNR dB",
+                                        "headroom"};
+  std::vector<size_t> width(header.size(), 0);
+  std::vector<std::vector<std::string>> rows(m.columns.size());
+  for (size_t col = 0; col < m.columns.size(); ++col) {
+    std::map<CellStatus, size_t> count;
+    std::optional<double> err, rel, cos, sqnr, head;
+    for (const Cell& cell : m.cells) {
+      if (cell.column != col) continue;
+      ++count[cell.status];
+      auto hi = [](std::optional<double>& slot, const std::optional<double>& v) {
+        if (v && (!slot || *v > *slot)) slot = v;
+      };
+      auto lo = [](std::optional<double>& slot, const std::optional<double>& v) {
+        if (v && (!slot || *v < *slot)) slot = v;
+      };
+      hi(err, cell.max_abs_error);
+      hi(rel, cell.range_error);
+      lo(cos, cell.cosine);
+      lo(sqnr, cell.sqnr_db);
+      lo(head, cell.headroom);
+    }
+    std::vector<std::string>& r = rows[col];
+    r = {label_in_model(m, col), count.empty() ? std::string("no cells") : count_text(count)};
+    if (err)
+      for (const std::string& v : {fmt(*err, 3), rel ? fmt(*rel, 3) : "-", cos ? cosine_text(*cos) : "-",
+                                    sqnr ? fmt(*sqnr, 4) : "-", head ? fmt(*head, 3) : "-"})
+        r.push_back(v);
+  }
+  for (size_t i = 0; i < header.size(); ++i) width[i] = text_width(header[i]);
+  for (const auto& r : rows)
+    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], text_width(r[i]));
+  auto line = [&](const std::vector<std::string>& r) {
+    std::string out;
+    for (size_t i = 0; i < r.size(); ++i) out += "  " + pad(r[i], width[i]);
+    os << rstrip(out) << "\n";
+  };
   for (const std::string& model : models) {
     const auto cases = model_cases(m, model);
-    os << "\n" << model_label(model) << "  (" << cases.size() << " case(s): " << join(cases)
-       << ")\n";
-    for (size_t col = 0; col < m.columns.size(); ++col) {
-      const Column& c = m.columns[col];
-      if (c.model != model) continue;
-      std::map<CellStatus, size_t> count;
-      std::optional<double> err, rel, cos, sqnr, head;
-      for (const Cell& cell : m.cells) {
-        if (cell.column != col) continue;
-        ++count[cell.status];
-        auto hi = [](std::optional<double>& slot, const std::optional<double>& v) {
-          if (v && (!slot || *v > *slot)) slot = v;
-        };
-        auto lo = [](std::optional<double>& slot, const std::optional<double>& v) {
-          if (v && (!slot || *v < *slot)) slot = v;
-        };
-        hi(err, cell.max_abs_error);
-        hi(rel, cell.range_error);
-        lo(cos, cell.cosine);
-        lo(sqnr, cell.sqnr_db);
-        lo(head, cell.headroom);
-      }
-      os << "  " << std::left << std::setw(static_cast<int>(width)) << label_in_model(m, col)
-         << "  " << (count.empty() ? std::string("no cells") : count_text(count));
-      if (err)
-        os << "; worst: max abs error " << fmt(*err, 3) << " (" << (rel ? fmt(*rel, 3) : "-")
-           << "·max|ref|), cosine " << (cos ? cosine_text(*cos) : "-") << ", SQNR "
-           << (sqnr ? fmt(*sqnr, 4) : "-") << " dB, headroom " << (head ? fmt(*head, 3) : "-");
-      os << "\n";
-    }
+    os << "\n" << model_label(model) << "  (" << cases.size() << " case(s): " << join(cases) << ")\n";
+    line(header);
+    for (size_t col = 0; col < m.columns.size(); ++col)
+      if (m.columns[col].model == model) line(rows[col]);
   }
   // Each distinct bound once, with the (recipe, precision) it belongs to.
   std::vector<std::pair<std::string, std::string>> bounds;
@@ -133,7 +191,7 @@ std::string to_text_grouped(const Matrix& m) {
   }
   if (!bounds.empty()) {
     os << "\nbounds (per recipe / precision; a derived rule is resolved per output):\n";
-    for (const auto& [pair, text] : bounds) os << "  " << pair << ": " << text << "\n";
+    for (const auto& [pair, text] : bounds) os << "  " << pair << ":\n    " << text << "\n";
   }
   for (const Column& c : m.columns)
     if (!c.precision_reason.empty())
@@ -161,7 +219,7 @@ std::string to_text_grouped(const Matrix& m) {
     }
   }
   write_text_tail(os, m);
-  return os.str();
+  return fit_text(os.str());
 }
 
 }  // namespace
@@ -183,27 +241,11 @@ std::string to_text(const Matrix& m) {
         row.push_back(cell_text(find_cell(m, id, col)));
       rows.push_back(std::move(row));
     }
-    std::vector<size_t> width(header.size(), 0);
-    auto measure = [&](const std::vector<std::string>& r) {
-      for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
-    };
-    measure(header);
-    for (const auto& r : rows) measure(r);
-    auto line = [&](const std::vector<std::string>& r) {
-      for (size_t i = 0; i < r.size(); ++i)
-        os << std::left << std::setw(static_cast<int>(width[i])) << r[i]
-           << (i + 1 < r.size() ? "  " : "");
-      os << "\n";
-    };
-    line(header);
-    std::vector<std::string> rule;
-    for (size_t w : width) rule.push_back(std::string(w, '-'));
-    line(rule);
-    for (const auto& r : rows) line(r);
+    write_table(os, header, rows);
     os << "(cells: status, max abs error, cosine)\n\ncolumns:\n";
     for (const Column& c : m.columns) {
-      os << "  " << column_label(c) << "  bundle " << c.bundle << ", precision " << c.precision
-         << ", delegates in program: " << (c.delegates.empty() ? "none" : join(c.delegates))
+      os << "  " << column_label(c) << "  bundle " << c.bundle << ", precision " << c.precision << "\n"
+         << "    delegates in program: " << (c.delegates.empty() ? "none" : join(c.delegates))
          << (c.backend == "portable" ? " (portable kernels)" : "") << "\n";
       os << "    bound: " << bound_text(c.bound) << "\n";
       // The column's worst measured values, so the margin to the bound is visible at a glance.
@@ -225,8 +267,7 @@ std::string to_text(const Matrix& m) {
            << (rel ? " (" + fmt(*rel, 3) + "·max|ref|)" : std::string()) << ", cosine "
            << (cos ? cosine_text(*cos) : "-") << ", SQNR " << (sqnr ? fmt(*sqnr, 4) : "-")
            << " dB, headroom " << (head ? fmt(*head, 3) : "- (no bound)")
-           << (atol ? " (against the resolved atol " + fmt(*atol, 4) + ")" : std::string())
-           << "\n";
+           << (atol ? " (atol " + fmt(*atol, 4) + ")" : std::string()) << "\n";
     }
     bool any = false;
     for (const Cell& c : m.cells)
@@ -259,7 +300,7 @@ std::string to_text(const Matrix& m) {
     }
   }
   write_text_tail(os, m);
-  return os.str();
+  return fit_text(os.str());
 }
 
 std::string to_markdown(const Matrix& m) {
@@ -439,7 +480,62 @@ nlohmann::json to_json(const Matrix& m) {
                        {"outcome", std::string(to_string(x.result))},
                        {"fails_run", x.result == XfailResult::kXpass},
                        {"detail", x.detail}});
+  // What was run (coverage): columns, never cells, with the requirements and what missed them.
+  const Coverage cov = coverage(m);
+  auto column_json = [](const CoverageColumn& k) {
+    return nlohmann::json{{"model", k.model},   {"backend", k.backend},
+                          {"recipe", k.recipe}, {"column", k.label()},
+                          {"dir", k.dir},       {"bundle", k.bundle.empty() ? nlohmann::json(nullptr) : nlohmann::json(k.bundle)},
+                          {"status", std::string(to_string(k.status))}, {"fails_run", fails_run(k.status)},
+                          {"reason", k.reason}};
+  };
+  nlohmann::json not_ran = nlohmann::json::array();
+  nlohmann::json by_status = nlohmann::json::object();
+  for (const CoverageColumn& k : cov.columns) {
+    if (k.ran) continue;
+    not_ran.push_back(column_json(k));
+    const std::string s(to_string(k.status));
+    by_status[s] = by_status.value(s, 0) + 1;
+  }
+  nlohmann::json unmet = nlohmann::json::array(), required_not_run = nlohmann::json::array(),
+                 required_absent = nlohmann::json::array();
+  for (const UnmetRequirement& u : cov.unmet) {
+    nlohmann::json cols_not_run = nlohmann::json::array();
+    for (size_t i : u.not_run) {
+      nlohmann::json c = column_json(cov.columns[i]);
+      cols_not_run.push_back(c);
+      c["require"] = u.require;
+      required_not_run.push_back(std::move(c));
+    }
+    if (u.matched == 0) required_absent.push_back(u.require);
+    unmet.push_back({{"require", u.require}, {"matched", u.matched}, {"not_run", cols_not_run},
+                     {"text", unmet_text(cov, u)}});
+  }
+  const nlohmann::json coverage_doc = {{"columns", cov.columns.size()},
+                                       {"ran", cov.ran},
+                                       {"not_run", cov.columns.size() - cov.ran},
+                                       {"not_run_by_status", by_status},
+                                       {"columns_not_run", not_ran},
+                                       {"required", m.required},
+                                       {"require_all", m.require_all},
+                                       {"unmet", unmet},
+                                       {"required_not_run", required_not_run},
+                                       {"required_absent", required_absent},
+                                       {"text", coverage_text(cov)}};
+  nlohmann::json groups = nlohmann::json::array();
+  for (const NotRunGroup& g : not_run_groups(m)) {
+    nlohmann::json lines = nlohmann::json::array();
+    for (const NotRun* n : g.lines)
+      lines.push_back({{"model", n->model}, {"backend", n->backend}, {"recipe", n->recipe}, {"dir", n->dir}});
+    groups.push_back({{"status", std::string(to_string(g.status))},
+                      {"fails_run", fails_run(g.status)},
+                      {"covers", group_label(m, g)},
+                      {"reason", g.reason},
+                      {"lines", lines}});
+  }
   nlohmann::json doc = {{"columns", cols},
+          {"coverage", coverage_doc},
+          {"not_run_groups", groups},
           {"cases", m.cases},
           {"xfail", {{"file", m.xfail_file.empty() ? nlohmann::json(nullptr)
                                                    : nlohmann::json(m.xfail_file)},

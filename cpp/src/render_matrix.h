@@ -3,9 +3,13 @@
 // share.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "etproof/matrix.h"
 #include "common.h"
@@ -85,6 +89,8 @@ inline std::string counts_text(const std::map<Status, size_t>& counts) {
   return out;
 }
 
+// Cells only (the verdict counts columns: coverage_text): "N cells measured: …; U cells not
+// measured (…); X xfail record(s) (…)".
 inline std::string summary(const Matrix& m) {
   std::map<CellStatus, size_t> count;
   for (const Cell& c : m.cells) ++count[c.status];
@@ -95,22 +101,14 @@ inline std::string summary(const Matrix& m) {
     if (count[s]) os << ", " << count[s] << " " << to_string(s);
   const size_t unmeasured = m.cells.size() - m.measured;
   if (unmeasured) {
-    os << "; " << unmeasured << " not measured (";
+    os << "; " << unmeasured << " cells not measured (";
     bool first = true;
     for (auto [s, n] : count) {
-      if (s == CellStatus::kAgreed || s == CellStatus::kDrifted ||
-          s == CellStatus::kAgreedUndelegated || s == CellStatus::kXfail ||
-          s == CellStatus::kXpass || n == 0)
-        continue;
+      if (is_judged(s) || n == 0) continue;
       os << (first ? "" : ", ") << n << " " << to_string(s);
       first = false;
     }
     os << ")";
-  }
-  if (!m.not_run.empty()) {
-    std::map<CellStatus, size_t> nr;
-    for (const NotRun& n : m.not_run) ++nr[n.status];
-    os << "; " << m.not_run.size() << " not run (" << counts_text(nr) << ")";
   }
   if (!m.xfail.empty()) {
     std::map<XfailResult, size_t> xr;
@@ -120,8 +118,35 @@ inline std::string summary(const Matrix& m) {
   return os.str();
 }
 
+// Why a requirement (--require, --require-all) is not met, for the verdict.
+inline std::string unmet_text(const Coverage& cov, const UnmetRequirement& u) {
+  if (u.matched == 0) return "required column " + u.require + " is not in the matrix";
+  if (u.require == "--require-all")
+    return "--require-all: " + std::to_string(u.not_run.size()) + " of " + std::to_string(u.matched) +
+           " columns did not run";
+  std::set<std::string> models, labels;
+  for (const CoverageColumn& k : cov.columns) models.insert(k.model);
+  for (size_t i : u.not_run) labels.insert(cov.columns[i].label());
+  std::string out = "required column " + u.require + " did not run";
+  if (u.not_run.size() <= 3) {
+    std::vector<std::string> each;
+    for (size_t i : u.not_run) {
+      const CoverageColumn& k = cov.columns[i];
+      std::string e = models.size() > 1 ? model_label(k.model) + " " : std::string();
+      if (labels.size() > 1) e += k.label() + " ";
+      each.push_back(e + std::string(to_string(k.status)));
+    }
+    return out + " (" + join(each) + ")";
+  }
+  std::map<CellStatus, size_t> count;
+  for (size_t i : u.not_run) ++count[cov.columns[i].status];
+  return out + " (" + std::to_string(u.not_run.size()) + " of its " + std::to_string(u.matched) +
+         " columns: " + counts_text(count) + ")";
+}
+
 inline std::string verdict(const Matrix& m) {
-  if (m.exit_code() == 0) return "PASS";
+  const Coverage cov = coverage(m);
+  if (m.exit_code() == 0) return "PASS — " + coverage_text(cov);
   std::vector<std::string> why;
   if (m.measured == 0) why.push_back("nothing was measured");
   size_t drifted = 0;
@@ -134,7 +159,77 @@ inline std::string verdict(const Matrix& m) {
       why.push_back(x.record.backend + "/" + x.record.recipe + " xpass (" + x.record.half +
                     " half): unexpected pass: update or remove the xfail record in " +
                     m.xfail_file);
-  return "FAIL: " + join(why, "; ");
+  for (const UnmetRequirement& u : cov.unmet) why.push_back(unmet_text(cov, u));
+  return "FAIL: " + join(why, "; ") + " — " + coverage_text(cov);
+}
+
+// ---- not-run lines grouped by reason (text and JSON) ----------------------------------------------
+
+// A not-run line's reason without the name of its bundle, so that the same refusal of many
+// bundles (a delegate not linked, an export the recipe refused) reads the same.
+inline std::string shared_reason(const NotRun& n) {
+  std::string r = n.reason;
+  if (n.bundle.empty()) return r;
+  if (r.starts_with(n.bundle + ": ")) r.erase(0, n.bundle.size() + 2);
+  auto replace_all = [&r](const std::string& from, const std::string& to) {
+    for (size_t at = r.find(from); at != std::string::npos; at = r.find(from, at + to.size()))
+      r.replace(at, from.size(), to);
+  };
+  replace_all("bundle '" + n.bundle + "': ", "");
+  replace_all(n.bundle, "<bundle>");
+  return r;
+}
+
+struct NotRunGroup {
+  CellStatus status;
+  std::string reason;                  // as shown: a lone line's own, else shared_reason
+  std::vector<const NotRun*> lines;
+};
+
+// One group per (status, shared reason), in the order of first appearance.
+inline std::vector<NotRunGroup> not_run_groups(const Matrix& m) {
+  std::vector<NotRunGroup> groups;
+  std::vector<std::string> keys;
+  for (const NotRun& n : m.not_run) {
+    const std::string shared = shared_reason(n);
+    size_t i = 0;
+    while (i < groups.size() && !(groups[i].status == n.status && keys[i] == shared)) ++i;
+    if (i == groups.size()) {
+      groups.push_back({n.status, n.reason, {}});
+      keys.push_back(shared);
+    }
+    groups[i].lines.push_back(&n);
+  }
+  for (size_t i = 0; i < groups.size(); ++i)
+    if (groups[i].lines.size() > 1) groups[i].reason = keys[i];
+  return groups;
+}
+
+// What a group covers: "gelu_wide coreml/fp16" for one line; "coreml/fp16 ×17, coreml/fp32 ×17
+// (every model: 17)" or "… in 3 models (a, b, c)" for many.
+inline std::string group_label(const Matrix& m, const NotRunGroup& g) {
+  if (g.lines.size() == 1) return not_run_label(*g.lines.front());
+  std::vector<std::pair<std::string, size_t>> labels;
+  std::vector<std::string> models;
+  for (const NotRun* n : g.lines) {
+    const std::string label = (n->backend.empty() ? "?" : n->backend) + "/" + (n->recipe.empty() ? "?" : n->recipe);
+    auto it = std::find_if(labels.begin(), labels.end(), [&](const auto& p) { return p.first == label; });
+    if (it == labels.end())
+      labels.push_back({label, 1});
+    else
+      ++it->second;
+    if (!n->model.empty() && std::find(models.begin(), models.end(), n->model) == models.end())
+      models.push_back(n->model);
+  }
+  std::vector<std::string> names;
+  for (const auto& [label, k] : labels) names.push_back(k > 1 ? label + " ×" + std::to_string(k) : label);
+  if (models.size() <= 1) return (models.empty() ? std::string() : models.front() + " ") + join(names);
+  std::set<std::string> every;  // every model the matrix names, with a bundle or without
+  for (const Column& c : m.columns) every.insert(c.model);
+  for (const NotRun& n : m.not_run)
+    if (!n.model.empty()) every.insert(n.model);
+  if (models.size() == every.size()) return join(names) + " (every model: " + std::to_string(models.size()) + ")";
+  return join(names) + " in " + std::to_string(models.size()) + " models (" + join(models) + ")";
 }
 
 // Drift under a derived bound: say how to pass one, as parity does.
@@ -147,9 +242,7 @@ inline bool drifted_under_derived(const Matrix& m) {
 }
 
 inline constexpr const char* kBoundHint =
-    "hint: the bounds were derived from measurements on the golden set (cpp/src/bounds.cpp); if a "
-    "bound does not fit "
-    "this model, pass --atol/--rtol/--min-cosine/--min-sqnr (the report then says the bound was "
-    "caller-supplied)";
+    "hint: if a derived bound does not fit this model, pass --atol/--rtol/--min-cosine/--min-sqnr\n"
+    "(the bounds: cpp/src/bounds.cpp, from measurements on the golden set; the report then says caller-supplied)";
 
 }  // namespace etproof::render

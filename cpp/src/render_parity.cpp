@@ -3,6 +3,7 @@
 #include <limits>
 #include <sstream>
 
+#include "etproof/matrix.h"  // fit_text: the reports' width
 #include "etproof/replay.h"
 #include "common.h"
 
@@ -15,6 +16,34 @@ std::string fmt(double v, int precision = 6) { return detail::format_number(v, p
 std::string fixed(double v, int decimals) { return detail::fixed_number(v, decimals); }
 std::string index_to_string(const std::vector<int64_t>& idx) {
   return idx.empty() ? std::string("[]") : shape_to_string(idx);
+}
+// The bound's rule in one short line: its terms as they apply to this report's outputs. A
+// quantization term is shown in the form the outputs use (steps of the recorded output scale, or
+// the range form where none is recorded; both only when the outputs differ); describe_bound (and
+// --json's "rule") has the full form.
+std::string brief_bound(const ParityReport& r) {
+  const Bound& b = r.bound;
+  bool scaled = false, unscaled = false;
+  for (const CaseReport& c : r.cases)
+    for (const TensorReport& t : c.outputs)
+      if (!t.exact) (t.quant_scale ? scaled : unscaled) = true;
+  std::ostringstream os;
+  os << "atol " << fmt(b.atol);
+  if (b.atol_qsteps != 0 && scaled && !unscaled) {
+    if (b.atol_range != 0) os << " + " << fmt(b.atol_range, 4) << "·max|ref|";
+    os << " + " << fmt(b.atol_qsteps, 4) << " quant steps";
+  } else if (b.atol_qsteps != 0 && unscaled && !scaled) {
+    os << " + " << fmt(b.atol_range + b.atol_range_unquantized, 4) << "·max|ref|";
+  } else if (b.atol_qsteps != 0) {
+    if (b.atol_range != 0) os << " + " << fmt(b.atol_range, 4) << "·max|ref|";
+    os << " + " << fmt(b.atol_qsteps, 4) << " quant steps (else " << fmt(b.atol_range_unquantized, 4)
+       << "·max|ref|)";
+  } else if (b.atol_range != 0 || b.atol_range_unquantized != 0) {
+    os << " + " << fmt(b.atol_range + b.atol_range_unquantized, 4) << "·max|ref|";
+  }
+  os << ", rtol " << fmt(b.rtol) << ", cosine ≥ " << cosine_text(b.min_cosine);
+  if (b.min_sqnr_db != -std::numeric_limits<double>::infinity()) os << ", SQNR ≥ " << fmt(b.min_sqnr_db, 4) << " dB";
+  return os.str();
 }
 }  // namespace
 
@@ -30,12 +59,10 @@ std::string to_text(const ParityReport& r) {
   }
   os << "\n";
   if (r.several_methods) os << "methods: " << detail::join_or_none(r.methods) << "\n";
-  os << "bound: " << describe_bound(r.bound)
-     << (r.bound.caller_supplied ? "  (caller-supplied: supplied by the caller, not derived)"
-         : r.bound.scale_relative() ? "  (derived) — a scale-free rule, resolved per output below"
-                                    : "  (derived)")
-     << "\n";
-  os << "  source: " << r.bound.source << "\n";
+  // One short line; where its numbers come from (the source and its citations) is in --json and
+  // in `parity --verbose`.
+  os << "bound: " << brief_bound(r)
+     << (r.bound.caller_supplied ? " (supplied by the caller, not derived)" : " (derived)") << "\n";
   if (!r.judgement.empty()) os << "judged: " << r.judgement << "\n";
   if (!r.precision_reason.empty()) os << "precision here: " << r.precision_reason << "\n";
   size_t passed = 0;
@@ -60,11 +87,11 @@ std::string to_text(const ParityReport& r) {
       if (t.exact) {
         os << "    bound: exact (integer output, the float bound does not apply";
         if (t.integer_atol) os << ", integer_atol " << fmt(*t.integer_atol);
-        os << "): " << t.mismatches << " of " << t.numel << " elements differ";
+        os << "): " << t.mismatches << " of " << t.numel << " elements differ\n    ";
         if (!t.first_mismatch.empty())
-          os << ", first at " << index_to_string(t.first_mismatch) << ": actual "
-             << t.first_mismatch_actual << ", reference " << t.first_mismatch_reference;
-        os << "; cosine " << cosine_text(t.cosine) << " (measured, not judged)\n";
+          os << "first at " << index_to_string(t.first_mismatch) << ": actual " << t.first_mismatch_actual
+             << ", reference " << t.first_mismatch_reference << "; ";
+        os << "cosine " << cosine_text(t.cosine) << " (measured, not judged)\n";
         if (!t.passed) os << "    failed: " << t.failure << "\n";
         continue;
       }
@@ -138,12 +165,9 @@ std::string to_text(const ParityReport& r) {
   if (r.cases.empty()) os << " — no golden cases ran, nothing was measured";
   os << "\n";
   if (!r.passed && !r.cases.empty() && !r.bound.caller_supplied)
-    os << "hint: the bound was derived for recipe " << r.recipe << " / precision " << r.precision
-       << " from measurements on the golden set (cpp/src/bounds.cpp); if this bound does not fit "
-          "this model, pass "
-          "--atol/--rtol/--min-cosine/--min-sqnr (the report then says the bound was "
-          "caller-supplied)\n";
-  return os.str();
+    os << "hint: if this bound does not fit this model, pass --atol/--rtol/--min-cosine/--min-sqnr (derived: "
+          "cpp/src/bounds.cpp)\n";
+  return fit_text(os.str());
 }
 
 

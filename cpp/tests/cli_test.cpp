@@ -21,6 +21,7 @@ namespace etproof {
 namespace {
 
 namespace fs = std::filesystem;
+using etproof::testing::unwrapped;
 using etproof::testing::demo_bundles;
 using etproof::testing::demo_photos;
 using etproof::testing::scratch_dir;
@@ -29,6 +30,7 @@ using etproof::testing::test_bundles;
 using Result = etproof::testing::CliResult;
 using etproof::testing::quote;
 using etproof::testing::slurp;
+
 
 // Runs `etproof ARGS` (each already quoted as needed) with optional environment assignments.
 Result etproof_cli(const std::string& args, const std::string& env = "") {
@@ -369,7 +371,7 @@ TEST(Cli, MatrixWithABrokenColumnExitsOne) {
   EXPECT_EQ(r.rc, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("xnnpack/fp32: bundle-invalid (fails the run): "), std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("goldens unreadable"), std::string::npos) << r.out;
+  EXPECT_NE(unwrapped(r.out).find("goldens unreadable"), std::string::npos) << r.out;
   EXPECT_EQ(r.err.find("error ["), std::string::npos) << r.err;  // a verdict, not an error
 }
 
@@ -382,7 +384,7 @@ TEST(Cli, MatrixOverNothingFails) {
 }
 
 TEST(Cli, MatrixDefaultsToTheDemoBundlesBesideTheBinary) {
-  // <directory of etproof>/demo/bundles, resolved through /proc/self/exe — build/demo/bundles.
+  // <directory of etproof>/demo/bundles, resolved through etproof::executable_path (/proc/self/exe) — build/demo/bundles.
   const fs::path expected = fs::path(ETPROOF_CLI).parent_path() / "demo" / "bundles";
   if (!fs::exists(expected)) GTEST_SKIP() << "demo bundles not exported: " << expected;
   const Result r = etproof_cli("matrix --json");

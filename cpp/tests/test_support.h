@@ -92,6 +92,22 @@ inline std::filesystem::path scratch_dir() {
   return dir;
 }
 
+// A text report with its wrapped lines joined again (etproof::fit_text keeps reports within 120
+// columns by breaking long lines at spaces): every newline and the indentation after it become one
+// space, so a phrase can be found whichever line it was broken on.
+inline std::string unwrapped(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '\n') {
+      out += s[i];
+      continue;
+    }
+    while (i + 1 < s.size() && s[i + 1] == ' ') ++i;
+    out += ' ';
+  }
+  return out;
+}
+
 // A file's bytes ("" when it cannot be read).
 inline std::string slurp(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);

@@ -46,7 +46,9 @@
 //
 // On failure the message is the whole parity report (gate.h, to_text): per case and output, the
 // worst element (index, actual, reference), max abs error, fraction over the bound, cosine, SQNR,
-// the bound and its source, the headroom, and "result: DRIFT (k of n cases within the bound)".
+// the bound as one short line (its rule and resolved numbers; the source and citations are in
+// `etproof parity --verbose` and --json), the headroom, and "result: DRIFT (k of n cases within
+// the bound)".
 // A bundle with no golden cases fails ("nothing was measured"). Drift is measured, never thrown.
 //
 // Header-only: it needs GoogleTest (the caller's dependency, ≥ 1.10), not the etproof library's.

@@ -64,6 +64,10 @@ struct NotRun {
   std::string reason;                  // never empty: why it was not measured
   std::string dir;                     // the bundle directory it belongs to
   std::string model;                   // the model it is about, where known ("" otherwise)
+  // The found bundle this line is about (a column of Matrix::columns in the same `dir`): "" for the
+  // export half's refusals and failures and for a folder whose manifest could not be read, which
+  // are columns of their own (coverage()).
+  std::string bundle;
 };
 
 // A bundle the caller's method selection (--method) left out of the columns: it lists none of the
@@ -111,16 +115,79 @@ struct Matrix {
   std::vector<LeftOut> left_out;
   // Filled only by attach_attributions (matrix --html); rendered by to_html in each model's section.
   std::vector<AttributionFigure> attributions;
+  // The caller's coverage requirements (matrix --require COLUMN…, --require-all; coverage()): each
+  // names columns that must have run here. A required column that did not run, and a --require
+  // that names no column of the matrix at all, fail the run (exit_code 1) and are named in the
+  // verdict.
+  std::vector<std::string> required;
+  bool require_all = false;
   // The models of the columns, in order of first appearance. Rows are (model, case): a case id
   // belongs to the columns of its model.
   std::vector<std::string> models() const;
   // Exit status: 1 when nothing was measured, when any cell drifted, when any cell or not-run
   // column has a status that fails_run (xpass, bundle-invalid, load-failed, run-failed,
-  // export-failed, no-bound), or when any xfail record passed (xpass, either half); 0 otherwise.
+  // export-failed, no-bound), when any xfail record passed (xpass, either half), or when a
+  // requirement (`required`, `require_all`) is not met; 0 otherwise.
   // not-linked, unavailable and export-refused columns, xfail cells and stale records are listed
-  // with their reasons but do not fail the run.
+  // with their reasons but do not fail the run unless a requirement names them.
   int exit_code() const;
 };
+
+// ---- coverage: what was run (issue 16 §1) --------------------------------------------------------
+//
+// A column is one (directory, model, backend, recipe): a bundle found there (Matrix::columns), or
+// an entry of the export half's report that has no bundle (export-refused, export-failed), or a
+// folder whose manifest could not be read. Columns, never cells, are what coverage counts: a
+// column RAN when at least one of its golden cases ran here and was judged against its bound
+// (is_judged: agreed, agreed-undelegated, drifted, xfail, xpass); every other column did not run,
+// with the status and reason of its not-run line (not-linked, unavailable, export-refused,
+// load-failed, no-bound, crashed, …).
+struct CoverageColumn {
+  std::string model;
+  std::string backend;
+  std::string recipe;
+  std::string dir;
+  std::string bundle;                  // "" where the column has no bundle
+  bool ran = false;
+  Status status = Status::kAgreed;     // not run: why (ran: unused)
+  std::string reason;                  // not run: the reason of its not-run line
+  // "backend/recipe", the column's name in every report and in --require ("?" for an unknown part).
+  std::string label() const;
+};
+
+// A requirement not met: a --require whose columns did not all run, or that names none.
+struct UnmetRequirement {
+  std::string require;                 // the --require as given; "--require-all" for that flag
+  std::vector<size_t> not_run;         // indices into Coverage::columns of its columns not run
+  size_t matched = 0;                  // how many columns it names (0: absent from the matrix)
+};
+
+struct Coverage {
+  std::vector<CoverageColumn> columns;  // bundle columns in Matrix::columns order, then the others
+  size_t ran = 0;
+  std::vector<UnmetRequirement> unmet;  // in the order the requirements were given
+};
+
+// The matrix's coverage and whether its requirements hold. A requirement is a column as the
+// matrix names it, BACKEND/RECIPE (e.g. xnnpack/fp32, coreml/fp16: that column of every model that
+// has one), BACKEND alone (every recipe of it), or either prefixed with MODEL: (that model's only).
+// Every column it names must have run; one naming no column at all is unmet too. require_all:
+// every column must have run.
+[[nodiscard]] Coverage coverage(const Matrix& m);
+// A --require's syntax ([MODEL:]BACKEND[/RECIPE], no empty part): Error{kInvalidArgument} naming
+// it otherwise (the CLI's exit 2, before anything runs).
+void check_requirement(const std::string& require);
+// "5 of 9 columns ran here (4 not-linked: coreml/fp16, coreml/fp32, vulkan/fp32, webgpu/fp32)":
+// the columns that did not run grouped by status, each column name once with ×N where several
+// models (or directories) share it. The verdict line of every renderer ends with it.
+[[nodiscard]] std::string coverage_text(const Coverage& c);
+
+// The width every text report of `matrix` and `parity` keeps (issue 16 §1): no line longer.
+inline constexpr size_t kTextWidth = 120;
+// `text` with every line longer than `width` columns (UTF-8 code points) broken at spaces, each
+// continuation indented 4 more than its line; a word longer than the room left is cut. Lines that
+// fit are left exactly as they are, so text already within the width is returned unchanged.
+[[nodiscard]] std::string fit_text(const std::string& text, size_t width = kTextWidth);
 
 // Builds the matrix over every bundle under `dir` (find_bundles). If `dir/export-report.json`
 // exists (written by the export half: {"results": [{"backend","recipe","status":
@@ -178,13 +245,18 @@ void bench_columns(Matrix& m, const BenchOptions& options, const Isolation& isol
 [[nodiscard]] std::optional<double> speedup_against(const Matrix& m, size_t col, const std::string& backend,
                                                     const std::string& recipe);
 
-// Text: with one model in one directory, the case × column grid. With several models or
-// directories, grouped per model: one line per column (status counts and its worst measured
-// numbers), the bounds once per (recipe, precision), then the drifted and xfail cells listed —
-// readable at ~15 models × 9 columns.
+// Text: with one model in one directory, the case × column grid (in blocks of columns that fit the
+// width). With several models or directories, grouped per model: a table of one row per column
+// (status counts and its worst measured numbers), the bounds once per (recipe, precision), then the
+// drifted and xfail cells listed — readable at ~15 models × 9 columns. Then the not-run lines, one
+// per distinct (status, reason) with every column and model it covers; the summary (cells); the
+// verdict, which ends with coverage_text (columns). Every line fits kTextWidth (fit_text).
 [[nodiscard]] std::string to_text(const Matrix& m);
 // Markdown: one case × column grid per model.
 [[nodiscard]] std::string to_markdown(const Matrix& m);
+// JSON: columns, cells, not_run, …, and `coverage` (coverage(): columns, ran, not_run,
+// not_run_by_status, columns_not_run, required, require_all, unmet, required_not_run,
+// required_absent, text) and `not_run_groups` (the not-run lines as the text groups them).
 [[nodiscard]] nlohmann::json to_json(const Matrix& m);
 // HTML (`matrix --html FILE`): one self-contained page — inline CSS, no script, no network asset —
 // so it can be attached to a CI run or mailed and read offline. It holds: the run's verdict and
