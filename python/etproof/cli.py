@@ -229,21 +229,43 @@ def _with_runtime_log(e: EtproofError, capture) -> None:
         e.detail["log"] = logged
 
 
+def _step_log(msg: str) -> None:
+    """export_model's per-step progress: into OUT/export-log.txt with the libraries' output while
+    it is captured (stdout points there), on the terminal with --verbose."""
+    print(msg, flush=True)
+
+
+def _export_summary(results: list[dict], out: Path, capture) -> None:
+    """The export's closing lines: what was written, refused and failed, where the report (and
+    the log) are, and the command to run next."""
+    n = {k: sum(1 for r in results if r["status"] == k) for k in ("exported", "export-refused")}
+    failed = len(results) - n["exported"] - n["export-refused"]
+    where = f"{out / 'export-report.json'}" + (f", library output {out / quiet.LOG_NAME}"
+                                                if capture is not None else "")
+    print(f"export: {n['exported']} bundle(s) written, {n['export-refused']} refused, {failed} "
+          f"failed ({where})", file=quiet.out(), flush=True)
+    if n["exported"]:
+        print(f"next: build/etproof matrix {out}   (every column against its bound)",
+              file=quiet.out(), flush=True)
+
+
 def _export_columns(a, loaded, pairs: list[tuple[str, str]], out: Path, capture) -> int:
     from etproof.export import export_model
     from etproof.runner import export_pairs, result_for_error
 
+    step_log = _step_log if capture is not None else _log
     names = [a.name or f"{loaded.stem}-{b}-{r}" for b, r in pairs]
     if loaded.stem_from_function and not a.name:
         print(f"bundle name{'s' if len(names) > 1 else ''}: {', '.join(names)} (from the "
               "function name; set 'name' to change it)", file=quiet.out(), flush=True)
     if len(pairs) > 1:
         results = export_pairs(lambda: loaded.kwargs, loaded.stem, pairs, out, force=True,
-                               log=_log, log_errors=False, taps=a.taps)
+                               log=_log, log_errors=False, taps=a.taps, step_log=step_log)
         _try_report(out, results)
         errors = _error_lines(results)
         for line in errors:
             print(line, file=quiet.err())
+        _export_summary(results, out, capture)
         return EXIT_ERROR if errors else EXIT_OK
     (backend, recipe), = pairs
     try:
@@ -251,15 +273,19 @@ def _export_columns(a, loaded, pairs: list[tuple[str, str]], out: Path, capture)
             if a.taps else {}
         if a.taps_range is not None:
             extra["taps_range"] = a.taps_range
-        path = export_model(name=names[0], out_dir=out, backend=backend, recipe=recipe, log=_log,
-                            **extra, **loaded.kwargs)
+        t0 = time.monotonic()
+        path = export_model(name=names[0], out_dir=out, backend=backend, recipe=recipe,
+                            log=step_log, **extra, **loaded.kwargs)
     except EtproofError as e:
         _with_runtime_log(e, capture)
         _try_report(out, [result_for_error(backend, recipe, e, loaded.stem)])
         raise
-    _try_report(out, [{"backend": backend, "recipe": recipe, "bundle": path.name,
-                       "model": loaded.stem, "status": "exported"}])
+    result = {"backend": backend, "recipe": recipe, "bundle": path.name, "model": loaded.stem,
+              "status": "exported"}
+    _try_report(out, [result])
+    _log(f"{path.name}: exported in {time.monotonic() - t0:.1f} s")
     print(path, file=quiet.out())
+    _export_summary([result], out, capture)
     return EXIT_OK
 
 

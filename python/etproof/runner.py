@@ -78,7 +78,8 @@ def write_report(out: Path, results: list[dict], merge: bool = False) -> Path:
 def export_pairs(spec_factory: Callable[[], dict], model_key: str, pairs, out: Path,
                  stamp_parts=(), force: bool = False, log=print,
                  log_errors: bool = True, reuse_from: Path | None = None,
-                 taps: bool | int | None = None, taps_from: str | None = None) -> list[dict]:
+                 taps: bool | int | None = None, taps_from: str | None = None,
+                 step_log=None) -> list[dict]:
     """Exports ``model_key-backend-recipe`` bundles into ``out``; returns report results.
 
     spec_factory() returns export_model's keyword arguments except name/out_dir/backend/recipe;
@@ -92,6 +93,8 @@ def export_pairs(spec_factory: Callable[[], dict], model_key: str, pairs, out: P
     stamp records it, so a bundle exported without taps is exported again when they are asked
     for (and the other way round); a bundle asked with taps is up to date only with its twin
     intact. taps_from: export_model's (the MODEL the twin records for ``attribute --bisect``).
+    step_log: where export_model's per-step progress goes (default: ``log``); ``log`` keeps one
+    line per bundle (up to date, exported, refused or failed).
     """
     out.mkdir(parents=True, exist_ok=True)
     stamps = cache.load_stamps(out)
@@ -128,7 +131,7 @@ def export_pairs(spec_factory: Callable[[], dict], model_key: str, pairs, out: P
             if taps and taps_from:
                 extra["taps_from"] = taps_from
             path = export_model(name=name, out_dir=out, backend=backend, recipe=recipe,
-                                log=log, **extra, **spec)
+                                log=step_log or log, **extra, **spec)
             result = {"backend": backend, "recipe": recipe, "bundle": path.name,
                       "model": model_key, "status": "exported"}
             log(f"{name}: exported in {time.monotonic() - t0:.1f} s")

@@ -174,10 +174,17 @@ def test_export_keeps_library_output_in_a_log_unless_verbose(tmp_path):
     lines = r.stdout.splitlines()
     assert lines[0] == (f"ExecuTorch's and the backends' output (logs, progress): {log} "
                         "(--verbose shows it here)"), r.stdout
-    own = [ln for ln in lines[1:] if ln.startswith(f"{name}: ") or ln == str(quiet_out / name)]
-    assert own == lines[1:], r.stdout  # nothing but etproof's own progress and the bundle
+    own = [ln for ln in lines[1:] if ln.startswith(f"{name}: ") or ln == str(quiet_out / name)
+           or ln.startswith(("export: ", "next: "))]
+    assert own == lines[1:], r.stdout  # nothing but etproof's own lines and the bundle
+    # one line for the bundle, then the closing summary and the next command (issue 16 §2)
+    assert [ln for ln in lines if ln.startswith(f"{name}: ")] == [
+        ln for ln in lines if ln.startswith(f"{name}: exported in ")], r.stdout
+    assert lines[-2].startswith("export: 1 bundle(s) written, 0 refused, 0 failed ("), r.stdout
+    assert lines[-1].startswith(f"next: build/etproof matrix {quiet_out}"), r.stdout
     assert r.stderr == "", r.stderr
     logged = log.read_text()
+    assert f"{name}: torch.export" in logged  # the per-step progress went to the log
     assert logged.startswith("=== ") and f"export tiny --backend {backend}" in logged
     library = [ln for ln in logged.splitlines()[1:] if ln.strip()]
     assert library, "the export's library output should be in the log"
@@ -191,5 +198,6 @@ def test_export_keeps_library_output_in_a_log_unless_verbose(tmp_path):
         assert marker in shown
     else:  # some line the libraries printed is back on the terminal
         foreign = [ln for ln in shown.splitlines() if not ln.startswith(f"{name}: ")
-                   and ln != str(tmp_path / "verbose" / name)]
+                   and ln != str(tmp_path / "verbose" / name)
+                   and not ln.startswith(("export: ", "next: "))]
         assert foreign, shown
