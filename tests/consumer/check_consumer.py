@@ -4,6 +4,11 @@
   check_consumer.py pass  EXE SCRATCH BUNDLE...   the first exported BUNDLE must pass EXPECT_PARITY
   check_consumer.py drift EXE SCRATCH BUNDLE...   a copy of it, one golden output scaled by 1.5,
                                                   must fail with the readable parity report
+  check_consumer.py skip  EXE SCRATCH BUNDLE...   the first BUNDLE, whose backend this binary has
+                                                  not linked (Core ML on Linux), must SKIP
+                                                  EXPECT_BUNDLE_PARITY by name with the reason;
+                                                  SCRATCH/no-such-bundle must fail naming the path
+                                                  and the test's file and line
 
 Exit 0 when it behaved as expected, 1 when not, 77 (CTest SKIP_RETURN_CODE) when no BUNDLE has
 been exported (./test.sh exports them).
@@ -32,7 +37,9 @@ DRIFT_EXPECTED = [
     "    failed: ",
     "result: DRIFT",
     "[  FAILED  ] Parity.BundleMatchesItsGoldens",
+    "[  FAILED  ] Parity.BundleRunsHereOrSkipsByName",
 ]
+SKIP_TEST = "Parity.BundleRunsHereOrSkipsByName"
 
 
 def manifest_of(bundle):
@@ -102,17 +109,17 @@ def drifted_copy(bundle, scratch):
     raise SystemExit(f"no float golden output to alter in case {case['id']} of {bundle}")
 
 
-def run(exe, bundle):
+def run(exe, bundle, *flags):
     env = dict(os.environ, ETPROOF_BUNDLE=bundle)
-    print(f"$ ETPROOF_BUNDLE={bundle} {exe}", flush=True)
-    proc = subprocess.run([exe], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True)
+    print(f"$ ETPROOF_BUNDLE={bundle} {exe} {' '.join(flags)}", flush=True)
+    proc = subprocess.run([exe, *flags], env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True)
     print(proc.stdout, flush=True)
     return proc.returncode, proc.stdout
 
 
 def main(argv):
-    if len(argv) < 5 or argv[1] not in ("pass", "drift"):
+    if len(argv) < 5 or argv[1] not in ("pass", "drift", "skip"):
         raise SystemExit(__doc__)
     mode, exe, scratch, candidates = argv[1], argv[2], argv[3], argv[4:]
     bundle = next((b for b in candidates if os.path.isdir(b) and manifest_of(b)), None)
@@ -120,9 +127,27 @@ def main(argv):
         print("SKIP: no bundle exported; looked for " + ", ".join(candidates) +
               " (./test.sh exports them)")
         return SKIP
+    if mode == "skip":
+        rc, out = run(exe, bundle, f"--gtest_filter={SKIP_TEST}")
+        wanted = [f"[  SKIPPED ] {SKIP_TEST}", "not runnable in this binary", "[backend-not-linked]"]
+        missing = [w for w in wanted if w not in out]
+        if rc != 0 or missing:
+            print(f"FAIL: expected {SKIP_TEST} to skip by name on {bundle} (exit {rc}); "
+                  f"missing from the output: {missing}")
+            return 1
+        nowhere = os.path.join(scratch, "no-such-bundle")
+        rc, out = run(exe, nowhere, f"--gtest_filter={SKIP_TEST}")
+        wanted = [nowhere, "parity_test.cpp:", "[io]", f"[  FAILED  ] {SKIP_TEST}"]
+        missing = [w for w in wanted if w not in out]
+        if rc == 0 or missing:
+            print(f"FAIL: expected a missing bundle to fail with its path, file and line "
+                  f"(exit {rc}); missing from the output: {missing}")
+            return 1
+        print(f"ok: EXPECT_BUNDLE_PARITY skipped {bundle} by name and failed on a missing path")
+        return 0
     if mode == "pass":
         rc, out = run(exe, bundle)
-        if rc != 0 or "[  PASSED  ] 1 test" not in out or "SKIPPED" in out:
+        if rc != 0 or "[  PASSED  ] 2 tests" not in out or "SKIPPED" in out:
             print(f"FAIL: expected {exe} to pass on {bundle} (exit {rc})")
             return 1
         print(f"ok: EXPECT_PARITY passed on {bundle}")

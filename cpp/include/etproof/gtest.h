@@ -12,6 +12,18 @@
 // ASSERT_PARITY(model, goldens)                fatal; returns from the current function
 // EXPECT_PARITY_WITHIN(model, goldens, bound)  the same against a caller's bound
 // ASSERT_PARITY_WITHIN(model, goldens, bound)
+// EXPECT_BUNDLE_PARITY(path)                   opens and loads the bundle at `path` itself, and
+// ASSERT_BUNDLE_PARITY(path)                   SKIPS the test (GTEST_SKIP, with the reason) when
+//                                              its backend is not linked, registered or available
+//                                              in this binary — the on-device suite that skips by
+//                                              name everywhere else — else as EXPECT_PARITY
+//
+//   TEST(MyModel, OnCoreML) { EXPECT_BUNDLE_PARITY("bundles/model-coreml-fp16"); }
+//
+// The *_BUNDLE_* macros skip only for Error{kBackendNotLinked} and Error{kBackendUnavailable}
+// (while opening or loading); anything else — a path that does not exist (Error{kIo}, naming the
+// path, at the macro's file and line), a tampered artifact, a failed run, a drift — fails as
+// EXPECT_PARITY does. Like GTEST_SKIP, they skip the rest of the test: use them in the test body.
 //
 //   model    the program under test: an etproof::LoadedModel lvalue, or an expression that makes
 //            one (etproof::LoadedModel::load(bundle)). Run once per golden case; not const (a
@@ -150,6 +162,32 @@ template <typename ModelFn, typename GoldensFn, typename BoundFn>
   }
 }
 
+// The *_BUNDLE_PARITY macros: the bundle at `path` opened, loaded and gated, or why it is skipped.
+struct BundleOutcome {
+  std::optional<std::string> skip;  // the reason the backend cannot run here
+  ::testing::AssertionResult result = ::testing::AssertionSuccess();
+};
+
+inline BundleOutcome bundle_parity(const char* path_expr, const std::filesystem::path& path) {
+  BundleOutcome out;
+  const std::string what = std::string("parity of the bundle `") + path_expr + "` (" + path.string() + ")";
+  try {
+    const Bundle bundle = open_bundle(path);
+    LoadedModel model = LoadedModel::load(bundle);
+    out.result = parity_assertion(
+        path_expr, path_expr, [&]() -> LoadedModel& { return model; },
+        [&]() -> const Bundle& { return bundle; }, [] { return NoBound{}; });
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kBackendNotLinked || e.kind() == ErrorKind::kBackendUnavailable)
+      out.skip = what + ": not runnable in this binary: " + describe_error(e);
+    else
+      out.result = ::testing::AssertionFailure() << what << " could not be measured: " << describe_error(e);
+  } catch (const std::exception& e) {
+    out.result = ::testing::AssertionFailure() << what << " could not be measured: exception: " << e.what();
+  }
+  return out;
+}
+
 // EXPECT_PRED_FORMAT1 hands the ready result through: only public GoogleTest macros are used.
 inline ::testing::AssertionResult passthrough(const char*, const ::testing::AssertionResult& r) {
   return r;
@@ -174,3 +212,17 @@ inline ::testing::AssertionResult passthrough(const char*, const ::testing::Asse
   EXPECT_PRED_FORMAT1(::etproof::gtest_detail::passthrough, ETPROOF_PARITY_RESULT_(model, goldens, bound))
 #define ASSERT_PARITY_WITHIN(model, goldens, bound) \
   ASSERT_PRED_FORMAT1(::etproof::gtest_detail::passthrough, ETPROOF_PARITY_RESULT_(model, goldens, bound))
+
+// A statement (safe in an unbraced if/else): skip with the reason, or the assertion.
+#define ETPROOF_BUNDLE_PARITY_(bundle_path, assertion)                                                  \
+  switch (0)                                                                                      \
+  case 0:                                                                                         \
+  default:                                                                                        \
+    if (const ::etproof::gtest_detail::BundleOutcome etproof_outcome_ =                           \
+            ::etproof::gtest_detail::bundle_parity(#bundle_path, ::std::filesystem::path(bundle_path)); \
+        etproof_outcome_.skip)                                                                    \
+      GTEST_SKIP() << *etproof_outcome_.skip;                                                     \
+    else                                                                                          \
+      assertion(::etproof::gtest_detail::passthrough, etproof_outcome_.result)
+#define EXPECT_BUNDLE_PARITY(bundle_path) ETPROOF_BUNDLE_PARITY_(bundle_path, EXPECT_PRED_FORMAT1)
+#define ASSERT_BUNDLE_PARITY(bundle_path) ETPROOF_BUNDLE_PARITY_(bundle_path, ASSERT_PRED_FORMAT1)
