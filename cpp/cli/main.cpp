@@ -111,9 +111,10 @@ bool record_evidence(const LedgerOption& o, const std::string& kind,
   }
   try {
     const auto records = build(etproof::current_context(kind, g_command_line, path));
+    if (records.empty()) return true;  // nothing to record (a run that measured nothing): say nothing
     etproof::append_records(path, records);
-    std::cerr << "ledger: recorded " << records.size() << " record(s) in " << path.string() << " ("
-              << why << "; --no-ledger turns this off)\n";
+    std::cerr << "ledger: recorded " << records.size() << (records.size() == 1 ? " record" : " records")
+              << " in " << path.string() << " (" << why << "; --no-ledger turns this off)\n";
     return true;
   } catch (const Error& e) {
     std::cerr << "ledger: nothing recorded in " << path.string() << ": [" << etproof::to_string(e.kind())
