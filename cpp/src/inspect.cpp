@@ -126,14 +126,21 @@ std::string to_text(const Inspection& i) {
     os << "          WARNING: the manifest records " << join(m.delegates) << "\n";
   if (m.delegation) {
     const auto& d = *m.delegation;
-    os << "delegation " << d.delegated_nodes << " nodes delegated, " << d.non_delegated_nodes
-              << " not\n";
+    // getitem reads one output of a delegate call (or of a multi-output op): ExecuTorch's
+    // get_delegation_info counts it as a node not delegated, but it computes nothing. It is left
+    // out of the "not" count and marked in the table, so a fully delegated graph reads "0 not".
+    size_t getitems = 0;
+    for (const auto& o : d.by_operator)
+      if (o.op == "getitem") getitems += o.non_delegated;
+    const size_t not_delegated = d.non_delegated_nodes >= getitems ? d.non_delegated_nodes - getitems : 0;
+    os << "delegation " << d.delegated_nodes << " nodes delegated, " << not_delegated << " not"
+       << (getitems ? " (and " + std::to_string(getitems) + " getitem reading delegate outputs)" : "") << "\n";
     size_t w = 2;
     for (const auto& o : d.by_operator) w = std::max(w, o.op.size());
     for (const auto& o : d.by_operator)
       os << "  " << std::left << std::setw(static_cast<int>(w)) << o.op << "  delegated "
                 << std::right << std::setw(5) << o.delegated << "  not " << std::setw(5)
-                << o.non_delegated << "\n";
+                << o.non_delegated << (o.op == "getitem" ? "  (reads outputs; computes nothing)" : "") << "\n";
     for (const auto& o : d.by_operator)
       for (const auto& r : o.reasons) os << "    not delegated: " << o.op << ": " << r << "\n";
   } else {
