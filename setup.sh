@@ -11,7 +11,7 @@
 #   ./setup.sh --fuzz     also clang and libFuzzer (Debian clang-19, libclang-rt-19-dev, llvm-19),
 #                         Chromium (headless: the HTML page's test) and the sanitizer build
 #                         build-fuzz/: the libFuzzer harnesses of fuzz/ and the C++ tests
-#                         under AddressSanitizer + UBSan (README "Reliability").
+#                         under AddressSanitizer + UBSan (docs/reliability.md).
 #                         test.sh uses ./setup.sh --no-run --fuzz.
 #
 # Re-running is fast: each step is skipped when its inputs did not change (stamps in build/).
@@ -45,7 +45,7 @@ OS="$(uname -s)"
 # pip, quiet; this machine's extra local indexes make pip warn once per package: drop those lines.
 pip_install() { "$PY" -m pip install -q "$@" 2> >(grep -v 'is ignored: it is neither a file' >&2); }
 
-# --- 1. Debian packages (C++ libraries the runtime half uses; see README "Dependencies") -------
+# --- 1. Debian packages (C++ libraries the runtime half uses; see docs/dependencies.md) -------
 DEBS=(build-essential nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libstb-dev libssl-dev)
 # --fuzz: clang and libFuzzer (bookworm's newest clang; 14, its default, cannot capture structured
 # bindings in lambdas, which cpp/src uses; llvm-19 for llvm-symbolizer: sanitizer stacks with

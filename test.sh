@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # etproof — run every test (CTest for the runtime half, pytest for the export half, then the C++
 # tests again under AddressSanitizer + UBSan, the fuzz regression run, and matrix --jobs under
-# ThreadSanitizer: README "Reliability").
+# ThreadSanitizer: docs/reliability.md).
 # Sets up whatever is missing first (./setup.sh --no-run --fuzz), and exports the small test
 # bundles once (reused while their inputs are unchanged).
 set -euo pipefail

@@ -13,7 +13,7 @@
 # thousand executions, and which one a given seed reaches changes with any change to etproof's
 # code, so mutating it here would fail the tests on upstream bugs; fuzz/run.sh bundle mutates it.
 # Execution counts (ETPROOF_FUZZ_RUNS_SCALE multiplies them) are sized so all five take about a
-# minute on one core of the CI machine (README, "Reliability").
+# minute on one core of the CI machine (docs/reliability.md).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${ETPROOF_FUZZ_BUILD:-$ROOT/build-fuzz}"

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# scripts/tsan.sh — `matrix --jobs` under ThreadSanitizer (issue 11 §3; README "Reliability").
+# scripts/tsan.sh — `matrix --jobs` under ThreadSanitizer (issue 11 §3; docs/reliability.md).
 #
 # Builds build-tsan/ (Debian's clang-19, -DETPROOF_SANITIZE=thread: etproof's own code
 # instrumented, the ExecuTorch libraries from the wheel as they are) with the `etproof` CLI and its
 # worker, then runs `matrix --jobs 4` over every directory of the exported test bundles, both with
 # worker processes (the default) and --in-process, and fails on any ThreadSanitizer report.
 # Needs ./setup.sh (the bundles) and ./setup.sh --fuzz (clang-19) first. OpenVINO-free, as the
-# sanitizer build (README "Reliability"): TSan, like ASan, refuses OpenVINO's RTLD_DEEPBIND.
+# sanitizer build (docs/reliability.md): TSan, like ASan, refuses OpenVINO's RTLD_DEEPBIND.
 #
 #   scripts/tsan.sh            build, run, report; exit 0 clean, 1 a report, 2 cannot run
 set -euo pipefail

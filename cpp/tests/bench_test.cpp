@@ -1,5 +1,5 @@
 // etproof bench (etproof/bench.h, issue 12 §1): the report's shape and its refusals. Speed itself
-// is never asserted here (it is measured, README "etproof bench"); the statistics are checked on
+// is never asserted here (it is measured, docs/speed.md); the statistics are checked on
 // samples with known quantiles.
 #include <cstdio>
 #include <filesystem>

@@ -284,7 +284,7 @@ TEST(Isolation, TheWorkersErrorsComeBackTyped) {
 // issue 11 §3: flipping single bytes of the tiny test programs (the hash fixed up each time) used
 // to crash etproof 46 times in 9,784 flips. Every flip now ends in a verdict or a typed outcome —
 // `crashed` where ExecuTorch itself dies — and this process goes on. Every ETPROOF_FLIP_STRIDE-th
-// byte (default 13: about 750 flips, a minute here; 1: the whole sweep, README "Reliability").
+// byte (default 13: about 750 flips, a minute here; 1: the whole sweep, docs/reliability.md).
 TEST(Isolation, SingleByteFlipSweepEndsInAVerdictOrATypedOutcome) {
   size_t stride = etproof::testing::kUnderAddressSanitizer ? 61 : 13;
   if (const char* s = std::getenv("ETPROOF_FLIP_STRIDE"); s && *s) stride = std::max(1, std::atoi(s));

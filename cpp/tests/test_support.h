@@ -226,7 +226,7 @@ inline CliResult run_etproof(const std::string& args, const std::string& env = "
 #endif
 
 // Whether this test binary is built with AddressSanitizer (the sanitizer build: fuzz/README.md,
-// README "Reliability"). GCC says so with __SANITIZE_ADDRESS__, clang with __has_feature.
+// docs/reliability.md). GCC says so with __SANITIZE_ADDRESS__, clang with __has_feature.
 #if defined(__SANITIZE_ADDRESS__)
 inline constexpr bool kUnderAddressSanitizer = true;
 #elif defined(__has_feature)

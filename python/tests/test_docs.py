@@ -254,3 +254,33 @@ def test_links_and_repository_paths_in_the_docs_exist():
             if path.startswith(TOP_DIRS) and not (REPO / path).exists():
                 missing.append(f"{doc.name}: `{path}`")
     assert not missing, "the docs name files that do not exist:\n" + "\n".join(missing)
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor for a Markdown heading: lower case, punctuation dropped, spaces as '-'."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def _anchors(path: Path) -> set[str]:
+    text = re.sub(r"```.*?```", "", path.read_text(encoding="utf-8"), flags=re.S)
+    return {_slug(h) for h in re.findall(r"^#{1,6} (.+)$", text, re.M)}
+
+
+def test_every_relative_link_in_the_readme_and_docs_resolves():
+    """Every ](target) of README.md and docs/*.md that is not a URL names a file that exists
+    relative to the document, and an #anchor into Markdown names one of its headings."""
+    bad, checked = [], 0
+    for doc in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+        text = re.sub(r"```.*?```", "", doc.read_text(encoding="utf-8"), flags=re.S)
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+://|mailto:", target):
+                continue
+            checked += 1
+            path, _, frag = target.partition("#")
+            dest = (doc.parent / path) if path else doc
+            if not dest.exists():
+                bad.append(f"{doc.relative_to(REPO)}: {target} (no such path)")
+            elif frag and dest.suffix == ".md" and frag not in _anchors(dest):
+                bad.append(f"{doc.relative_to(REPO)}: {target} (no heading #{frag})")
+    assert checked > 20, checked
+    assert bad == [], bad
