@@ -95,13 +95,13 @@ inline std::string summary(const Matrix& m) {
   std::map<CellStatus, size_t> count;
   for (const Cell& c : m.cells) ++count[c.status];
   std::ostringstream os;
-  os << m.measured << " cells measured: " << count[CellStatus::kAgreed] << " agreed, "
+  os << m.measured << (m.measured == 1 ? " cell" : " cells") << " measured: " << count[CellStatus::kAgreed] << " agreed, "
      << count[CellStatus::kDrifted] << " drifted";
   for (CellStatus s : {CellStatus::kAgreedUndelegated, CellStatus::kXfail, CellStatus::kXpass})
     if (count[s]) os << ", " << count[s] << " " << to_string(s);
   const size_t unmeasured = m.cells.size() - m.measured;
   if (unmeasured) {
-    os << "; " << unmeasured << " cells not measured (";
+    os << "; " << unmeasured << (unmeasured == 1 ? " cell" : " cells") << " not measured (";
     bool first = true;
     for (auto [s, n] : count) {
       if (is_judged(s) || n == 0) continue;

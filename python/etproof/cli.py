@@ -242,7 +242,8 @@ def _export_summary(results: list[dict], out: Path, capture) -> None:
     failed = len(results) - n["exported"] - n["export-refused"]
     where = f"{out / 'export-report.json'}" + (f", library output {out / quiet.LOG_NAME}"
                                                 if capture is not None else "")
-    print(f"export: {n['exported']} bundle(s) written, {n['export-refused']} refused, {failed} "
+    bundles = "bundle" if n["exported"] == 1 else "bundles"
+    print(f"export: {n['exported']} {bundles} written, {n['export-refused']} refused, {failed} "
           f"failed ({where})", file=quiet.out(), flush=True)
     if n["exported"]:
         print(f"next: build/etproof matrix {out}   (every column against its bound)",

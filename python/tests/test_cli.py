@@ -180,7 +180,7 @@ def test_export_keeps_library_output_in_a_log_unless_verbose(tmp_path):
     # one line for the bundle, then the closing summary and the next command (issue 16 §2)
     assert [ln for ln in lines if ln.startswith(f"{name}: ")] == [
         ln for ln in lines if ln.startswith(f"{name}: exported in ")], r.stdout
-    assert lines[-2].startswith("export: 1 bundle(s) written, 0 refused, 0 failed ("), r.stdout
+    assert lines[-2].startswith("export: 1 bundle written, 0 refused, 0 failed ("), r.stdout
     assert lines[-1].startswith(f"next: build/etproof matrix {quiet_out}"), r.stdout
     assert r.stderr == "", r.stderr
     logged = log.read_text()
