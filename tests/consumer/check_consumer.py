@@ -9,6 +9,11 @@
                                                   EXPECT_BUNDLE_PARITY by name with the reason;
                                                   SCRATCH/no-such-bundle must fail naming the path
                                                   and the test's file and line
+  check_consumer.py deployed EXE SCRATCH BUNDLE...  EXE and the ExecuTorch libraries beside it
+                                                  (etproof_copy_runtime) copied into SCRATCH with
+                                                  a copy of BUNDLE: every ExecuTorch library must
+                                                  resolve from SCRATCH (ldd), none from the wheel's
+                                                  site-packages, and the copy must pass
 
 Exit 0 when it behaved as expected, 1 when not, 77 (CTest SKIP_RETURN_CODE) when no BUNDLE has
 been exported (./test.sh exports them).
@@ -118,8 +123,43 @@ def run(exe, bundle, *flags):
     return proc.returncode, proc.stdout
 
 
+def deployed(exe, scratch, bundle):
+    """The test binary moved away from its build tree with the libraries etproof_copy_runtime put
+    beside it: it must load ExecuTorch from its own directory, never from the wheel, and pass."""
+    shutil.rmtree(scratch, ignore_errors=True)
+    os.makedirs(scratch)
+    libs = sorted(glob.glob(os.path.join(os.path.dirname(exe), "libexecutorch*.so*")))
+    if not libs:
+        print(f"FAIL: no ExecuTorch library beside {exe} (etproof_copy_runtime did not run)")
+        return 1
+    for f in [exe, *libs]:
+        shutil.copy2(f, scratch)
+    moved = os.path.join(scratch, os.path.basename(exe))
+    copy = os.path.join(scratch, os.path.basename(os.path.normpath(bundle)))
+    shutil.copytree(bundle, copy)
+    env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+    ldd = subprocess.run(["ldd", moved], capture_output=True, text=True, env=env).stdout
+    print(ldd)
+    resolved = {}
+    for line in ldd.splitlines():
+        parts = line.split("=>")
+        if len(parts) == 2 and "libexecutorch" in parts[0]:
+            resolved[parts[0].strip()] = parts[1].split("(")[0].strip()
+    wrong = {k: v for k, v in resolved.items()
+             if os.path.dirname(v) != os.path.realpath(scratch) and os.path.dirname(v) != scratch}
+    if not resolved or wrong or "not found" in ldd:
+        print(f"FAIL: ExecuTorch's libraries must resolve from {scratch}: {wrong or ldd}")
+        return 1
+    rc, out = run(moved, copy)
+    if rc != 0 or "[  PASSED  ] 2 tests" not in out:
+        print(f"FAIL: the deployed copy did not pass on {copy} (exit {rc})")
+        return 1
+    print(f"ok: {len(resolved)} ExecuTorch libraries loaded from {scratch}; the deployed test passed")
+    return 0
+
+
 def main(argv):
-    if len(argv) < 5 or argv[1] not in ("pass", "drift", "skip"):
+    if len(argv) < 5 or argv[1] not in ("pass", "drift", "skip", "deployed"):
         raise SystemExit(__doc__)
     mode, exe, scratch, candidates = argv[1], argv[2], argv[3], argv[4:]
     bundle = next((b for b in candidates if os.path.isdir(b) and manifest_of(b)), None)
@@ -127,6 +167,8 @@ def main(argv):
         print("SKIP: no bundle exported; looked for " + ", ".join(candidates) +
               " (./test.sh exports them)")
         return SKIP
+    if mode == "deployed":
+        return deployed(exe, scratch, bundle)
     if mode == "skip":
         rc, out = run(exe, bundle, f"--gtest_filter={SKIP_TEST}")
         wanted = [f"[  SKIPPED ] {SKIP_TEST}", "not runnable in this binary", "[backend-not-linked]"]
