@@ -303,7 +303,7 @@ std::string describe_bound(const Bound& b) {
   os << "atol " << fmt(b.atol);
   if (b.atol_range != 0) os << " + " << fmt(b.atol_range, 4) << "·max|ref|";
   if (b.atol_qsteps != 0)
-    os << " + (" << fmt(b.atol_qsteps, 4) << " quant steps, or " << fmt(b.atol_range_unquantized, 4)
+    os << " + (" << fmt(b.atol_qsteps, 4) << (b.atol_qsteps == 1 ? " quant step" : " quant steps") << ", or " << fmt(b.atol_range_unquantized, 4)
        << "·max|ref| where no output scale is recorded)";
   else if (b.atol_range_unquantized != 0)
     os << " + " << fmt(b.atol_range_unquantized, 4) << "·max|ref| (where no output scale is recorded)";

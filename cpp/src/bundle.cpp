@@ -326,10 +326,21 @@ Bundle open_bundle(const fs::path& path, const OpenOptions& options) {
           found.push_back(e.path());
       if (ec)
         throw Error(ErrorKind::kIo, "cannot list " + b.dir.string() + ": " + ec.message(), "check permissions");
-      if (found.empty())
+      if (found.empty()) {
+        // A folder of bundles (export's OUT) is what `matrix` takes: say so rather than only
+        // "not a bundle".
+        size_t bundles = 0;
+        for (const auto& e : fs::directory_iterator(b.dir, ec))
+          if (std::error_code d_ec; e.is_directory(d_ec) &&
+                                    fs::is_regular_file(e.path() / (e.path().filename().string() + kManifestSuffix), d_ec))
+            ++bundles;
         throw Error(ErrorKind::kManifestInvalid,
-                    b.dir.string() + ": no manifest (*" + kManifestSuffix + ") in this directory",
-                    "give a bundle directory written by python -m etproof export");
+                    b.dir.string() + ": no manifest (*" + kManifestSuffix + ") in this directory" +
+                        (bundles ? " (it holds " + std::to_string(bundles) + (bundles == 1 ? " bundle" : " bundles") + ")" : ""),
+                    bundles ? "this is a folder of bundles: etproof matrix " + b.dir.string() +
+                                  " judges them all; parity takes one of them (" + b.dir.string() + "/NAME)"
+                            : "give a bundle directory written by python -m etproof export");
+      }
       if (found.size() > 1) {
         std::sort(found.begin(), found.end());
         std::vector<std::string> names;

@@ -31,12 +31,12 @@ std::string brief_bound(const ParityReport& r) {
   os << "atol " << fmt(b.atol);
   if (b.atol_qsteps != 0 && scaled && !unscaled) {
     if (b.atol_range != 0) os << " + " << fmt(b.atol_range, 4) << "·max|ref|";
-    os << " + " << fmt(b.atol_qsteps, 4) << " quant steps";
+    os << " + " << fmt(b.atol_qsteps, 4) << (b.atol_qsteps == 1 ? " quant step" : " quant steps");
   } else if (b.atol_qsteps != 0 && unscaled && !scaled) {
     os << " + " << fmt(b.atol_range + b.atol_range_unquantized, 4) << "·max|ref|";
   } else if (b.atol_qsteps != 0) {
     if (b.atol_range != 0) os << " + " << fmt(b.atol_range, 4) << "·max|ref|";
-    os << " + " << fmt(b.atol_qsteps, 4) << " quant steps (else " << fmt(b.atol_range_unquantized, 4)
+    os << " + " << fmt(b.atol_qsteps, 4) << (b.atol_qsteps == 1 ? " quant step" : " quant steps") << " (else " << fmt(b.atol_range_unquantized, 4)
        << "·max|ref|)";
   } else if (b.atol_range != 0 || b.atol_range_unquantized != 0) {
     os << " + " << fmt(b.atol_range + b.atol_range_unquantized, 4) << "·max|ref|";
@@ -102,7 +102,7 @@ std::string to_text(const ParityReport& r) {
         os << ")";
       }
       os << "; error " << fmt(t.range_error, 3) << "·max|ref|";
-      if (t.qstep_error) os << ", " << fmt(*t.qstep_error, 3) << " quant steps";
+      if (t.qstep_error) os << ", " << fmt(*t.qstep_error, 3) << (*t.qstep_error == 1 ? " quant step" : " quant steps");
       os << "\n";
       if (t.sign_flips)
         os << "    sign flips: " << t.sign_flips << " above the noise level atol/"
