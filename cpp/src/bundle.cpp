@@ -215,11 +215,20 @@ std::map<std::string, HostTensor> read_goldens(const Bundle& b, const GoldenCase
                                                GoldenCheck check) {
   if (check == GoldenCheck::kHashes) {
     const auto problems = golden_file_problems(b, c);
-    if (!problems.empty())
+    if (!problems.empty()) {
+      // Every golden file absent (the directory missing or emptied): the bundle was copied without
+      // NAME.goldens/, not tampered with. Say that, not "edited".
+      std::error_code ec;
+      const fs::path gdir = b.dir / (b.manifest.name + ".goldens");
+      const bool copied_without = !fs::is_directory(gdir, ec) || fs::is_empty(gdir, ec);
       throw Error(ErrorKind::kArtifactMismatch,
                   "bundle '" + b.manifest.name + "': golden case '" + case_label(b.manifest, c) +
                       "' does not match its manifest: " + join(problems, "; "),
-                  kEditedGoldens);
+                  copied_without ? "the bundle's goldens directory " + gdir.string() +
+                                       " is missing or empty: a bundle is its whole directory (the .pte, "
+                                       "the manifest and NAME.goldens/); copy it whole, or re-export it"
+                                 : std::string(kEditedGoldens));
+    }
   }
   const auto& files = inputs ? c.inputs : c.outputs;
   const auto& specs = case_specs(b, c, inputs);

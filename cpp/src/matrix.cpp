@@ -82,7 +82,7 @@ void check_requirement(const std::string& require) {
     throw Error(ErrorKind::kInvalidArgument,
                 "--require \"" + require + "\" does not name a column",
                 "name a column as the matrix does: BACKEND/RECIPE (e.g. xnnpack/fp32), BACKEND alone "
-                "(every recipe of it), or either as MODEL:BACKEND/RECIPE for one model's");
+                "(every recipe of it), or MODEL:BACKEND/RECIPE (or MODEL:BACKEND) for one model's columns only");
 }
 
 Coverage coverage(const Matrix& m) {

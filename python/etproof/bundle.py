@@ -100,8 +100,20 @@ def staging_dir(out: Path, name: str):
         raise
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def install(tmp: Path, final: Path) -> None:
-    """Syncs the staging directory ``tmp`` to disk and renames it to ``final`` (replace_dir)."""
+    """Syncs the staging directory ``tmp`` to disk and renames it to ``final`` (replace_dir).
+    The staging directories (``tempfile.mkdtemp``: mode 0700) get the mode a directory made with
+    ``mkdir`` would have (0777 less the umask), so a bundle is as readable as its files by the
+    users and containers that read it."""
+    mode = 0o777 & ~_umask()
+    for d in [tmp, *(p for p in tmp.rglob("*") if p.is_dir() and not p.is_symlink())]:
+        os.chmod(d, mode)
     _fsync_dir(tmp)
     _test_kill("written")
     replace_dir(tmp, final)

@@ -155,6 +155,11 @@ def _import(target: str):
             file = Path(mod_name)
             if not file.is_file():
                 raise ImportError(f"no such file {file}")
+            # As `python FILE.py` would: the file's own directory is importable, so the model
+            # file can import a module beside it, from whatever directory this runs in.
+            here = str(file.resolve().parent)
+            if here not in sys.path:
+                sys.path.insert(0, here)
             mspec = importlib_util.spec_from_file_location(file.stem, file)
             module = importlib_util.module_from_spec(mspec)
             sys.modules[file.stem] = module
@@ -167,7 +172,8 @@ def _import(target: str):
     except Exception as e:  # noqa: BLE001 - whatever the user's module raises while loading
         raise InvalidArgument(f"cannot load {target}: {type(e).__name__}: {e}",
                               "MODULE must be importable (from the current directory or the "
-                              "environment) and define FUNCTION", stage="export") from e
+                              "environment; a FILE.py's own directory is) and define FUNCTION",
+                              stage="export") from e
     if not callable(func):
         raise InvalidArgument(f"{target} is a {type(func).__name__}, not a function",
                               f"FUNCTION takes no arguments and returns a dict; {HELP_REMEDY}",
