@@ -321,3 +321,19 @@ def test_operator_without_a_kernel_is_recorded_when_the_check_is_off(tmp_path):
     doc = read_manifest(path)
     assert KERNEL_MISSING_OPERATOR in doc["operators"]
     assert doc["delegates"] == ["XnnpackBackend"]
+
+
+def test_bundle_directories_have_the_mode_mkdir_gives(test_bundles):
+    """A bundle (staged with tempfile.mkdtemp, mode 0700) is installed with the mode a directory
+    made with mkdir would have, 0777 less the umask, like its files: readable by the other users
+    and containers that read committed or copied bundles."""
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    want = 0o777 & ~mask
+    twin = test_bundles / "attribution" / "gelu_mlp-xnnpack-fp32" / "gelu_mlp-xnnpack-fp32.taps"
+    for d in (test_bundles / "tiny-xnnpack-fp32",
+              test_bundles / "tiny-xnnpack-fp32" / "tiny-xnnpack-fp32.goldens", twin):
+        assert d.is_dir(), d
+        assert d.stat().st_mode & 0o777 == want, (d, oct(d.stat().st_mode & 0o777), oct(want))
