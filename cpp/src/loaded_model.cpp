@@ -390,7 +390,9 @@ LoadedModel LoadedModel::load(const Bundle& bundle) {
         missing.push_back(id + " (not registered in this binary: its runtime library is not linked)");
         if (auto t = runtime_needs_text(id, m.backend); !t.empty()) needs.push_back(t);
       } else if (has(avail.unavailable, id)) {
-        missing.push_back(id + " (registered, but reports itself unavailable on this machine)");
+        const auto b = find_backend(id);
+        missing.push_back(id + " (registered, but reports itself unavailable on this machine" +
+                          (b && !b->unavailable_detail.empty() ? ": " + b->unavailable_detail : std::string()) + ")");
       }
     }
     throw Error(avail.not_linked.empty() ? ErrorKind::kBackendUnavailable : ErrorKind::kBackendNotLinked,

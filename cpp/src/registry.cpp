@@ -48,6 +48,14 @@ Availability availability(const std::string& id, const et::BackendInterface* cls
     RuntimeLogCapture capture;
     a.available = cls->is_available();
     if (!a.available) a.detail = join(capture.lines(), "; ");
+    // OpenVINO's delegate is available only when it can dlopen OpenVINO's own runtime, which it
+    // finds through OPENVINO_LIB_PATH (prepare_backend_environment): say where it looked.
+    if (!a.available && id == "OpenvinoBackend") {
+      const char* lib = std::getenv("OPENVINO_LIB_PATH");
+      a.detail += std::string(a.detail.empty() ? "" : "; ") + "OpenVINO's runtime is loaded from OPENVINO_LIB_PATH (" +
+                  (lib && *lib ? std::string(lib) : std::string("unset")) +
+                  "): point it at libopenvino_c.so of the openvino package (pip install openvino)";
+    }
   }
   return cache.emplace(id, a).first->second;
 }

@@ -392,9 +392,13 @@ std::optional<Refusal> check_delegates(const std::vector<std::string>& ids,
                                            join_or_none(a.registered) + ")" +
                                            (needs.empty() ? "" : "; " + needs)};
   }
+  std::string said;  // what each unavailable backend said while answering (registry.h)
+  for (const std::string& id : a.unavailable)
+    if (const auto b = find_backend(id); b && !b->unavailable_detail.empty())
+      said += (said.empty() ? ": " : "; ") + b->unavailable_detail;
   return Refusal{Status::kUnavailable,
                  "delegate " + join(a.unavailable) +
-                     " is registered but reports itself unavailable on this machine"};
+                     " is registered but reports itself unavailable on this machine" + said};
 }
 
 void prepare_for_threads() {
