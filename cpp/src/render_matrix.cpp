@@ -248,6 +248,7 @@ std::string to_text(const Matrix& m) {
          << "    delegates in program: " << (c.delegates.empty() ? "none" : join(c.delegates))
          << (c.backend == "portable" ? " (portable kernels)" : "") << "\n";
       os << "    bound: " << bound_text(c.bound) << "\n";
+      if (!c.judgement.empty()) os << "    judged: " << c.judgement << "\n";
       // The column's worst measured values, so the margin to the bound is visible at a glance.
       std::optional<double> err, rel, cos, sqnr, head, atol;
       auto lower = [](std::optional<double>& slot, const std::optional<double>& v) {
