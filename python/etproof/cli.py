@@ -246,8 +246,21 @@ def _export_summary(results: list[dict], out: Path, capture) -> None:
     print(f"export: {n['exported']} {bundles} written, {n['export-refused']} refused, {failed} "
           f"failed ({where})", file=quiet.out(), flush=True)
     if n["exported"]:
-        print(f"next: build/etproof matrix {out}   (every column against its bound)",
+        print(f"next: {_etproof_command()} matrix {out}   (every column against its bound)",
               file=quiet.out(), flush=True)
+
+
+def _etproof_command() -> str:
+    """How to call the runtime half from where the user is: build/etproof when that is it,
+    else its absolute path in this checkout, else plain etproof (an installed one)."""
+    built = Path(__file__).resolve().parents[2] / "build" / "etproof"
+    if not built.is_file():
+        return "etproof"
+    try:
+        rel = built.relative_to(Path.cwd().resolve())
+    except ValueError:
+        return str(built)
+    return str(rel)
 
 
 def _export_columns(a, loaded, pairs: list[tuple[str, str]], out: Path, capture) -> int:
