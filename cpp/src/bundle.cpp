@@ -348,7 +348,7 @@ Bundle open_bundle(const fs::path& path, const OpenOptions& options) {
                         (bundles ? " (it holds " + std::to_string(bundles) + (bundles == 1 ? " bundle" : " bundles") + ")" : ""),
                     bundles ? "this is a folder of bundles: etproof matrix " + b.dir.string() +
                                   " judges them all; parity takes one of them (" + b.dir.string() + "/NAME)"
-                            : "give a bundle directory written by python -m etproof export");
+                            : "give a bundle directory written by etproof export");
       }
       if (found.size() > 1) {
         std::sort(found.begin(), found.end());

@@ -1,5 +1,6 @@
 // etproof/export_half.cpp — the runtime half's bridge to the export half (etproof/export_half.h).
 #include "etproof/export_half.h"
+#include "etproof/isolation.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -8,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <vector>
 
@@ -85,6 +87,16 @@ int run_export_half_command(const std::string& command, const std::vector<std::s
                 "retry; the system is out of processes or memory");
   if (pid == 0) {
     if (stdout_to_stderr) ::dup2(STDERR_FILENO, STDOUT_FILENO);
+    // Usage lines and remedies name the command the user typed (etproof.errors.command_name):
+    // this executable, relative to the working directory when under it.
+    std::error_code ec;
+    std::filesystem::path self = executable_path(ec);
+    if (!ec) {
+      const std::filesystem::path rel = self.lexically_relative(std::filesystem::current_path(ec));
+      if (!ec && !rel.empty() && *rel.begin() != "..")
+        self = rel.has_parent_path() ? rel : std::filesystem::path(".") / rel;
+      ::setenv("ETPROOF_PROG", self.c_str(), 1);
+    }
     execvp(cargs[0], cargs.data());
     std::fprintf(stderr, "error [capability-unavailable]: cannot run %s: %s\n"
                          "remedy: run ./setup.sh, or set ETPROOF_PYTHON\n",

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from etproof.errors import InvalidArgument, ManifestError
+from etproof.errors import InvalidArgument, ManifestError, command_name
 from etproof.manifest import (
     DTYPES,
     LAYOUTS,
@@ -347,7 +347,7 @@ def check_dynamic_shapes(dynamic_shapes, example_inputs: tuple, input_names: lis
                    f"{n} entries (None or {{axis: Dim}}), got {type(dynamic_shapes).__name__}"
                    + (f" of {len(dynamic_shapes)}" if isinstance(dynamic_shapes, (tuple, list))
                       else ""),
-                   "see `python -m etproof export --help`, 'dynamic_shapes'")
+                   f"see `{command_name()} export --help`, 'dynamic_shapes'")
     dims_out: list[list[dict]] = []
     size_of: dict[str, int] = {}
     for t, nm, entry in zip(example_inputs, input_names, per_input):

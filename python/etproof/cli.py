@@ -21,7 +21,7 @@ import warnings
 from pathlib import Path
 
 from etproof import backends, probe, quiet
-from etproof.errors import EtproofError, InvalidArgument
+from etproof.errors import EtproofError, InvalidArgument, command_name
 from etproof.recipes import (
     EXECUTORCH_BACKENDS,
     RECIPES,
@@ -164,7 +164,7 @@ def cmd_export(a) -> int:
     if not model_ref or (a.model_pos and a.model and a.model_pos != a.model):
         raise InvalidArgument("give the model once: MODEL or --model MODEL",
                               "efficientnet_lite0, tiny, MODULE:FUNCTION or FILE.py:FUNCTION; "
-                              "see python -m etproof export --help", stage="export")
+                              f"see {command_name()} export --help", stage="export")
     pairs = _pairs_for(a.backend, a.recipe)
     out = Path(a.out)
     if len(pairs) > 1 and a.name:
@@ -465,7 +465,7 @@ def _tap_count(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="python -m etproof",
+    p = _Parser(prog=command_name(),
                                 description="etproof export half: PyTorch -> ExecuTorch bundles")
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
     e = sub.add_parser("export", help="export one model to one bundle per (backend, recipe)",

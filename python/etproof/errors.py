@@ -16,6 +16,13 @@ import traceback
 
 EXPORT_STAGES = ("export", "quantize", "lower", "serialize", "goldens")
 
+
+def command_name() -> str:
+    """How the user called the export half: ``$ETPROOF_PROG`` (the C++ ``etproof`` sets it to its
+    own path when it runs the export half: ``build/etproof``), else ``python -m etproof``. Used in
+    usage lines and remedies, so that they name the command the user typed."""
+    return os.environ.get("ETPROOF_PROG") or "python -m etproof"
+
 # The remedy of an ExportError at each stage where the failure itself says nothing better.
 STAGE_REMEDY = {
     "goldens": "the model must run eagerly on every golden input and return the named outputs",

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from etproof.arguments import GOLDEN_DATA_MEANING, GoldenCase, check_export_arguments
-from etproof.errors import EtproofError, InvalidArgument
+from etproof.errors import EtproofError, InvalidArgument, command_name
 from etproof.export import check_methods_spec
 from etproof.manifest import LAYOUTS, NAME_RE
 from etproof.recipes import supported_pairs
@@ -102,7 +102,10 @@ Example:
 
 {EXAMPLE}"""
 
-HELP_REMEDY = "see `python -m etproof export --help` for what FUNCTION must return"
+def help_remedy() -> str:
+    """The remedy that points at the model-function contract (command_name: as the user called
+    the export half)."""
+    return f"see `{command_name()} export --help` for what FUNCTION must return"
 
 
 @dataclass
@@ -128,7 +131,7 @@ def load(ref: str) -> Loaded:
         raise
     except Exception as e:  # noqa: BLE001 - whatever the user's function raises
         raise InvalidArgument(f"{target}() failed: {type(e).__name__}: {e}",
-                              f"FUNCTION must build and return the model dict; {HELP_REMEDY}",
+                              f"FUNCTION must build and return the model dict; {help_remedy()}",
                               stage="export") from e
     found = problems(spec)
     if found:
@@ -137,7 +140,7 @@ def load(ref: str) -> Loaded:
                 f"{target}() returned a dict with {len(found)} problem"
                 f"{'s' if len(found) > 1 else ''}")
         body = "" if not isinstance(spec, dict) else "".join(f"\n  - {p}" for p in found)
-        raise InvalidArgument(head + body, HELP_REMEDY, stage="export")
+        raise InvalidArgument(head + body, help_remedy(), stage="export")
     kwargs = dict(spec)
     name = kwargs.pop("name", None)
     derived = not (name or kwargs.get("model_name")) and ref not in BUILTIN
@@ -176,7 +179,7 @@ def _import(target: str):
                               stage="export") from e
     if not callable(func):
         raise InvalidArgument(f"{target} is a {type(func).__name__}, not a function",
-                              f"FUNCTION takes no arguments and returns a dict; {HELP_REMEDY}",
+                              f"FUNCTION takes no arguments and returns a dict; {help_remedy()}",
                               stage="export")
     return func
 
