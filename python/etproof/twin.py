@@ -56,7 +56,7 @@ class TwinWork:
 
 def prepare_twin(m, taps, taps_range, taps_from, ref_names: list[str], recipe: str,
                  scheme: str | None, ref_records: dict, name: str, say) -> TwinWork:
-    """Plans the taps of method ``m`` (etproof.export's _Method, exported; quantized where
+    """Plans the taps of method ``m`` (etproof.program.Method, exported; quantized where
     ``scheme`` is a PT2E scheme, with its float_graph and emulation) and computes the twin's
     goldens and references (``ref_names``; ``ref_records``: the shipped manifest's references).
     Raises InvalidArgument (stage "export") as plan_taps does."""

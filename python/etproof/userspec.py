@@ -25,7 +25,7 @@ REQUIRED = ("model", "example_inputs", "input_names", "output_names", "golden_in
 OPTIONAL = ("name", "model_name", "layouts", "preprocessing", "labels", "golden_meta",
             "compute_unit", "weights", "slice_axis", "integer_atol", "budget", "dynamic_shapes",
             "external_weights", "methods")
-# With ``methods``, these keys live inside each method's entry (etproof.export.METHOD_REQUIRED
+# With ``methods``, these keys live inside each method's entry (etproof.program.METHOD_REQUIRED
 # and METHOD_OPTIONAL), not at the top level.
 PER_METHOD = ("example_inputs", "input_names", "output_names", "golden_inputs", "golden_meta",
               "dynamic_shapes")
@@ -304,7 +304,7 @@ def problems(spec) -> list[str]:
 
 def _methods_problems(spec: dict) -> list[str]:
     """Problems of a spec with ``methods``: its keys here, the rest by export_model's own checks
-    (etproof.export.check_methods_spec), so the two never disagree."""
+    (etproof.program.check_methods_spec), so the two never disagree."""
     import torch
 
     p = [f"{k!r} goes inside each method's entry of methods, not at the top level"

@@ -21,7 +21,8 @@ PKG = Path(__file__).resolve().parents[1] / "etproof"
 
 EXPORTER = ("etproof.export", "etproof.recipes", "etproof.arguments", "etproof.quantize",
             "etproof.lower", "etproof.delegation", "etproof.bundle", "etproof.toolchain",
-            "etproof.references", "etproof.taps", "etproof.taps_quantized", "etproof.twin")
+            "etproof.references", "etproof.taps", "etproof.taps_quantized", "etproof.twin",
+            "etproof.program")
 # Above the exporter: what the exporter's modules (and the table) never import.
 ABOVE = ("etproof.probe", "etproof.runner", "etproof.cache", "etproof.cli", "etproof.demo",
          "etproof.golden", "etproof.testbundles", "etproof.userspec", "etproof.plot")
