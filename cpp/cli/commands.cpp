@@ -27,6 +27,7 @@
 #include "etproof/backends_report.h"
 #include "etproof/bench.h"
 #include "etproof/bundle.h"
+#include "etproof/codegen.h"
 #include "etproof/coverage.h"
 #include "etproof/error.h"
 #include "etproof/export_half.h"
@@ -162,6 +163,19 @@ int cmd_backends(bool json, bool runtime_only, const std::string& probe_dir,
 int cmd_export(int argc, char** argv) { return etproof::run_export_half(argc, argv); }
 
 // ---- inspect -----------------------------------------------------------------------------------
+int cmd_gen(const std::string& bundle, const std::string& out_dir, const std::string& class_name,
+            const std::optional<std::string>& namespace_name) {
+  etproof::GenOptions o;
+  o.class_name = class_name;
+  if (namespace_name) o.namespace_name = *namespace_name;
+  const etproof::GeneratedCode g = etproof::write_model_api(bundle, out_dir, o);
+  std::cout << "wrote " << (fs::path(out_dir) / g.header_name).string() << " and " << g.source_name
+            << ": class " << (o.namespace_name.empty() ? "" : o.namespace_name + "::") << g.class_name
+            << "\nnext: compile " << g.source_name << " into your program and link etproof::core and "
+            << "etproof::demo (docs/api.md; or let CMake's etproof_add_model do both)\n";
+  return 0;
+}
+
 int cmd_inspect(const std::string& path, bool json) {
   const etproof::Inspection i = etproof::inspect_bundle(path);
   std::cout << (json ? json_text(etproof::to_json(i)) + "\n" : etproof::to_text(i));

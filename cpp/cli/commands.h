@@ -57,6 +57,9 @@ int cmd_export(int argc, char** argv);
 
 int cmd_inspect(const std::string& path, bool json);
 
+int cmd_gen(const std::string& bundle, const std::string& out_dir, const std::string& class_name,
+            const std::optional<std::string>& namespace_name);
+
 int cmd_run(const std::string& path, const std::vector<std::string>& input_args,
             const std::string& out_dir, const std::vector<std::string>& methods);
 

@@ -98,6 +98,14 @@ int run_cli(int argc, char** argv) {
   inspect->add_option("BUNDLE", bundle, "bundle directory or manifest")->required();
   inspect->add_flag("--json", json, "JSON output");
 
+  std::string gen_out, gen_class, gen_namespace;
+  auto* gen = app.add_subcommand("gen", "write a typed C++ API for a bundle (a class per model; docs/api.md)");
+  gen->add_option("BUNDLE", bundle, "bundle directory, manifest or .pte")->required();
+  gen->add_option("--out", gen_out, "directory for CLASS.h and CLASS.cpp (created)")->required();
+  gen->add_option("--class", gen_class, "the class's name (default: the model's name in CamelCase)");
+  auto* gen_ns = gen->add_option("--namespace", gen_namespace,
+                                 "its namespace, e.g. myapp::models (default etproof_models; \"\": none)");
+
   std::vector<std::string> input_args;
   std::string out_dir;
   auto* run = app.add_subcommand("run", "run a bundle on .npy inputs");
@@ -331,6 +339,9 @@ int run_cli(int argc, char** argv) {
   if (backends->parsed()) return cmd_backends(json, runtime_only, probe_dir, ledger);
   if (coverage->parsed()) return cmd_coverage(cov);
   if (inspect->parsed()) return cmd_inspect(bundle, json);
+  if (gen->parsed())
+    return cmd_gen(bundle, gen_out, gen_class,
+                   gen_ns->count() ? std::optional<std::string>(gen_namespace) : std::nullopt);
   if (run->parsed()) return cmd_run(bundle, input_args, out_dir, methods);
   etproof::check_bound_override(caller);
   std::optional<etproof::Budget> budget;

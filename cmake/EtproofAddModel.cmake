@@ -1,0 +1,65 @@
+# etproof_add_model(<target> <bundle> [CLASS <name>] [NAMESPACE <ns>]) — the typed C++ API of a
+# bundle in <target> (docs/api.md, "The generated C++ API"). Included by the installed package's
+# config (find_package(etproof)).
+#
+# <bundle>: a bundle directory (relative paths are from the calling CMakeLists.txt's directory).
+# It runs `etproof gen <bundle> --out DIR` (DIR = <build dir>/etproof-gen/<target>/<bundle name>)
+# when CMake configures, to learn the files' names and fail early, and again at build time
+# whenever the bundle's manifest changes; adds the generated source and its directory to
+# <target>; links etproof::core and etproof::demo; and copies the bundle directory beside the
+# target's binary, as etproof-bundles/<bundle name>/, after each build (the generated class's
+# open() with no argument opens that copy). CLASS / NAMESPACE: etproof gen's --class /
+# --namespace (two bundles of one model in one target need a CLASS each).
+function(etproof_add_model target bundle)
+  cmake_parse_arguments(PARSE_ARGV 2 _eam "" "CLASS;NAMESPACE" "")
+  if(_eam_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "etproof_add_model: unknown arguments ${_eam_UNPARSED_ARGUMENTS} "
+                        "(it takes <target> <bundle> [CLASS name] [NAMESPACE ns])")
+  endif()
+  if(NOT TARGET ${target})
+    message(FATAL_ERROR "etproof_add_model: no target ${target} (declare it first: add_executable)")
+  endif()
+  if(NOT TARGET etproof::cli)
+    message(FATAL_ERROR "etproof_add_model: this etproof package has no etproof executable "
+                        "(re-install etproof: cmake --install build --prefix P)")
+  endif()
+  get_filename_component(_dir "${bundle}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+  file(GLOB _manifest "${_dir}/*.etproof.json")
+  list(LENGTH _manifest _n)
+  if(NOT IS_DIRECTORY "${_dir}" OR NOT _n EQUAL 1)
+    message(FATAL_ERROR "etproof_add_model: ${_dir} is not a bundle directory (one NAME.etproof.json "
+                        "in it; export one: etproof export MODEL --backend B --out DIR)")
+  endif()
+  get_filename_component(_name "${_manifest}" NAME)
+  string(REGEX REPLACE "\\.etproof\\.json$" "" _name "${_name}")
+  set(_out "${CMAKE_CURRENT_BINARY_DIR}/etproof-gen/${target}/${_name}")
+  set(_args gen "${_dir}" --out "${_out}")
+  if(DEFINED _eam_CLASS)
+    list(APPEND _args --class "${_eam_CLASS}")
+  endif()
+  if(DEFINED _eam_NAMESPACE)
+    list(APPEND _args --namespace "${_eam_NAMESPACE}")
+  endif()
+  get_target_property(_cli etproof::cli LOCATION)
+  file(REMOVE_RECURSE "${_out}")
+  execute_process(COMMAND "${_cli}" ${_args} RESULT_VARIABLE _rc OUTPUT_VARIABLE _said
+                  ERROR_VARIABLE _said)
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "etproof_add_model(${target} ${bundle}): etproof gen failed:\n${_said}")
+  endif()
+  file(GLOB _header "${_out}/*.h")
+  file(GLOB _source "${_out}/*.cpp")
+  # A re-export that renames the model changes the files' names: configure again then.
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_manifest}")
+  add_custom_command(OUTPUT ${_header} ${_source}
+                     COMMAND etproof::cli ${_args}
+                     DEPENDS "${_manifest}" etproof::cli
+                     COMMENT "etproof gen: the typed API of ${_name}" VERBATIM)
+  target_sources(${target} PRIVATE ${_source} ${_header})
+  target_include_directories(${target} PRIVATE "${_out}")
+  target_link_libraries(${target} PRIVATE etproof::core etproof::demo)
+  add_custom_command(TARGET ${target} POST_BUILD
+                     COMMAND ${CMAKE_COMMAND} -E copy_directory "${_dir}"
+                             "$<TARGET_FILE_DIR:${target}>/etproof-bundles/${_name}"
+                     COMMENT "etproof: bundle ${_name} beside ${target}" VERBATIM)
+endfunction()
