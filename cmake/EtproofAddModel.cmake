@@ -9,7 +9,8 @@
 # <target>; links etproof::core and etproof::demo; and copies the bundle directory beside the
 # target's binary, as etproof-bundles/<bundle name>/, after each build (the generated class's
 # open() with no argument opens that copy). CLASS / NAMESPACE: etproof gen's --class /
-# --namespace (two bundles of one model in one target need a CLASS each).
+# --namespace (NAMESPACE "": --no-namespace; two bundles of one model in one target need a CLASS
+# each).
 function(etproof_add_model target bundle)
   cmake_parse_arguments(PARSE_ARGV 2 _eam "" "CLASS;NAMESPACE" "")
   if(_eam_UNPARSED_ARGUMENTS)
@@ -37,9 +38,20 @@ function(etproof_add_model target bundle)
   if(DEFINED _eam_CLASS)
     list(APPEND _args --class "${_eam_CLASS}")
   endif()
-  if(DEFINED _eam_NAMESPACE)
-    list(APPEND _args --namespace "${_eam_NAMESPACE}")
-  endif()
+  # NAMESPACE "" (the global namespace): read from ARGV, as cmake_parse_arguments drops an empty
+  # value before CMake 3.31 (CMP0174).
+  set(_i 2)
+  while(_i LESS ARGC)
+    math(EXPR _next "${_i} + 1")
+    if("${ARGV${_i}}" STREQUAL "NAMESPACE" AND _next LESS ARGC)
+      if("${ARGV${_next}}" STREQUAL "")
+        list(APPEND _args --no-namespace)
+      else()
+        list(APPEND _args --namespace "${ARGV${_next}}")
+      endif()
+    endif()
+    set(_i ${_next})
+  endwhile()
   get_target_property(_cli etproof::cli LOCATION)
   file(REMOVE_RECURSE "${_out}")
   execute_process(COMMAND "${_cli}" ${_args} RESULT_VARIABLE _rc OUTPUT_VARIABLE _said

@@ -104,7 +104,9 @@ int run_cli(int argc, char** argv) {
   gen->add_option("--out", gen_out, "directory for CLASS.h and CLASS.cpp (created)")->required();
   gen->add_option("--class", gen_class, "the class's name (default: the model's name in CamelCase)");
   auto* gen_ns = gen->add_option("--namespace", gen_namespace,
-                                 "its namespace, e.g. myapp::models (default etproof_models; \"\": none)");
+                                 "its namespace, e.g. myapp::models (default etproof_models)");
+  bool gen_global = false;
+  gen->add_flag("--no-namespace", gen_global, "declare the class in the global namespace")->excludes(gen_ns);
 
   std::vector<std::string> input_args;
   std::string out_dir;
@@ -341,7 +343,8 @@ int run_cli(int argc, char** argv) {
   if (inspect->parsed()) return cmd_inspect(bundle, json);
   if (gen->parsed())
     return cmd_gen(bundle, gen_out, gen_class,
-                   gen_ns->count() ? std::optional<std::string>(gen_namespace) : std::nullopt);
+                   gen_global ? std::optional<std::string>("")
+                   : gen_ns->count() ? std::optional<std::string>(gen_namespace) : std::nullopt);
   if (run->parsed()) return cmd_run(bundle, input_args, out_dir, methods);
   etproof::check_bound_override(caller);
   std::optional<etproof::Budget> budget;
