@@ -46,7 +46,7 @@ OS="$(uname -s)"
 pip_install() { "$PY" -m pip install -q "$@" 2> >(grep -v 'is ignored: it is neither a file' >&2); }
 
 # --- 1. Debian packages (C++ libraries the runtime half uses; see docs/dependencies.md) -------
-DEBS=(build-essential nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libstb-dev libssl-dev)
+DEBS=(build-essential nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libstb-dev libssl-dev libjpeg-dev)
 # --fuzz: clang and libFuzzer (bookworm's newest clang; 14, its default, cannot capture structured
 # bindings in lambdas, which cpp/src uses; llvm-19 for llvm-symbolizer: sanitizer stacks with
 # function names), without their recommendations (about 70 MB); and Debian's chromium (test.sh
@@ -57,7 +57,7 @@ FUZZ_DEBS=(clang-19 libclang-rt-19-dev llvm-19
            chromium)
 # macOS: Homebrew instead (the compiler is Xcode's Command Line Tools: xcode-select --install).
 # No libstb there: pass its header's directory (CMakeLists.txt compiles stb_image in itself).
-BREWS=(python@3.11 nlohmann-json cli11 googletest openssl@3)
+BREWS=(python@3.11 nlohmann-json cli11 googletest openssl@3 jpeg-turbo)
 if [[ "$OS" == Darwin ]]; then
   if ((FUZZ)); then
     echo "error: --fuzz is Linux-only (memfd_create, libFuzzer, Debian's chromium)" >&2; exit 2
