@@ -6,23 +6,23 @@
 # build-fuzz/regress-artifacts/HARNESS/ (minimise it with fuzz/run.sh's steps, or by hand:
 # build-fuzz/fuzz/fuzz_HARNESS -minimize_crash=1 -runs=20000 FILE).
 #
-#   fuzz/regress.sh [HARNESS...]      default: all five
+#   fuzz/regress.sh [HARNESS...]      default: all six
 #
 # fuzz/crashes-upstream/ (crashes inside ExecuTorch) is never replayed here. The bundle harness
 # only replays (no mutation): a mutated program reaches crashes inside ExecuTorch within a few
 # thousand executions, and which one a given seed reaches changes with any change to etproof's
 # code, so mutating it here would fail the tests on upstream bugs; fuzz/run.sh bundle mutates it.
-# Execution counts (ETPROOF_FUZZ_RUNS_SCALE multiplies them) are sized so all five take about a
+# Execution counts (ETPROOF_FUZZ_RUNS_SCALE multiplies them) are sized so all six take about a
 # minute on one core of the CI machine (docs/reliability.md).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${ETPROOF_FUZZ_BUILD:-$ROOT/build-fuzz}"
 SCALE="${ETPROOF_FUZZ_RUNS_SCALE:-1}"
-declare -A RUNS=([manifest]=60000 [npy]=150000 [xfail]=60000 [ledger]=30000 [bundle]=0)
+declare -A RUNS=([manifest]=60000 [npy]=150000 [xfail]=60000 [ledger]=30000 [bundle]=0 [image]=20000)
 export OPENVINO_LIB_PATH="${OPENVINO_LIB_PATH:-/nonexistent}"  # ASan refuses RTLD_DEEPBIND (README)
 export ETPROOF_TEST_BUNDLES="${ETPROOF_TEST_BUNDLES:-$ROOT/build/test-bundles}"
 harnesses=("$@")
-((${#harnesses[@]})) || harnesses=(manifest npy xfail ledger bundle)
+((${#harnesses[@]})) || harnesses=(manifest npy xfail ledger bundle image)
 rc=0
 for h in "${harnesses[@]}"; do
   bin="$BUILD/fuzz/fuzz_$h"
