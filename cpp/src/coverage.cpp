@@ -179,8 +179,19 @@ bool all_stale(const std::vector<const Entry*>& es) {
   return true;
 }
 
-// "status: reason" for each distinct status, reasons clipped.
-std::string statuses_text(const std::vector<const Entry*>& es, size_t clip_at) {
+// The summary's reasons, each written once in full under the table and cited by number.
+struct Notes {
+  std::vector<std::string> texts;
+  // "(note N)" for `reason`, numbering it on first use.
+  std::string cite(const std::string& reason) {
+    auto it = std::find(texts.begin(), texts.end(), reason);
+    if (it == texts.end()) it = texts.insert(texts.end(), reason);
+    return "(note " + std::to_string(it - texts.begin() + 1) + ")";
+  }
+};
+
+// "status (note N)" for each distinct status; the reason in full in `notes`.
+std::string statuses_text(const std::vector<const Entry*>& es, Notes& notes) {
   std::vector<std::string> seen;
   std::string out;
   for (auto* e : es) {
@@ -188,27 +199,27 @@ std::string statuses_text(const std::vector<const Entry*>& es, size_t clip_at) {
     if (std::find(seen.begin(), seen.end(), st) != seen.end()) continue;
     seen.push_back(st);
     std::string reason = s(*e->r, "reason");
-    out += (out.empty() ? "" : "; ") + st + (reason.empty() ? "" : ": " + clip(reason, clip_at));
+    out += (out.empty() ? "" : "; ") + st + (reason.empty() ? "" : " " + notes.cite(reason));
   }
   return out;
 }
 
-Summary summarize(const std::vector<Entry>& entries) {
+Summary summarize(const std::vector<const Entry*>& entries, Notes& notes) {
   std::vector<const Entry*> exp, run, run_ok, run_undeleg, run_bad, run_xfail, run_xpass, exp_ok,
       exp_undeleg;
-  for (const auto& e : entries) {
-    const Reading st = reading_of(*e.r);
-    if ((*e.r)["half"] == "export") {
-      exp.push_back(&e);
-      if (lowered(st)) exp_ok.push_back(&e);
-      if (st.other == Other::kExportedUndelegated) exp_undeleg.push_back(&e);
+  for (const Entry* e : entries) {
+    const Reading st = reading_of(*e->r);
+    if ((*e->r)["half"] == "export") {
+      exp.push_back(e);
+      if (lowered(st)) exp_ok.push_back(e);
+      if (st.other == Other::kExportedUndelegated) exp_undeleg.push_back(e);
     } else {
-      run.push_back(&e);
-      if (ran_ok(st)) run_ok.push_back(&e);
-      if (st.status == Status::kAgreedUndelegated) run_undeleg.push_back(&e);
-      if (run_failure(st)) run_bad.push_back(&e);
-      if (st.status == Status::kXfail) run_xfail.push_back(&e);
-      if (st.status == Status::kXpass) run_xpass.push_back(&e);
+      run.push_back(e);
+      if (ran_ok(st)) run_ok.push_back(e);
+      if (st.status == Status::kAgreedUndelegated) run_undeleg.push_back(e);
+      if (run_failure(st)) run_bad.push_back(e);
+      if (st.status == Status::kXfail) run_xfail.push_back(e);
+      if (st.status == Status::kXpass) run_xpass.push_back(e);
     }
   }
   Summary out;
@@ -228,9 +239,9 @@ Summary summarize(const std::vector<Entry>& entries) {
     std::vector<const Entry*> other;
     for (auto* e : exp)
       if (!lowered(reading_of(*e->r))) other.push_back(e);
-    if (!other.empty()) out.export_cell += "; also " + statuses_text(other, 80);
+    if (!other.empty()) out.export_cell += "; also " + statuses_text(other, notes);
   } else if (!exp.empty()) {
-    out.export_cell = statuses_text(exp, 120) + " (" + newest_date(exp) + ")" + stale_mark(exp);
+    out.export_cell = statuses_text(exp, notes) + " (" + newest_date(exp) + ")" + stale_mark(exp);
   } else {
     out.export_cell = "—";
   }
@@ -287,7 +298,7 @@ Summary summarize(const std::vector<Entry>& entries) {
       also += (also.empty() ? "" : ", ") + st + (c ? " " + plural(c, "case") : "");
     if (!also.empty()) out.runtime_cell += "; also " + also;
   } else if (!run.empty()) {
-    out.runtime_cell = statuses_text(run, 120) + " (" + newest_date(run) + ")" + stale_mark(run);
+    out.runtime_cell = statuses_text(run, notes) + " (" + newest_date(run) + ")" + stale_mark(run);
   } else {
     out.runtime_cell = "—";
   }
@@ -561,21 +572,41 @@ std::string render_coverage(const std::vector<json>& all_records, const Coverage
   }
 
   out << "## Summary\n\n";
-  out << "| backend | machine | claim | export half | runtime half |\n";
-  out << "| --- | --- | --- | --- | --- |\n";
+  out << "One row per backend, recipe and machine: a recipe's numbers are never mixed with another's "
+         "(an int8 recipe's SQNR is not the fp32 one's). \"probe\" is `etproof backends`' "
+         "one-operation program. Each reason is written once, in full, under the table.\n\n";
+  out << "| backend | recipe | machine | claim | export half | runtime half |\n";
+  out << "| --- | --- | --- | --- | --- | --- |\n";
+  Notes notes;
   for (const auto& [key, name] : keys) {
     auto it = latest.find(key);
     if (it == latest.end()) {
-      out << "| `" << key << "` " << md(name) << " | — | never run | — | — |\n";
+      out << "| `" << key << "` " << md(name) << " | — | — | never run | — | — |\n";
       continue;
     }
-    for (const auto& [label, es] : it->second) {
-      const Summary sm = summarize(es);
-      out << "| `" << key << "` " << md(name) << " | " << label << " | " << md(sm.claim) << " | "
-          << md(sm.export_cell) << " | " << md(sm.runtime_cell) << " |\n";
-    }
+    // recipe -> machine -> entries; the probe (no recipe) last.
+    std::map<std::pair<bool, std::string>, std::map<std::string, std::vector<const Entry*>>> by_recipe;
+    for (const auto& [label, es] : it->second)
+      for (const Entry& e : es) {
+        const std::string recipe = s(*e.r, "recipe");
+        const bool probe = is_probe(*e.r) || recipe.empty();
+        by_recipe[{probe, probe ? std::string("probe") : recipe}][label].push_back(&e);
+      }
+    for (const auto& [recipe, per_machine] : by_recipe)
+      for (const auto& [label, es] : per_machine) {
+        const Summary sm = summarize(es, notes);
+        out << "| `" << key << "` " << md(name) << " | " << md(recipe.second) << " | " << label
+            << " | " << md(sm.claim) << " | " << md(sm.export_cell) << " | " << md(sm.runtime_cell)
+            << " |\n";
+      }
   }
   out << "\n";
+  if (!notes.texts.empty()) {
+    out << "Notes:\n\n";
+    for (size_t i = 0; i < notes.texts.size(); ++i)
+      out << i + 1 << ". " << md(notes.texts[i]) << "\n";
+    out << "\n";
+  }
 
   out << "## Evidence per backend\n\n";
   out << "The newest record of each subject (one-operation probe, or model × recipe × precision), "

@@ -233,7 +233,9 @@ std::string to_text(const Matrix& m) {
           "build/golden-set/bundles; for one bundle use etproof parity BUNDLE)\n";
   } else {
     std::vector<std::string> header{"case"};
-    for (const Column& c : m.columns) header.push_back(column_label(c));
+    // Two copies of one bundle (the same backend/recipe from two directories) are told apart by
+    // their directory.
+    for (size_t col = 0; col < m.columns.size(); ++col) header.push_back(label_in_model(m, col));
     std::vector<std::vector<std::string>> rows;
     for (const std::string& id : m.cases) {
       std::vector<std::string> row{id};
@@ -244,7 +246,8 @@ std::string to_text(const Matrix& m) {
     write_table(os, header, rows);
     os << "(cells: status, max abs error, cosine)\n\ncolumns:\n";
     for (const Column& c : m.columns) {
-      os << "  " << column_label(c) << "  bundle " << c.bundle << ", precision " << c.precision << "\n"
+      os << "  " << label_in_model(m, static_cast<size_t>(&c - m.columns.data())) << "  bundle "
+         << c.bundle << ", precision " << c.precision << "\n"
          << "    delegates in program: " << (c.delegates.empty() ? "none" : join(c.delegates))
          << (c.backend == "portable" ? " (portable kernels)" : "") << "\n";
       os << "    bound: " << bound_text(c.bound) << "\n";
@@ -275,7 +278,7 @@ std::string to_text(const Matrix& m) {
       if (c.status == CellStatus::kDrifted) {
         if (!any) os << "\nfailures:\n";
         any = true;
-        os << "  " << c.case_id << " × " << column_label(m.columns[c.column]) << ": "
+        os << "  " << c.case_id << " × " << label_in_model(m, c.column) << ": "
            << to_string(c.status) << ": " << c.detail << "\n";
       }
   }
@@ -353,7 +356,8 @@ std::string to_markdown(const Matrix& m) {
   }
   os << "\n| column | bundle | delegates in program | bound |\n| --- | --- | --- | --- |\n";
   for (const Column& c : m.columns)
-    os << "| " << esc((grouped(m) ? model_label(c.model) + " " : std::string()) + column_label(c))
+    os << "| " << esc((grouped(m) ? model_label(c.model) + " " : std::string()) +
+                      label_in_model(m, static_cast<size_t>(&c - m.columns.data())))
        << " | " << esc(c.bundle) << " | "
        << (c.delegates.empty() ? std::string("none") : esc(join(c.delegates))) << " | "
        << esc(bound_text(c.bound)) << " |\n";

@@ -22,13 +22,14 @@ inline std::string fmt(double v, int precision = 3) { return detail::format_numb
 inline nlohmann::json opt_num(const std::optional<double>& v) { return detail::json_number(v); }
 inline std::string column_label(const Column& c) { return c.backend + "/" + c.recipe; }
 
-// A column's label within its model: backend/recipe, plus the directory where two columns of the
-// same model share a backend/recipe.
+// A column's label within its model: backend/recipe, plus what tells it apart where two columns
+// of the same model share a backend/recipe — its directory (copies of one bundle in two
+// directories), or its bundle's name (two bundles in one directory).
 inline std::string label_in_model(const Matrix& m, size_t col) {
   const Column& c = m.columns[col];
   for (size_t i = 0; i < m.columns.size(); ++i)
     if (i != col && m.columns[i].model == c.model && column_label(m.columns[i]) == column_label(c))
-      return column_label(c) + " [" + c.dir + "]";
+      return column_label(c) + " [" + (m.columns[i].dir != c.dir ? c.dir : c.bundle) + "]";
   return column_label(c);
 }
 

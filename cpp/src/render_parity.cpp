@@ -81,9 +81,10 @@ std::string to_text(const ParityReport& r) {
          << "\n";
       os << "    worst element " << index_to_string(t.worst_index) << ": actual "
          << fmt(t.worst_actual, 8) << ", reference " << fmt(t.worst_reference, 8) << "\n";
+      // The worst ratio only: headroom is 1 − it (both are in --json).
       os << "    max abs error " << fmt(t.max_abs_error, 4) << ", worst ratio "
-         << fmt(t.worst_ratio, 4) << " of the bound, headroom " << fmt(t.headroom, 4)
-         << ", over the bound " << fixed(100 * t.fraction_over, 2) << "%\n";
+         << fmt(t.worst_ratio, 4) << " of the bound, over the bound "
+         << fixed(100 * t.fraction_over, 2) << "%\n";
       if (t.exact) {
         os << "    bound: exact (integer output, the float bound does not apply";
         if (t.integer_atol) os << ", integer_atol " << fmt(*t.integer_atol);

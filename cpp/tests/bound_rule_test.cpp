@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "etproof/backend_table.h"
 #include "etproof/bundle.h"
 #include "etproof/error.h"
 #include "etproof/gate.h"
@@ -50,6 +51,49 @@ Bound rule(double range, double qsteps = 0, double unquantized = 0) {
 }
 
 // ---- the rules ------------------------------------------------------------------------------
+
+// Every (recipe, precision, compute unit) the backend table lets the export half write — planned
+// rows and OpenVINO's alternative precisions included — has a bound on the basis the replay
+// reaches for it (plan_judgement tries its own reference's row, then the golden's), so no bundle
+// the export writes can come back "ran, but no bound" (issue 16 §2: this replaces a warning at
+// export time with a guarantee that holds before anything is exported). A recipe the table does
+// not list still has none: the test's other half.
+TEST(BoundRule, EveryRecipeTheBackendTableExportsHasABound) {
+  size_t pairs = 0;
+  for (const auto& b : backend_table().raw.at("backends")) {
+    for (const auto& r : b.value("recipes", nlohmann::json::array())) {
+      const std::string recipe = r.at("recipe").get<std::string>();
+      std::vector<std::string> precisions{r.at("precision").get<std::string>()};
+      for (const auto& p : r.value("precisions", nlohmann::json::array())) precisions.push_back(p.get<std::string>());
+      std::optional<std::string> unit;
+      if (r.contains("compute_unit")) unit = r.at("compute_unit").get<std::string>();
+      for (const std::string& precision : precisions) {
+        ++pairs;
+        std::string why;
+        bool bound = false;
+        for (BoundBasis basis : {BoundBasis::kReference, BoundBasis::kGolden}) {
+          try {
+            derive_bound(recipe, precision, unit, basis);
+            bound = true;
+          } catch (const Error& e) {
+            why += std::string(e.cause()) + "\n";
+          }
+        }
+        EXPECT_TRUE(bound) << b.at("key").get<std::string>() << ": " << recipe << " / " << precision
+                           << " has no bound on either basis:\n" << why;
+      }
+    }
+  }
+  EXPECT_GE(pairs, 10u);  // the table's rows today, OpenVINO's precisions counted
+  for (BoundBasis basis : {BoundBasis::kReference, BoundBasis::kGolden}) {
+    try {
+      derive_bound("int4-weight-only", "float32", std::nullopt, basis);
+      ADD_FAILURE() << "a recipe outside the table got a bound";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kCapabilityUnavailable);
+    }
+  }
+}
 
 TEST(BoundRule, NaNMatchesOnlyNaNUnderADerivedRule) {
   const Bound fp32 = derive_bound("fp32", "float32");

@@ -61,13 +61,33 @@ CoverageOptions opts() {
   return o;
 }
 
-// The summary row of one backend (and machine label, when given).
-std::string row(const std::string& page, const std::string& key, const std::string& machine = "") {
+// The summary row of one backend (and machine label, when given) as the page prints it: its
+// reasons cited as "(note N)".
+std::string raw_row(const std::string& page, const std::string& key, const std::string& machine = "") {
   std::istringstream in(page.substr(page.find("## Summary")));
   for (std::string l; std::getline(in, l);)
     if (l.rfind("| `" + key + "` ", 0) == 0 && (machine.empty() || l.find(machine) != std::string::npos))
       return l;
   return "";
+}
+
+// The text of note N under the summary table ("" when there is none).
+std::string note_text(const std::string& page, int n) {
+  const std::string head = "\n" + std::to_string(n) + ". ";
+  const auto at = page.find(head, page.find("\nNotes:\n"));
+  if (at == std::string::npos) return "";
+  return page.substr(at + head.size(), page.find('\n', at + head.size()) - at - head.size());
+}
+
+// The row with each "STATUS (note N)" read as "STATUS: REASON", the reason in full from its note.
+std::string row(const std::string& page, const std::string& key, const std::string& machine = "") {
+  std::string r = raw_row(page, key, machine);
+  for (size_t at; (at = r.find(" (note ")) != std::string::npos;) {
+    const size_t end = r.find(')', at);
+    const int n = std::stoi(r.substr(at + 7, end - at - 7));
+    r = r.substr(0, at) + ": " + note_text(page, n) + r.substr(end + 1);
+  }
+  return r;
 }
 
 // The evidence section of one backend.
@@ -119,6 +139,37 @@ TEST(Coverage, RunEvidenceIsWorksExportAloneIsOnlyLowers) {
   std::vector<json> reversed(records.rbegin(), records.rend());
   EXPECT_EQ(render_coverage(reversed, opts()), page);
   EXPECT_NE(page.find("4 records from 1 machine, 2026-11-29 to 2026-11-29"), std::string::npos);
+}
+
+// One row per recipe: an int8 recipe's SQNR is never reported as the backend's fp32 numbers, and
+// the one-operation probe has its own row.
+TEST(Coverage, EachRecipeHasItsOwnRowAndNumbers) {
+  auto with_recipe = [](json r, const std::string& recipe) {
+    r["recipe"] = recipe;
+    r.erase("id");
+    return finalize(r);
+  };
+  const std::vector<json> records = {
+      rec(kMachineA, "2026-11-29T10:00:00Z", "matrix", "runtime", "xnnpack", "agreed", "",
+          {{"cases", 6}, {"sqnr_db", 110.0}, {"cosine", 1.0}}),
+      with_recipe(rec(kMachineA, "2026-11-29T10:00:00Z", "matrix", "runtime", "xnnpack", "agreed", "",
+                      {{"cases", 6}, {"sqnr_db", 10.9}, {"cosine", 0.96}}),
+                  "int8-static-per-channel"),
+      rec(kMachineA, "2026-11-29T10:00:00Z", "backends", "runtime", "xnnpack", "agreed", "",
+          {{"sqnr_db", 140.0}})};
+  const std::string page = render_coverage(records, opts());
+  std::vector<std::string> rows;
+  std::istringstream in(page.substr(page.find("## Summary")));
+  for (std::string l; std::getline(in, l);)
+    if (l.rfind("| `xnnpack` ", 0) == 0) rows.push_back(l);
+  ASSERT_EQ(rows.size(), 3u) << page;
+  EXPECT_NE(rows[0].find("| fp32 |"), std::string::npos) << rows[0];
+  EXPECT_NE(rows[0].find("worst SQNR 110 dB"), std::string::npos) << rows[0];
+  EXPECT_NE(rows[1].find("| int8-static-per-channel |"), std::string::npos) << rows[1];
+  EXPECT_NE(rows[1].find("worst SQNR 10.9 dB"), std::string::npos) << rows[1];
+  EXPECT_NE(rows[2].find("| probe |"), std::string::npos) << rows[2];
+  EXPECT_NE(rows[2].find("agreed: probe; worst SQNR 140 dB"), std::string::npos) << rows[2];
+  for (const std::string& r : rows) EXPECT_NE(r.find("**works**"), std::string::npos) << r;
 }
 
 TEST(Coverage, EveryTableBackendIsListedAndNeverRunSaysSo) {
@@ -190,6 +241,16 @@ TEST(Coverage, RefusalsAndXfailsKeepTheirReasons) {
   EXPECT_NE(section(page, "xnnpack").find("static int8 misses the int8 bound on 4 of 6 photos"),
             std::string::npos);
   EXPECT_NE(row(page, "openvino").find("known failure (xfail)"), std::string::npos) << row(page, "openvino");
+  // A reason is never cut: the row cites it, the note under the table holds all of it, once.
+  const std::string long_reason = "QNN_SDK_ROOT is not set: " + std::string(400, 'x') + " (end)";
+  const std::string two = render_coverage(
+      {rec(kMachineA, "2026-11-29T10:00:00Z", "backends", "export", "qnn", "refused", long_reason),
+       rec(kMachineB, "2026-11-29T10:00:00Z", "backends", "export", "qnn", "refused", long_reason)},
+      opts());
+  EXPECT_NE(raw_row(two, "qnn").find("refused (note 1)"), std::string::npos) << raw_row(two, "qnn");
+  EXPECT_EQ(note_text(two, 1), long_reason);
+  EXPECT_EQ(note_text(two, 2), "");  // the same reason on two machines: one note
+  EXPECT_EQ(two.find("…"), std::string::npos);
   const std::string xp = render_coverage(
       {rec(kMachineA, "2026-11-29T10:00:00Z", "matrix", "runtime", "openvino", "xpass",
            "unexpected pass: update or remove the xfail record", {{"cases", 1}})}, opts());

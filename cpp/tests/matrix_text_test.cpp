@@ -215,6 +215,27 @@ TEST(MatrixText, SingleDirectoryVerdictCountsItsColumns) {
   EXPECT_EQ(too_wide(text.out), "") << text.out;
 }
 
+// Two copies of one bundle in two directories: each column of the grid, the columns list and the
+// failures name its directory, so the copies can be told apart.
+TEST(MatrixText, CopiesOfOneBundleAreToldApartByTheirDirectory) {
+  const fs::path tiny = test_bundles() / "tiny-portable-fp32";
+  ETPROOF_REQUIRE_BUNDLE(tiny);
+  const fs::path root = scratch_dir() / "matrix-copies";
+  fs::remove_all(root);
+  for (const char* d : {"a", "b"}) {
+    fs::create_directories(root / d);
+    fs::copy(tiny, root / d / "tiny-portable-fp32", fs::copy_options::recursive);
+  }
+  const auto text = cli("matrix --no-ledger --in-process " + quote((root / "a").string()) + " " +
+                        quote((root / "b").string()));
+  EXPECT_EQ(text.rc, 0) << text.out << text.err;
+  // Each column's label carries its directory (a long one wraps onto the next line).
+  for (const char* d : {"a", "b"})
+    EXPECT_EQ(count_of(text.out, "[" + (root / d).string() + "]"), 1u) << text.out;
+  EXPECT_EQ(count_of(text.out, "  portable/fp32\n"), 2u) << text.out;
+  EXPECT_EQ(too_wide(text.out), "") << text.out;
+}
+
 TEST(MatrixText, RequireOfAColumnThatDidNotRunFailsNamingIt) {
   ETPROOF_REQUIRE_BUNDLE(test_bundles() / "verdicts");
   const std::string dir = quote((test_bundles() / "verdicts").string());

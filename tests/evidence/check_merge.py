@@ -10,7 +10,7 @@ Two runtime configurations of this host, recorded as two machines (ETPROOF_MACHI
     SCRATCH/bare.jsonl.
 Then `etproof coverage --ledger full --ledger bare` renders the page, and it must:
   - list both machines in its Machines table, each by its name;
-  - give every backend one summary row per machine that has evidence for it, each naming its
+  - give every backend one summary row per recipe and machine that has evidence for it, each naming its
     machine: XNNPACK **works** on FULL and, on BARE, says not-linked — the FULL claim does not hide
     the BARE refusal, nor the other way round;
   - give XNNPACK's evidence table a row of BARE's with its not-linked reason, beside FULL's agreed;
@@ -101,13 +101,14 @@ def main() -> int:
     if names != sorted([FULL, BARE]):
         fail(f"the Machines table lists {names}, not both machines\n{page[:2000]}")
 
-    summary = [c for c in rows(page, "`xnnpack`") if len(c) == 5]
-    by_machine = {c[1].split(" ")[0]: c for c in summary}
+    # backend | recipe | machine | claim | export half | runtime half
+    summary = [c for c in rows(page, "`xnnpack`") if len(c) == 6 and c[1] == "fp32"]
+    by_machine = {c[2].split(" ")[0]: c for c in summary}
     if set(by_machine) != {FULL, BARE}:
-        fail(f"XNNPACK's summary rows are for {sorted(by_machine)}, not one per machine\n{summary}")
-    if "**works**" not in by_machine[FULL][2]:
+        fail(f"XNNPACK fp32's summary rows are for {sorted(by_machine)}, not one per machine\n{summary}")
+    if "**works**" not in by_machine[FULL][3]:
         fail(f"XNNPACK on {FULL} is not claimed to work: {by_machine[FULL]}")
-    if "works" in by_machine[BARE][2] or "not-linked" not in " ".join(by_machine[BARE][2:]):
+    if "works" in by_machine[BARE][3] or "not-linked" not in " ".join(by_machine[BARE][3:]):
         fail(f"XNNPACK on {BARE} does not say not-linked (or claims to work): {by_machine[BARE]}")
 
     if "### `xnnpack`" not in page:
