@@ -349,8 +349,22 @@ inline uint8_t clip8(int in) {  // Pillow's clip8: its lookup table is this clam
   return static_cast<uint8_t>(std::clamp(in >> kPrecisionBits, 0, 255));
 }
 
+// One output pixel of either pass: `n` source pixels `stride` bytes apart weighted by `k`, the
+// accumulators starting at 1 << (PRECISION_BITS − 1) (rounding), clipped to 8 bits.
+inline void weighted_pixel(const uint8_t* p, size_t stride, const int32_t* k, int n, uint8_t* out) {
+  int ss0 = 1 << (kPrecisionBits - 1), ss1 = ss0, ss2 = ss0;
+  for (int i = 0; i < n; ++i, p += stride) {
+    ss0 += p[0] * k[i];
+    ss1 += p[1] * k[i];
+    ss2 += p[2] * k[i];
+  }
+  out[0] = clip8(ss0);
+  out[1] = clip8(ss1);
+  out[2] = clip8(ss2);
+}
+
 // One horizontal pass (ImagingResampleHorizontal_8bpc): `rows` rows of `src` (width w) starting
-// at row `row0` -> rows × out_w. The accumulators start at 1 << (PRECISION_BITS − 1) (rounding).
+// at row `row0` -> rows × out_w.
 std::vector<uint8_t> horizontal_pass(const uint8_t* src, int w, int row0, int rows, int out_w,
                                      const Coeffs& c) {
   std::vector<uint8_t> out(static_cast<size_t>(out_w) * rows * 3);
@@ -360,17 +374,8 @@ std::vector<uint8_t> horizontal_pass(const uint8_t* src, int w, int row0, int ro
     for (int xx = 0; xx < out_w; ++xx) {
       const int xmin = c.bounds[static_cast<size_t>(xx) * 2];
       const int xmax = c.bounds[static_cast<size_t>(xx) * 2 + 1];
-      const int32_t* k = &c.k[static_cast<size_t>(xx) * c.ksize];
-      int ss0 = 1 << (kPrecisionBits - 1), ss1 = ss0, ss2 = ss0;
-      for (int x = 0; x < xmax; ++x) {
-        const uint8_t* p = line + static_cast<size_t>(x + xmin) * 3;
-        ss0 += p[0] * k[x];
-        ss1 += p[1] * k[x];
-        ss2 += p[2] * k[x];
-      }
-      o[xx * 3 + 0] = clip8(ss0);
-      o[xx * 3 + 1] = clip8(ss1);
-      o[xx * 3 + 2] = clip8(ss2);
+      weighted_pixel(line + static_cast<size_t>(xmin) * 3, 3, &c.k[static_cast<size_t>(xx) * c.ksize],
+                     xmax, o + static_cast<size_t>(xx) * 3);
     }
   }
   return out;
@@ -386,18 +391,9 @@ std::vector<uint8_t> vertical_pass(const uint8_t* src, int w, int row0, int out_
     const int ymin = c.bounds[static_cast<size_t>(yy) * 2] - row0;
     const int ymax = c.bounds[static_cast<size_t>(yy) * 2 + 1];
     uint8_t* o = &out[static_cast<size_t>(yy) * w * 3];
-    for (int xx = 0; xx < w; ++xx) {
-      int ss0 = 1 << (kPrecisionBits - 1), ss1 = ss0, ss2 = ss0;
-      for (int y = 0; y < ymax; ++y) {
-        const uint8_t* p = src + (static_cast<size_t>(y + ymin) * w + xx) * 3;
-        ss0 += p[0] * k[y];
-        ss1 += p[1] * k[y];
-        ss2 += p[2] * k[y];
-      }
-      o[xx * 3 + 0] = clip8(ss0);
-      o[xx * 3 + 1] = clip8(ss1);
-      o[xx * 3 + 2] = clip8(ss2);
-    }
+    for (int xx = 0; xx < w; ++xx)
+      weighted_pixel(src + (static_cast<size_t>(ymin) * w + xx) * 3, static_cast<size_t>(w) * 3, k,
+                     ymax, o + static_cast<size_t>(xx) * 3);
   }
   return out;
 }
