@@ -162,20 +162,22 @@ int cmd_backends(bool json, bool runtime_only, const std::string& probe_dir,
 // ---- export: the export half, in Python -------------------------------------------------------
 int cmd_export(int argc, char** argv) { return etproof::run_export_half(argc, argv); }
 
-// ---- inspect -----------------------------------------------------------------------------------
+// ---- gen ---------------------------------------------------------------------------------------
 int cmd_gen(const std::string& bundle, const std::string& out_dir, const std::string& class_name,
             const std::optional<std::string>& namespace_name) {
   etproof::GenOptions o;
   o.class_name = class_name;
   if (namespace_name) o.namespace_name = *namespace_name;
   const etproof::GeneratedCode g = etproof::write_model_api(bundle, out_dir, o);
-  std::cout << "wrote " << (fs::path(out_dir) / g.header_name).string() << " and " << g.source_name
+  std::cout << (g.written ? "wrote " : "up to date: ") << (fs::path(out_dir) / g.header_name).string()
+            << " and " << g.source_name
             << ": class " << (o.namespace_name.empty() ? "" : o.namespace_name + "::") << g.class_name
             << "\nnext: compile " << g.source_name << " into your program and link etproof::core and "
             << "etproof::demo (docs/api.md; or let CMake's etproof_add_model do both)\n";
   return 0;
 }
 
+// ---- inspect -----------------------------------------------------------------------------------
 int cmd_inspect(const std::string& path, bool json) {
   const etproof::Inspection i = etproof::inspect_bundle(path);
   std::cout << (json ? json_text(etproof::to_json(i)) + "\n" : etproof::to_text(i));

@@ -101,7 +101,7 @@ int run_cli(int argc, char** argv) {
   std::string gen_out, gen_class, gen_namespace;
   auto* gen = app.add_subcommand("gen", "write a typed C++ API for a bundle (a class per model; docs/api.md)");
   gen->add_option("BUNDLE", bundle, "bundle directory, manifest or .pte")->required();
-  gen->add_option("--out", gen_out, "directory for CLASS.h and CLASS.cpp (created)")->required();
+  gen->add_option("--out", gen_out, "directory for the class's header and source, named after it in snake_case (EfficientnetLite0: efficientnet_lite0.h, .cpp; created)")->required();
   gen->add_option("--class", gen_class, "the class's name (default: the model's name in CamelCase)");
   auto* gen_ns = gen->add_option("--namespace", gen_namespace,
                                  "its namespace, e.g. myapp::models (default etproof_models)");

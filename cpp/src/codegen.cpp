@@ -458,6 +458,7 @@ GeneratedCode write_model_api(const std::filesystem::path& bundle,
       if (old == *text) continue;
     }
     detail::write_file_atomic(p, *text);
+    g.written = true;
   }
   return g;
 }

@@ -184,12 +184,13 @@ TEST(Codegen, WritesOnlyWhatChangedAndNothingHalf) {
   const fs::path out = scratch_dir() / "codegen-out";
   fs::remove_all(out);
   const GeneratedCode g = write_model_api(tiny, out, {});
+  EXPECT_TRUE(g.written);
   ASSERT_TRUE(fs::exists(out / g.header_name));
   ASSERT_TRUE(fs::exists(out / g.source_name));
   EXPECT_EQ(slurp(out / g.header_name), g.header);
   const auto stamp = fs::last_write_time(out / g.header_name);
   fs::last_write_time(out / g.header_name, stamp - std::chrono::hours(1));
-  write_model_api(tiny, out, {});  // unchanged: not rewritten
+  EXPECT_FALSE(write_model_api(tiny, out, {}).written);  // unchanged: not rewritten
   EXPECT_EQ(fs::last_write_time(out / g.header_name), stamp - std::chrono::hours(1));
   // A bundle that does not open writes nothing.
   const fs::path none = scratch_dir() / "codegen-none";

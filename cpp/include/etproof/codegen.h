@@ -32,6 +32,7 @@ struct GeneratedCode {
   std::string source_name;  // the same stem, .cpp
   std::string header;       // file contents
   std::string source;
+  bool written = false;     // write_model_api: whether either file changed on disk
 };
 
 // The code for an opened bundle (only its manifest is read). Throws Error{kInvalidArgument} for a
