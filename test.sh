@@ -22,12 +22,12 @@ printf '\n== Python tests (pytest)\n'
 "$PY" -m pytest python/tests -q -rs || rc=1
 # The sanitizer build (build-fuzz/, sharing build/'s bundles). OpenVINO's runtime is loaded with
 # RTLD_DEEPBIND, which AddressSanitizer refuses: OpenVINO is off there (its column unavailable; the
-# tests that count it skip by name). Left out: consumer.* (the installed package built by an
-# uninstrumented consumer: a packaging check, done above) and golden_set.* (the whole golden set
-# replayed: done above, and the slowest under ASan).
+# tests that count it skip by name). Left out: consumer.*, gen.* and app.* (the installed package
+# built by an uninstrumented consumer, the generated API and examples/app: packaging checks, done
+# above) and golden_set.* (the whole golden set replayed: done above, and the slowest under ASan).
 printf '\n== C++ tests under AddressSanitizer + UBSan (build-fuzz)\n'
 (cd "$ROOT/build-fuzz" && OPENVINO_LIB_PATH=/nonexistent "$ROOT/.venv/bin/ctest" --output-on-failure -j2 \
-   -E '^(consumer|golden_set)\.') || rc=1
+   -E '^(consumer|gen|app|golden_set)\.') || rc=1
 printf '\n== fuzz regression (fuzz/regress.sh)\n'
 fuzz/regress.sh || rc=1
 # matrix --jobs under ThreadSanitizer (build-tsan/: the CLI and its worker), isolated and in-process.
