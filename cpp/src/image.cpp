@@ -279,6 +279,11 @@ Rgb8Image decode_stb(const std::filesystem::path& image, const std::vector<unsig
     const char* why = stbi_failure_reason();
     undecodable(image, why ? why : "unknown reason");
   }
+  // stb_image accepts a BMP header of zero height (found by fuzz_image): an image without pixels
+  // is no photo, whichever decoder let it through.
+  if (w <= 0 || h <= 0)
+    undecodable(image, "it decodes to " + std::to_string(w) + "x" + std::to_string(h) +
+                           " pixels (an empty image)");
   Rgb8Image out;
   out.width = w;
   out.height = h;

@@ -307,6 +307,18 @@ TEST(Image, DecodeImageReturnsThePixelsAndPreprocessRgb8MatchesLoadImage) {
 }
 
 // A JPEG libjpeg cannot decode is Error{kIo} with libjpeg's reason, never an abort or exit.
+// fuzz_image's find: stb_image decodes this BMP header (786449 x 0) to an image without pixels.
+TEST(Image, AnEmptyBmpIsAnIoError) {
+  const fs::path bmp = fs::path(ETPROOF_SOURCE_DIR) / "fuzz" / "crashes" / "image" / "bmp-zero-height";
+  try {
+    decode_image(bmp);
+    FAIL() << "an empty image was decoded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kIo);
+    EXPECT_NE(e.cause().find("786449x0 pixels (an empty image)"), std::string::npos) << e.cause();
+  }
+}
+
 TEST(Image, CorruptJpegsAreIoErrors) {
   const fs::path dir = scratch_dir();
   std::vector<fs::path> bad;
