@@ -4,7 +4,7 @@
 #
 #   fuzz/run.sh HARNESS [SECONDS] [LIBFUZZER_FLAG...]
 #
-# HARNESS: manifest | npy | xfail | ledger | bundle. SECONDS: default 600; 0: do not fuzz, only
+# HARNESS: manifest | npy | xfail | ledger | bundle | image. SECONDS: default 600; 0: do not fuzz, only
 # file the crashes an earlier run left in build-fuzz/artifacts/HARNESS/. Extra flags go to
 # libFuzzer (e.g. -jobs=2 -workers=2). Needs the fuzz build (./setup.sh --no-run --fuzz builds
 # build-fuzz/); the harness is rebuilt first when its sources changed.
@@ -27,7 +27,7 @@ SECONDS_ASKED="${2:-600}"
 shift $(( $# >= 2 ? 2 : 1 ))
 BUILD="$ROOT/build-fuzz"
 BIN="$BUILD/fuzz/fuzz_$H"
-case "$H" in manifest|npy|xfail|ledger|bundle) ;; *) echo "error: unknown harness '$H' (manifest, npy, xfail, ledger, bundle)" >&2; exit 2;; esac
+case "$H" in manifest|npy|xfail|ledger|bundle|image) ;; *) echo "error: unknown harness '$H' (manifest, npy, xfail, ledger, bundle, image)" >&2; exit 2;; esac
 [[ -f "$BUILD/CMakeCache.txt" ]] || { echo "error: no fuzz build in $BUILD: run ./setup.sh --no-run --fuzz" >&2; exit 2; }
 CMAKE="$ROOT/.venv/bin/cmake"; [[ -x "$CMAKE" ]] || CMAKE=cmake
 "$CMAKE" --build "$BUILD" --target "fuzz_$H" -j"$(nproc)" >/dev/null
