@@ -319,6 +319,20 @@ TEST(Image, AnEmptyBmpIsAnIoError) {
   }
 }
 
+// fuzz_image's find: a top-down BMP (negative height in its header) declaring 254 x 2097153
+// pixels, three times Pillow's limit, is refused before anything is decoded.
+TEST(Image, ATopDownBmpDeclaringTooManyPixelsIsRefusedBeforeDecoding) {
+  const fs::path bmp = fs::path(ETPROOF_SOURCE_DIR) / "fuzz" / "crashes" / "image" / "bmp-top-down-huge";
+  try {
+    decode_image(bmp);
+    FAIL() << "a 254 x 2097153 image was decoded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kIo);
+    EXPECT_NE(e.cause().find("is 254x2097153 pixels, more than the 178956970"), std::string::npos)
+        << e.cause();
+  }
+}
+
 TEST(Image, CorruptJpegsAreIoErrors) {
   const fs::path dir = scratch_dir();
   std::vector<fs::path> bad;
