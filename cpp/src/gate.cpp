@@ -239,9 +239,15 @@ TensorReport compare_tensor(const std::string& output, const HostTensor& actual,
   // table terms (M × the worst observed error); 1 where it does not — a target term (int8-static:
   // honest errors were measured up to 22.2 of its 26 steps) or a caller's absolute atol, whose
   // margin nobody measured: there the noise level is the atol itself.
-  rep.noise_margin = rule.scale_relative() && !rule.target ? kBoundMargin : 1.0;
-  const double margin = rep.noise_margin;
-  rep.noise_level = bound.atol / margin;
+  const double margin = rule.scale_relative() && !rule.target ? kBoundMargin : 1.0;
+  // The sign-flip rule's noise level: the bound's own, or CompareOptions::noise_rule's (a bound
+  // widened against truth keeps its rule's noise level: references.h, applied_bound).
+  const Bound& flip_rule = options.noise_rule ? *options.noise_rule : rule;
+  const Bound flip = options.noise_rule
+                         ? resolve_bound(flip_rule, rep.reference_range, rep.quant_scale)
+                         : bound;
+  rep.noise_margin = flip_rule.scale_relative() && !flip_rule.target ? kBoundMargin : 1.0;
+  rep.noise_level = flip.atol / rep.noise_margin;
   const std::vector<double> a = actual.to_double();
   const std::vector<double> r = reference.to_double();
   const size_t n = r.size();
@@ -283,7 +289,7 @@ TensorReport compare_tensor(const std::string& output, const HostTensor& actual,
       ratio = tol > 0 ? err / tol : (err == 0 ? 0 : std::numeric_limits<double>::infinity());
       // A sign flip above the noise level: |a − r| > |r| > η_i, more than any honest error the
       // table measured (docs/design.md §5).
-      if (ai * ri < 0 && std::fabs(ri) > tol / margin) {
+      if (ai * ri < 0 && std::fabs(ri) > (flip.atol + flip.rtol * std::fabs(ri)) / rep.noise_margin) {
         ++rep.sign_flips;
         if (worst_flip == n || std::fabs(ri) > std::fabs(r[worst_flip])) worst_flip = i;
       }
@@ -389,8 +395,8 @@ TensorReport compare_tensor(const std::string& output, const HostTensor& actual,
     rep.sign_flip_reference = r[worst_flip];
     std::ostringstream os;
     os << "sign flip: " << rep.sign_flips << " element(s) of opposite sign to the reference "
-       << "where |reference| exceeds the noise level (atol + rtol·|ref|)/" << fmt(margin)
-       << " (atol/" << fmt(margin) << " = " << fmt(rep.noise_level, 4) << "); largest at "
+       << "where |reference| exceeds the noise level (atol + rtol·|ref|)/" << fmt(rep.noise_margin)
+       << " (atol/" << fmt(rep.noise_margin) << " = " << fmt(rep.noise_level, 4) << "); largest at "
        << index_to_string(rep.worst_sign_flip) << " actual " << fmt(rep.sign_flip_actual)
        << " reference " << fmt(rep.sign_flip_reference);
     failures.push_back(os.str());
@@ -542,6 +548,7 @@ nlohmann::json to_json(const TensorReport& t) {
     j["widened_by"] = t.widened_by;
     j["widening_error"] = json_number(t.widening_error);
   }
+  if (!t.inconclusive.empty()) j["inconclusive"] = t.inconclusive;
   return j;
 }
 

@@ -2,6 +2,7 @@
 #include "etproof/inspect.h"
 
 #include <iomanip>
+#include <limits>
 #include <sstream>
 
 #include "common.h"
@@ -42,10 +43,40 @@ Inspection inspect_bundle(const std::filesystem::path& path) {
   } catch (const Error& e) {
     i.load_note = "[" + std::string(to_string(e.kind())) + "] " + e.cause();
   }
+  const JudgePlan plan = plan_judgement(m, precision_here(m));
+  i.judged = plan.why;
+  i.precision = plan.precision;
+  i.precision_reason = plan.precision_reason;
+  if (plan.no_rule) {
+    i.bound_note = plan.no_rule->cause();
+    return i;
+  }
+  i.bound = plan.rule;
+  // Per case and float output, the bound as the replay applies it (replay.cpp: judge_output).
   try {
-    i.bound = derive_bound(m.recipe, m.precision, m.compute_unit);
+    for (const GoldenCase& g : m.goldens) {
+      const std::map<std::string, HostTensor> goldens = read_golden_outputs(i.bundle, g);
+      std::map<std::string, std::map<std::string, HostTensor>> refs;
+      for (const std::string& name : {plan.against, plan.widen_by})
+        if (!name.empty() && name != "golden" && !refs.count(name))
+          refs[name] = read_golden_reference(i.bundle, g, name);
+      for (const auto& [output, golden] : goldens) {
+        if (is_integer_dtype(golden.dtype)) continue;
+        auto reference_of = [&](const std::string& name) -> const HostTensor& {
+          auto r = refs.find(name);
+          if (r == refs.end() || !r->second.count(output))
+            throw Error(ErrorKind::kManifestInvalid,
+                        "output \"" + output + "\" has no " + name + " reference in case " + g.id,
+                        "re-export the bundle; the manifest says the reference was captured");
+          return r->second.at(output);
+        };
+        const std::optional<double> scale = output_scale(m, output);
+        i.applied.push_back({case_label(m, g), output,
+                             applied_bound(plan, plan.rule, golden, reference_of, scale)});
+      }
+    }
   } catch (const Error& e) {
-    i.bound_note = e.cause();
+    i.applied_note = "[" + std::string(to_string(e.kind())) + "] " + e.cause();
   }
   return i;
 }
@@ -99,6 +130,30 @@ nlohmann::json to_json(const Inspection& i) {
   j["artifact"] = {{"file", m.artifact.file}, {"bytes", m.artifact.bytes},
                    {"sha256", m.artifact.sha256}, {"verified", true}};
   j["bound"] = i.bound ? to_json(*i.bound) : nlohmann::json(nullptr);
+  if (!i.bound) j["bound_note"] = i.bound_note;
+  j["judged"] = i.judged;
+  j["precision_judged"] = i.precision;
+  if (!i.precision_reason.empty()) j["precision_reason"] = i.precision_reason;
+  nlohmann::json applied = nlohmann::json::array();
+  for (const Inspection::Applied& a : i.applied) {
+    const Bound& b = a.bound.resolved;
+    nlohmann::json ja = {{"case", a.case_id},
+                         {"output", a.output},
+                         {"against", a.bound.against},
+                         {"reference_range", detail::json_number(a.bound.reference_range)},
+                         {"atol", detail::json_number(b.atol)},
+                         {"rtol", detail::json_number(b.rtol)},
+                         {"min_cosine", detail::json_number(b.min_cosine)},
+                         {"min_sqnr_db", detail::json_number(b.min_sqnr_db)}};
+    if (!a.bound.widened_by.empty()) {
+      ja["widened_by"] = a.bound.widened_by;
+      ja["widening_error"] = detail::json_number(a.bound.widening->max_abs_error);
+    }
+    if (!a.bound.inconclusive.empty()) ja["inconclusive"] = a.bound.inconclusive;
+    applied.push_back(std::move(ja));
+  }
+  j["applied"] = std::move(applied);
+  if (!i.applied_note.empty()) j["applied_note"] = i.applied_note;
   if (m.labels) j["labels"] = {{"output", m.labels->output}, {"source", m.labels->source},
                                {"count", m.labels->names.size()}};
   j["preprocessing"] = m.preprocessing.has_value();
@@ -174,6 +229,29 @@ std::string to_text(const Inspection& i) {
     os << "bound     " << describe_bound(*i.bound) << "\n";
   else
     os << "bound     none derivable: " << i.bound_note << "\n";
+  if (!i.judged.empty()) os << "judged    " << i.judged << "\n";
+  if (!i.precision_reason.empty()) os << "precision here: " << i.precision_reason << "\n";
+  // The bound each case's float outputs are judged by, as parity applies it.
+  for (const Inspection::Applied& a : i.applied) {
+    const Bound& b = a.bound.resolved;
+    os << "  " << a.case_id << " " << a.output << ": ";
+    if (!a.bound.inconclusive.empty()) {
+      os << "INCONCLUSIVE: " << a.bound.inconclusive << "\n";
+      continue;
+    }
+    os << "atol " << detail::format_number(b.atol, 4) << " (max|ref| "
+       << detail::format_number(a.bound.reference_range, 4) << "), cosine ≥ "
+       << detail::cosine_text(b.min_cosine) << ", "
+       << (b.min_sqnr_db == -std::numeric_limits<double>::infinity()
+               ? std::string("no SQNR floor")
+               : "SQNR ≥ " + detail::format_number(b.min_sqnr_db, 4) + " dB");
+    if (a.bound.widening)
+      os << " (widened by " << detail::format_number(kReferenceMargin, 3) << "x the "
+         << a.bound.widened_by << "'s " << detail::format_number(a.bound.widening->max_abs_error, 3)
+         << " against truth)";
+    os << "\n";
+  }
+  if (!i.applied_note.empty()) os << "          applied bounds not read: " << i.applied_note << "\n";
   return os.str();
 }
 

@@ -161,7 +161,7 @@ void column_runtime_records(const RecordContext& ctx, const Matrix& m, size_t ci
     said.insert({ci, st});
     // Numbers where the cases ran (judged, or measured without a bound); otherwise which cases
     // the status covers.
-    if (is_judged(st) || st == Status::kNoBound)
+    if (is_judged(st) || st == Status::kNoBound || st == Status::kInconclusive)
       r["numbers"] = w.to_json(col.bound, col.against);
     else
       r["case_ids"] = w.case_ids;

@@ -621,7 +621,7 @@ Matrix build_matrix(const std::vector<std::filesystem::path>& dirs, const BoundO
 void bench_columns(Matrix& m, const BenchOptions& options, const Isolation& isolation) {
   for (size_t col = 0; col < m.columns.size(); ++col) {
     bool ran = false;
-    for (const Cell& c : m.cells) ran = ran || (c.column == col && (is_judged(c.status) || c.status == Status::kNoBound));
+    for (const Cell& c : m.cells) ran = ran || (c.column == col && (is_judged(c.status) || c.status == Status::kNoBound || c.status == Status::kInconclusive));
     if (ran) m.columns[col].speed = bench(m.columns[col].path, options, isolation);
   }
 }

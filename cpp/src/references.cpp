@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <mutex>
 
 #include "etproof/error.h"
@@ -177,6 +178,95 @@ Bound widen_by_reference(const Bound& b, const ReferenceError& e, double margin)
   }
   w.atol_range = w.atol_qsteps = w.atol_range_unquantized = 0;
   return w;
+}
+
+double unit_roundoff(const std::string& precision) {
+  if (precision == "float32") return std::ldexp(1.0, -24);
+  if (precision == "float16") return std::ldexp(1.0, -11);
+  if (precision == "bfloat16") return std::ldexp(1.0, -8);
+  if (precision == "float64") return std::ldexp(1.0, -53);
+  return 0;
+}
+
+std::string references_disagree(const std::string& reference, const std::string& precision,
+                                 const ReferenceError& e, double truth_range) {
+  const double u = unit_roundoff(precision);
+  const std::string fmt_e = detail::format_number(e.max_abs_error, 3);
+  if (!std::isfinite(e.max_abs_error))
+    return "the references disagree: " + reference + " has non-finite values where float64 truth "
+           "has finite ones (or the other way round), which no rounding explains";
+  if (u == 0) return "";
+  const double cap = kExplainableRoundoffs * u * truth_range;
+  if (e.max_abs_error <= cap) return "";
+  return "the references disagree: " + reference + " is " + fmt_e + " off float64 truth on an "
+         "output whose truth spans ±" + detail::format_number(truth_range, 4) + " (" +
+         detail::format_number(truth_range > 0 ? e.max_abs_error / truth_range : kInf, 3) +
+         " of the range), more than " + precision + " rounding explains (at most " +
+         detail::format_number(kExplainableRoundoffs, 6) + " unit roundoffs of the range, " +
+         detail::format_number(cap, 3) + "): they were not computed from the same model state, "
+         "or one of them was edited";
+}
+
+std::string no_bound_reason(const Bound& b, double range) {
+  std::vector<std::string> why;
+  if (range > 0 && b.atol >= range)
+    why.push_back("atol " + detail::format_number(b.atol, 3) + " ≥ max|ref| " +
+                  detail::format_number(range, 3));
+  if (range > 0 && b.min_cosine <= 0)
+    why.push_back("cosine floor " + detail::cosine_text(b.min_cosine) + " ≤ 0");
+  if (range > 0 && b.min_sqnr_db != -kInf && b.min_sqnr_db <= 0)
+    why.push_back("SQNR floor " + detail::format_number(b.min_sqnr_db, 3) + " dB ≤ 0");
+  if (why.empty()) return "";
+  return "no bound: the widened bound would admit more than the output spans (" +
+         detail::join(why, ", ") + ")";
+}
+
+AppliedBound applied_bound(const JudgePlan& plan, const Bound& rule, const HostTensor& golden,
+                           const std::function<const HostTensor&(const std::string&)>& reference_of,
+                           const std::optional<double>& scale) {
+  AppliedBound a;
+  a.against = plan.against;
+  a.bound = a.noise_rule = rule;
+  if (plan.against != "float64" || is_integer_dtype(golden.dtype)) {
+    // Against the golden (integer outputs always) or the recipe's emulation: the rule itself,
+    // which compare_tensor resolves on that reference.
+    if (is_integer_dtype(golden.dtype)) a.against = "golden";
+    a.reference_range =
+        reference_range(a.against == "golden" ? golden : reference_of(a.against));
+    a.resolved = resolve_bound(rule, a.reference_range, scale);
+    return a;
+  }
+  const HostTensor& truth = reference_of("float64");
+  const HostTensor& own = plan.widen_by == "golden" ? golden : reference_of(plan.widen_by);
+  a.widened_by = plan.widen_by;
+  a.widening = reference_error(own, truth);
+  a.reference_range = reference_range(truth);
+  const Bound resolved = resolve_bound(rule, a.reference_range, scale);
+  a.resolved = resolved;
+  const std::string who = plan.widen_by == "golden" ? std::string("the float32 golden")
+                                                    : "the " + plan.widen_by + " emulation";
+  const std::string precision = plan.widen_by == "golden" ? std::string("float32") : plan.widen_by;
+  a.inconclusive = references_disagree(who, precision, *a.widening, a.reference_range);
+  if (!a.inconclusive.empty()) return a;  // judged (for its numbers) by the unwidened rule
+  Bound widened = widen_by_reference(resolved, *a.widening);
+  widened.source = rule.source;
+  const std::string none = no_bound_reason(widened, a.reference_range);
+  if (!none.empty()) {
+    a.inconclusive = none + ": " + who + " itself is " +
+                     detail::format_number(a.widening->max_abs_error, 3) + " off float64 truth (" +
+                     detail::format_number(a.reference_range > 0
+                                               ? a.widening->max_abs_error / a.reference_range
+                                               : kInf,
+                                           3) +
+                     " of the range), so " + precision + " arithmetic cannot carry this output";
+    return a;
+  }
+  a.bound = a.resolved = widened;
+  // The sign-flip noise level (CompareOptions::noise_rule): the rule's own η = atol/M plus the
+  // widening reference's measured gap once (what an honest kernel may add to it against truth),
+  // never the M times that gap which widens the bound.
+  a.noise_rule.atol = rule.atol + kBoundMargin * a.widening->max_abs_error;
+  return a;
 }
 
 JudgePlan plan_judgement(const Manifest& m, const PrecisionHere& here, bool use_truth) {

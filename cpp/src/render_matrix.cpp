@@ -198,7 +198,8 @@ std::string to_text_grouped(const Matrix& m) {
       os << "precision here: " << c.bundle << ": " << c.precision_reason << "\n";
   bool any = false;
   for (const Cell& c : m.cells)
-    if (c.status == CellStatus::kDrifted || c.status == CellStatus::kXpass) {
+    if (c.status == CellStatus::kDrifted || c.status == CellStatus::kXpass ||
+        c.status == CellStatus::kInconclusive) {
       if (!any) os << "\nfailures:\n";
       any = true;
       const Column& col = m.columns[c.column];
@@ -275,7 +276,7 @@ std::string to_text(const Matrix& m) {
     }
     bool any = false;
     for (const Cell& c : m.cells)
-      if (c.status == CellStatus::kDrifted) {
+      if (c.status == CellStatus::kDrifted || c.status == CellStatus::kInconclusive) {
         if (!any) os << "\nfailures:\n";
         any = true;
         os << "  " << c.case_id << " × " << label_in_model(m, c.column) << ": "

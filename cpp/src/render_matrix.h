@@ -100,12 +100,15 @@ inline std::string summary(const Matrix& m) {
      << count[CellStatus::kDrifted] << " drifted";
   for (CellStatus s : {CellStatus::kAgreedUndelegated, CellStatus::kXfail, CellStatus::kXpass})
     if (count[s]) os << ", " << count[s] << " " << to_string(s);
-  const size_t unmeasured = m.cells.size() - m.measured;
+  // Inconclusive cells ran and were measured, but not judged (their references disagree).
+  if (count[CellStatus::kInconclusive])
+    os << "; " << count[CellStatus::kInconclusive] << " inconclusive (measured, not judged)";
+  const size_t unmeasured = m.cells.size() - m.measured - count[CellStatus::kInconclusive];
   if (unmeasured) {
     os << "; " << unmeasured << (unmeasured == 1 ? " cell" : " cells") << " not measured (";
     bool first = true;
     for (auto [s, n] : count) {
-      if (is_judged(s) || n == 0) continue;
+      if (is_judged(s) || s == CellStatus::kInconclusive || n == 0) continue;
       os << (first ? "" : ", ") << n << " " << to_string(s);
       first = false;
     }
@@ -153,6 +156,12 @@ inline std::string verdict(const Matrix& m) {
   size_t drifted = 0;
   for (const Cell& c : m.cells) drifted += c.status == CellStatus::kDrifted;
   if (drifted) why.push_back(std::to_string(drifted) + " cell(s) drifted");
+  size_t inconclusive = 0;
+  for (const Cell& c : m.cells) inconclusive += c.status == CellStatus::kInconclusive;
+  if (inconclusive)
+    why.push_back(std::to_string(inconclusive) +
+                  " cell(s) inconclusive (their references disagree, or no bound narrower than "
+                  "the output follows)");
   for (const NotRun& n : m.not_run)
     if (fails_run(n.status)) why.push_back(not_run_label(n) + " " + std::string(to_string(n.status)));
   for (const XfailOutcome& x : m.xfail)

@@ -28,6 +28,7 @@ constexpr Swatch kLegend[] = {
     {CellStatus::kXfail, "drifted (or failed to export) as DIR/xfail.json expects"},
     {CellStatus::kXpass, "an expected failure that passed: update or remove the record"},
     {CellStatus::kNoBound, "ran, but no bound is known for its recipe/precision"},
+    {CellStatus::kInconclusive, "ran, but its references disagree or no bound narrower than the output follows"},
     {CellStatus::kLoadFailed, "ExecuTorch refused to load the program"},
     {CellStatus::kRunFailed, "ExecuTorch failed to run it"},
     {CellStatus::kCrashed, "the worker process running it died"},

@@ -68,8 +68,10 @@ std::string to_text(const ParityReport& r) {
   size_t passed = 0;
   for (const CaseReport& c : r.cases) {
     if (c.passed) ++passed;
-    os << "case " << c.case_id << " (" << c.data << "): " << (c.passed ? "PASS" : "DRIFT");
-    if (c.status != Status::kAgreed && c.status != Status::kDrifted)
+    os << "case " << c.case_id << " (" << c.data << "): "
+       << (c.passed ? "PASS" : c.status == Status::kInconclusive ? "INCONCLUSIVE" : "DRIFT");
+    if (c.status != Status::kAgreed && c.status != Status::kDrifted &&
+        c.status != Status::kInconclusive)
       os << "  [" << to_string(c.status) << "] " << c.detail;
     os << "\n";
     // A drift no output's numbers explain (an edited golden, the recipe's top-1 budget): say why.
@@ -77,7 +79,8 @@ std::string to_text(const ParityReport& r) {
     if (c.status == Status::kDrifted && !c.outputs.empty() && outputs_pass && !c.detail.empty())
       os << "  why: " << c.detail << "\n";
     for (const TensorReport& t : c.outputs) {
-      os << "  " << t.output << " (" << t.numel << " elements): " << (t.passed ? "pass" : "FAIL")
+      os << "  " << t.output << " (" << t.numel << " elements): "
+         << (t.passed ? "pass" : !t.inconclusive.empty() ? "INCONCLUSIVE (not judged)" : "FAIL")
          << "\n";
       os << "    worst element " << index_to_string(t.worst_index) << ": actual "
          << fmt(t.worst_actual, 8) << ", reference " << fmt(t.worst_reference, 8) << "\n";
@@ -119,11 +122,15 @@ std::string to_text(const ParityReport& r) {
            << cosine_text(w.cosine) << ", SQNR " << sqnr_text(w.sqnr_db) << " dB, max abs error "
            << fmt(w.max_abs_error, 4) << (w.passed ? "" : " — FAIL: " + w.failure) << "\n";
       }
-      os << "    cosine " << cosine_text(t.cosine) << ", SQNR " << sqnr_text(t.sqnr_db) << " dB";
+      // The floors as applied to this output (widened against truth where they were), never
+      // the row's: the report's numbers are the ones the verdict used.
+      os << "    cosine " << cosine_text(t.cosine);
+      if (!t.cosine_skipped) os << " (floor " << cosine_text(t.min_cosine) << ")";
+      os << ", SQNR " << sqnr_text(t.sqnr_db) << " dB";
       if (t.sqnr_skipped)
         os << " (SQNR rule skipped: the reference is all zeros; so is the cosine rule)";
-      else if (r.bound.min_sqnr_db != -std::numeric_limits<double>::infinity())
-        os << " (floor " << fmt(r.bound.min_sqnr_db, 4) << " dB)";
+      else if (t.min_sqnr_db != -std::numeric_limits<double>::infinity())
+        os << " (floor " << fmt(t.min_sqnr_db, 4) << " dB)";
       os << "\n";
       if (t.against != "golden" || !t.widened_by.empty()) {
         os << "    against "
@@ -134,7 +141,10 @@ std::string to_text(const ParityReport& r) {
              << "'s own error against truth, " << fmt(*t.widening_error, 3);
         os << "\n";
       }
-      if (!t.passed) os << "    failed: " << t.failure << "\n";
+      if (!t.inconclusive.empty())
+        os << "    inconclusive: " << t.inconclusive << "\n";
+      else if (!t.passed)
+        os << "    failed: " << t.failure << "\n";
     }
     for (const RecipeCost& k : c.costs) {
       os << "  recipe cost" << (k.output.empty() ? "" : " of " + k.output) << " (" << k.reference
@@ -161,11 +171,24 @@ std::string to_text(const ParityReport& r) {
                                    : " (within the budget " + fmt(*r.top1->budget, 4) + ")")
        << "\n";
   if (!r.budget_note.empty()) os << "budget: " << r.budget_note << "\n";
-  os << "result: " << (r.passed ? "PASS" : "DRIFT") << " (" << passed << " of " << r.cases.size()
-     << " cases within the bound)";
+  size_t inconclusive = 0, drifted = 0;
+  for (const CaseReport& c : r.cases) {
+    inconclusive += c.status == Status::kInconclusive ? 1 : 0;
+    drifted += c.status == Status::kDrifted ? 1 : 0;
+  }
+  const bool only_inconclusive = !r.passed && inconclusive > 0 && drifted == 0;
+  os << "result: " << (r.passed ? "PASS" : only_inconclusive ? "INCONCLUSIVE" : "DRIFT") << " ("
+     << passed << " of " << r.cases.size() << " cases within the bound";
+  if (inconclusive) os << ", " << inconclusive << " inconclusive";
+  os << ")";
   if (r.cases.empty()) os << " — no golden cases ran, nothing was measured";
   os << "\n";
-  if (!r.passed && !r.cases.empty() && !r.bound.caller_supplied)
+  if (inconclusive)
+    os << "inconclusive: a case whose references disagree, or whose bound would admit more than "
+          "its output spans, is neither agreed nor drifted; re-export the bundle so its golden, "
+          "float64 truth and emulations come from one model state, or judge it in a precision "
+          "that can carry its outputs\n";
+  if (!r.passed && !r.cases.empty() && !r.bound.caller_supplied && !only_inconclusive)
     os << "hint: if this bound does not fit this model, pass --atol/--rtol/--min-cosine/--min-sqnr (derived: "
           "cpp/src/bounds.cpp)\n";
   return fit_text(os.str());

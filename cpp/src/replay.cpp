@@ -155,16 +155,20 @@ TensorReport judge_output(const std::vector<TensorSpec>& outputs, const std::str
     t.against = "golden";
     return t;
   }
+  const AppliedBound applied = applied_bound(plan, bound, golden, reference_of, scale);
   if (plan.against == "float64") {
-    const HostTensor truth = as_float64(reference_of("float64"));
-    const HostTensor& own = plan.widen_by == "golden" ? golden : reference_of(plan.widen_by);
-    const ReferenceError e = reference_error(own, truth);
-    const Bound widened =
-        widen_by_reference(resolve_bound(bound, reference_range(truth), scale), e);
-    TensorReport t = compare_tensor(name, as_float64(actual), truth, widened, scale, copts);
+    copts.noise_rule = applied.noise_rule;
+    TensorReport t = compare_tensor(name, as_float64(actual), as_float64(reference_of("float64")),
+                                    applied.bound, scale, copts);
     t.against = "float64";
     t.widened_by = plan.widen_by;
-    t.widening_error = e.max_abs_error;
+    if (applied.widening) t.widening_error = applied.widening->max_abs_error;
+    if (!applied.inconclusive.empty()) {
+      // Measured against the unwidened rule, judged by nothing (Status::kInconclusive).
+      t.inconclusive = applied.inconclusive;
+      t.passed = false;
+      t.failure = applied.inconclusive;
+    }
     return t;
   }
   const HostTensor& emulation = reference_of(plan.against);
@@ -288,6 +292,13 @@ CaseReport run_case(const Bundle& b, LoadedModel& model, const GoldenCase& g, co
                                           "): its numbers are shown, never certified");
   c.passed = !c.outputs.empty() && failures.empty();
   c.status = c.passed ? Status::kAgreed : Status::kDrifted;
+  // Inconclusive: every failure is an output whose references disagree or whose widened bound is
+  // no bound (references.h: applied_bound); a drift of another output, an edited golden or a
+  // cost over budget still says drifted.
+  const size_t inconclusive = static_cast<size_t>(std::count_if(
+      c.outputs.begin(), c.outputs.end(), [](const TensorReport& t) { return !t.inconclusive.empty(); }));
+  if (!c.passed && inconclusive > 0 && inconclusive == failures.size() && edited.empty())
+    c.status = Status::kInconclusive;
   c.detail = join(failures, "; ");
   return c;
 }

@@ -21,12 +21,13 @@ std::string_view to_string(Status s) {
     case Status::kXfail: return "xfail";
     case Status::kXpass: return "xpass";
     case Status::kCrashed: return "crashed";
+    case Status::kInconclusive: return "inconclusive";
   }
   return "unknown";
 }
 
 std::optional<Status> status_from_string(std::string_view s) {
-  for (int i = 0; i <= static_cast<int>(Status::kCrashed); ++i)
+  for (int i = 0; i <= static_cast<int>(Status::kInconclusive); ++i)
     if (to_string(static_cast<Status>(i)) == s) return static_cast<Status>(i);
   return std::nullopt;
 }
@@ -41,6 +42,7 @@ bool fails_run(Status s) {
     case Status::kNoBound:
     case Status::kXpass:
     case Status::kCrashed:
+    case Status::kInconclusive:
       return true;
     case Status::kAgreed:
     case Status::kAgreedUndelegated:

@@ -87,6 +87,18 @@ class NothingToQuantize(QuantizationError):
     kind = "export-refused"
 
 
+class ReferencesDisagree(ExportError):
+    """The float32 golden and the float64 truth of a golden case are further apart than float32
+    rounding explains (stage "goldens"; etproof.references.inconsistent_cases): they come from
+    different model states, so no bound can judge a program against them. Recorded as
+    ``export-failed``; ``kind`` names the cause."""
+
+    kind = "references-disagree"
+
+    def __init__(self, cause: str, remedy: str = ""):
+        super().__init__(cause, remedy, stage="goldens")
+
+
 class GoldenInvalid(ExportError):
     """A golden case that would certify nothing (stage "goldens"): every floating input is
     entirely non-finite, or a floating output of the eager model has no finite value (NaN

@@ -59,6 +59,7 @@ from etproof.delegation import delegation_record
 from etproof.errors import (
     ExportError,
     GoldenInvalid,
+    ReferencesDisagree,
     InvalidArgument,
     NothingToQuantize,
     in_stage,
@@ -96,7 +97,7 @@ from etproof.recipes import (
     supported_recipes,
 )
 from etproof.program import check_methods, check_methods_spec, only_named
-from etproof.references import capture_references, reference_names
+from etproof.references import capture_references, inconsistent_cases, reference_names
 from etproof.taps import check_taps, delegate_calls
 from etproof.toolchain import delegates_in_program, program_calls, toolchain_versions, version
 from etproof.twin import prepare_twin, write_twin
@@ -261,6 +262,8 @@ def export_model(
                     emulates=EMULATES.get(facts["quant"]) if facts["quant"] else None,
                     log=lambda msg, who=who: say(f"{who}: {msg}"))
             ref_records = _merge_reference_records(meths) if several else meths[0].refs.records
+            for m in meths:
+                _check_references_agree(m, several)
 
         # 4b. the tapped twin's program, goldens and references (before lowering: the shipped
         # program's ExportedProgram is only read, the twin taps a deep copy of it)
@@ -457,6 +460,23 @@ def check_goldens_certify(cases, golden_outs, input_names, output_names,
                     "NaN would agree with it", "fix the model or the golden input so the output "
                     "has finite values (a NaN here usually means an overflow or 0/0 in the "
                     "model on this input)")
+
+
+def _check_references_agree(m, several: bool) -> None:
+    """Refuses a method whose golden cases' float32 goldens and float64 truth disagree beyond
+    what float32 rounding explains (etproof.references.inconsistent_cases): the runtime half
+    would find such a case inconclusive, and a bundle must not ship references that cannot judge
+    it. Raises ReferencesDisagree naming every such case."""
+    found = inconsistent_cases(m.args.cases, m.golden_outs, m.refs, m.output_names)
+    if found:
+        where = f"method {m.name!r}: " if several else ""
+        raise ReferencesDisagree(
+            f"{where}the golden and its float64 truth disagree on {len(found)} output(s): "
+            + "; ".join(found),
+            "the goldens were taken from other model states than the truth: a model that "
+            "changes its own buffers or parameters in forward (a running mean, a cache, a "
+            "counter) gives each call another history; make forward free of side effects for "
+            "the export, or give each golden case the state it starts from")
 
 
 def _eager_goldens(model, args, output_names) -> tuple[list, list]:

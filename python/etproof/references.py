@@ -78,6 +78,52 @@ def reference_names(backend: str, recipe: str, precision: str, quantized: bool) 
     return names
 
 
+# The cap on a float32 golden's gap to float64 truth (the runtime half's kExplainableRoundoffs in
+# cpp/include/etproof/references.h, held equal by a test): 2^14 unit roundoffs of float32
+# (u = 2^-24) on the range of the output's truth, 9.8e-4 of it. A golden further from its truth
+# was not computed from the same model state (a model that mutates a buffer while the goldens are
+# taken), or one of them is wrong; rounding does not explain it.
+EXPLAINABLE_ROUNDOFFS = 16384
+FLOAT32_UNIT_ROUNDOFF = 2.0 ** -24
+
+
+def inconsistent_cases(cases, golden_outs, refs: "References", output_names) -> list[str]:
+    """The golden cases whose float32 golden is further from the float64 truth than float32
+    rounding explains (EXPLAINABLE_ROUNDOFFS unit roundoffs of the truth's range, or a non-finite
+    value where the other is finite), one line each naming the case, the output, the gap and the
+    range. Cases without a captured float64 reference, and integer or bool outputs, are not
+    checked. ``golden_outs``: per case, the float32 eager outputs in ``output_names`` order."""
+    import torch
+
+    found = []
+    for c, outs in zip(cases, golden_outs):
+        truth_of = refs.per_case.get(c.id, {}).get(FLOAT64)
+        if not truth_of:
+            continue
+        for name, g in zip(output_names, outs):
+            t = truth_of.get(name)
+            if t is None or not g.is_floating_point() or not g.numel():
+                continue
+            g64, t64 = g.detach().to(torch.float64), t.detach().to(torch.float64)
+            both = torch.isfinite(g64) & torch.isfinite(t64)
+            same_nonfinite = (g64 == t64) | (torch.isnan(g64) & torch.isnan(t64))
+            if not bool((both | same_nonfinite).all()):
+                found.append(f"case {c.id!r}, output {name!r}: non-finite values in one of the "
+                             "float32 golden and the float64 truth where the other is finite")
+                continue
+            if not bool(both.any()):
+                continue
+            gap = float((g64[both] - t64[both]).abs().max())
+            span = float(t64[both].abs().max())
+            cap = EXPLAINABLE_ROUNDOFFS * FLOAT32_UNIT_ROUNDOFF * span
+            if gap > cap:
+                found.append(f"case {c.id!r}, output {name!r}: the float32 golden is {gap:.3g} "
+                             f"off the float64 truth on an output within ±{span:.4g} "
+                             f"({gap / span if span else float('inf'):.3g} of the range; float32 "
+                             f"rounding explains at most {cap:.3g})")
+    return found
+
+
 @dataclass
 class References:
     """What capture_references computed.

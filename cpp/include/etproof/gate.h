@@ -189,6 +189,11 @@ struct CompareOptions {
   // Integer and bool outputs only (float outputs ignore it): the largest |a − r| accepted, in the
   // output's units. nullopt: exact (0). Must be finite and ≥ 0 (else Error{kInvalidArgument}).
   std::optional<double> integer_atol;
+  // The rule whose noise level η the sign-flip rule uses (resolved on the reference like the
+  // bound; its margin kBoundMargin where it is a measured rule). nullopt: the bound's own. The
+  // replay sets it where the bound was widened against truth (references.h: applied_bound), so
+  // the widening never blinds the sign-flip rule.
+  std::optional<Bound> noise_rule;
 };
 
 // One slice's measurements (TensorReport::slices): the slice `index` along the report's
@@ -267,6 +272,10 @@ struct TensorReport {
   std::string widened_by;              // the reference whose own error against truth widened
                                        // the bound ("golden", "bfloat16", …); empty: none
   std::optional<double> widening_error;  // that reference's max |ref − truth|
+  // Non-empty: this output could not be judged (references.h: applied_bound): the references
+  // disagree beyond what their precision explains, or the widened bound is no bound. passed is
+  // false and failure says the same; the numbers are against the unwidened rule.
+  std::string inconclusive;
 };
 
 // Compares one output. Shapes and dtypes must match (Error{kShapeMismatch}/{kDtypeMismatch}).

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "etproof/bundle.h"
+#include "etproof/references.h"
 #include "etproof/gate.h"
 
 namespace etproof {
@@ -21,8 +22,21 @@ struct Inspection {
   std::vector<std::string> delegates;
   std::string delegates_from = "manifest";  // "program" | "manifest"
   std::string load_note;               // why the program could not be loaded here, if it could not
-  std::optional<Bound> bound;          // derive_bound of the manifest's recipe and precision
+  // The bound as parity and matrix apply it on this machine (references.h: plan_judgement, the
+  // same plan the replay makes): the rule, what it is judged against and why, and per golden
+  // case and float output the bound as applied (resolved, widened against truth where the plan
+  // widens), read from the bundle's references without running the program.
+  std::optional<Bound> bound;          // the plan's rule (nullopt: none derivable)
   std::string bound_note;              // why none is derivable, if none is
+  std::string judged;                  // the plan's one line: what against what
+  std::string precision;               // the precision judged here (precision_here)
+  std::string precision_reason;        // why it differs from the manifest's, if it does
+  struct Applied {
+    std::string case_id, output;
+    AppliedBound bound;
+  };
+  std::vector<Applied> applied;        // float outputs of every case (integer outputs are exact)
+  std::string applied_note;            // why applied is empty or partial (unreadable references)
 };
 
 // Opens the bundle (Errors as open_bundle: manifest-invalid, artifact-mismatch, io), tries to load

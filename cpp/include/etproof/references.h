@@ -28,6 +28,7 @@
 //     reduced-precision error): reported per output, judged only against the manifest's budget.
 #pragma once
 
+#include <functional>
 #include <limits>
 #include <optional>
 #include <set>
@@ -85,6 +86,38 @@ inline constexpr double kReferenceMargin = 4;
 [[nodiscard]] Bound widen_by_reference(const Bound& resolved, const ReferenceError& e,
                                        double margin = kReferenceMargin);
 
+// The unit roundoff u = 2^-p of a precision's significand (round to nearest): float32 2^-24,
+// float16 2^-11, bfloat16 2^-8, float64 2^-53; 0 for a name it does not know.
+[[nodiscard]] double unit_roundoff(const std::string& precision);
+
+// The cap on a reference computation's own error against truth (docs/design.md §5, "the
+// widening's cap"): a computation in precision p with unit roundoff u_p that is the model
+// evaluated at the same state as the truth errs, on an output whose truth spans R = max|t|, by
+//   max|ref − t| ≤ kExplainableRoundoffs · u_p · R
+// or its gap is not rounding: the references disagree (another model state, an edited file).
+// The count is a stated limit, not a measurement: 2^14 unit roundoffs, i.e. 14 of float32's 24
+// significand bits lost relative to the output's range (9.8e-4·R). The forward error of a
+// computation of depth d whose intermediate values reach κ·R is at most about d·κ·u·R (Higham,
+// Accuracy and Stability of Numerical Algorithms, 2nd ed., §3.1); the most the golden set, the
+// test bundles, the verdict models and the demo show is offset_linear's cancellation of a +100
+// offset, 4.2e-06·R = 70 u (measured 2026-12-04 by build/etproof measure-tolerances --json,
+// "reference_gaps"), 230 times inside the cap. For float16 (8·R) and bfloat16 (64·R) the cap
+// admits any gap: there the bound's own limit (no_bound_reason) is what refuses.
+inline constexpr double kExplainableRoundoffs = 16384;
+
+// Why a widening reference cannot widen a bound: its gap to truth is more than its precision
+// explains (the cap above), or not finite where truth is. Empty when it can. `reference` and
+// `precision` name it in the message ("the float32 golden", "float32").
+[[nodiscard]] std::string references_disagree(const std::string& reference,
+                                              const std::string& precision,
+                                              const ReferenceError& e, double truth_range);
+
+// Why a resolved, absolute bound is no bound on an output whose reference spans R = max|ref|
+// (> 0): atol ≥ R admits any output of the same range, a cosine floor ≤ 0 admits a vector at
+// right angles, an SQNR floor ≤ 0 dB admits noise as strong as the signal. Empty when it is a
+// bound. R = 0 (an all-zero reference): only the atol is judged, and no atol is refused.
+[[nodiscard]] std::string no_bound_reason(const Bound& resolved, double reference_range);
+
 // How one bundle's outputs are judged on this machine (question 1), and which emulation states
 // the recipe's cost (question 2).
 struct JudgePlan {
@@ -104,6 +137,33 @@ struct JudgePlan {
 // truth — what the reference-basis rows of the table measure — even where the table has no row.
 [[nodiscard]] JudgePlan plan_judgement(const Manifest& m, const PrecisionHere& here,
                                        bool use_truth = true);
+
+// The bound applied to one output of one case, as the replay applies it and `inspect` prints it:
+// the plan's rule resolved on the reference the output is judged against, widened where the plan
+// widens (against float64 truth) by M times the widening reference's own error, and checked.
+struct AppliedBound {
+  // What compare_tensor judges with: the plan's rule (resolved by compare_tensor on the reference)
+  // against the golden or an emulation; against float64 truth, the rule resolved on truth and
+  // widened (absolute). Inconclusive: the rule, for the numbers shown.
+  Bound bound;
+  Bound resolved;              // the same, resolved: the absolute numbers applied (reports)
+  Bound noise_rule;            // the sign-flip noise level's rule (CompareOptions::noise_rule)
+  std::string against;         // "golden", "float64" or an emulation's name
+  std::string widened_by;      // the widening reference ("golden", "bfloat16", …); empty: none
+  std::optional<ReferenceError> widening;  // that reference against truth
+  double reference_range = 0;  // R = max|reference judged against|
+  // Non-empty: the case cannot be judged (status inconclusive): the references disagree beyond
+  // what their precision explains (references_disagree), or the widened bound is no bound
+  // (no_bound_reason).
+  std::string inconclusive;
+};
+// `golden` is the output's float32 golden; `reference_of(name)` returns the case's reference
+// tensor of that name for this output (float64 truth, an emulation), throwing as the replay does
+// when it is missing. Throws Error{kShapeMismatch} when references and golden disagree in shape.
+[[nodiscard]] AppliedBound applied_bound(
+    const JudgePlan& plan, const Bound& rule, const HostTensor& golden,
+    const std::function<const HostTensor&(const std::string&)>& reference_of,
+    const std::optional<double>& quant_scale);
 
 // Question 2 for one output: an emulation against the float32 golden.
 struct RecipeCost {

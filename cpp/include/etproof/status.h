@@ -33,24 +33,28 @@ enum class Status {
   kCrashed,            // the worker process running the program died: a signal (SIGSEGV, an
                        // abort), an out-of-memory kill or a time limit (etproof/isolation.h); the
                        // signal or limit is named, and the run went on
+  kInconclusive,       // ran, but the case's references disagree beyond what their precisions
+                       // explain, or the widened bound would admit more than the output spans
+                       // (references.h: applied_bound): no verdict either way; both references
+                       // and the gap are named (the measured numbers are still shown)
 };
 
 // Stable lower-case spelling: "agreed", "agreed-undelegated", "drifted", "export-refused",
 // "export-failed", "not-linked", "unavailable", "load-failed", "run-failed", "bundle-invalid",
-// "no-bound", "xfail", "xpass", "crashed".
+// "no-bound", "xfail", "xpass", "crashed", "inconclusive".
 std::string_view to_string(Status s);
 // The inverse of to_string; nullopt for any other text.
 std::optional<Status> status_from_string(std::string_view s);
 
 // Whether a cell or not-run column with this status fails a run (matrix exit 1). Fails: drifted,
 // xpass, and every column that was found but could not be judged — bundle-invalid, load-failed,
-// run-failed, export-failed, no-bound, crashed (failures of the claim). Does not fail: agreed,
+// run-failed, export-failed, no-bound, crashed, inconclusive (failures of the claim). Does not fail: agreed,
 // agreed-undelegated, xfail, and the absent capabilities — not-linked, unavailable,
 // export-refused (listed with their reasons).
 bool fails_run(Status s);
 
 // Whether the case ran and was gated against a bound: agreed, agreed-undelegated, drifted, xfail,
-// xpass. (no-bound ran but was not judged.)
+// xpass. (no-bound and inconclusive ran but were not judged.)
 bool is_judged(Status s);
 
 // Whether the status says the claim held: agreed or agreed-undelegated.
