@@ -292,6 +292,11 @@ Cell cell_of(const CaseReport& c, size_t col, bool bounded) {
       worst(cell.headroom, t.headroom, false);
     }
   }
+  for (const RecipeCost& k : c.costs) {
+    worst(cell.cost_sqnr_db, k.sqnr_db, false);
+    if (cell.cost_over_default.empty() && !k.over_default.empty())
+      cell.cost_over_default = k.reference + " " + k.output + ": " + k.over_default;
+  }
   return cell;
 }
 

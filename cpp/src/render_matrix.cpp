@@ -159,6 +159,12 @@ std::string to_text_grouped(const Matrix& m) {
     }
     std::vector<std::string>& r = rows[col];
     r = {label_in_model(m, col), count.empty() ? std::string("no cells") : count_text(count)};
+    std::optional<double> cost;  // the worst cost of a cell over the default budget (cost_text)
+    for (const Cell& cell : m.cells)
+      if (cell.column == col && !cell.cost_over_default.empty() && cell.cost_sqnr_db &&
+          (!cost || *cell.cost_sqnr_db < *cost))
+        cost = cell.cost_sqnr_db;
+    if (cost) r[1] += ", cost " + fmt(*cost, 3) + " dB!";
     if (err)
       for (const std::string& v : {fmt(*err, 3), rel ? fmt(*rel, 3) : "-", cos ? cosine_text(*cos) : "-",
                                     sqnr ? fmt(*sqnr, 4) : "-", head ? fmt(*head, 3) : "-"})
@@ -463,6 +469,8 @@ nlohmann::json to_json(const Matrix& m) {
                      {"atol", opt_num(c.atol)},
                      {"bound", col.bound ? to_json(*col.bound) : nlohmann::json(nullptr)},
                      {"detail", c.detail}});
+    if (c.cost_sqnr_db) cells.back()["cost_sqnr_db"] = opt_num(c.cost_sqnr_db);
+    if (!c.cost_over_default.empty()) cells.back()["cost_over_default"] = c.cost_over_default;
   }
   nlohmann::json not_run = nlohmann::json::array();
   for (const NotRun& n : m.not_run)

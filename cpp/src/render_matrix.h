@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "etproof/matrix.h"
+#include "etproof/references.h"
 #include "common.h"
 
 namespace etproof::render {
@@ -68,7 +69,44 @@ inline std::string cell_text(const Cell* c) {
   std::string s(to_string(c->status));
   if (c->max_abs_error) s += " " + fmt(*c->max_abs_error, 2);
   if (c->cosine) s += " " + cosine_text(*c->cosine);
+  if (!c->cost_over_default.empty() && c->cost_sqnr_db)
+    s += " (cost " + fmt(*c->cost_sqnr_db, 3) + " dB!)";
   return s;
+}
+
+// What the verdict line adds after the coverage (issue 30): columns whose recipe or this
+// machine's precision cost more than the default budget (the worst cell named), and columns that
+// computed in a lower precision here than their recipe names. Empty when neither.
+inline std::string cost_text(const Matrix& m) {
+  std::vector<std::string> over, lower;
+  for (size_t col = 0; col < m.columns.size(); ++col) {
+    std::optional<double> worst;
+    for (const Cell& c : m.cells)
+      if (c.column == col && !c.cost_over_default.empty() && c.cost_sqnr_db &&
+          (!worst || *c.cost_sqnr_db < *worst))
+        worst = c.cost_sqnr_db;
+    const Column& k = m.columns[col];
+    const std::string label =
+        (m.models().size() > 1 ? k.model + " " : std::string()) + k.backend + "/" + k.recipe;
+    if (worst) over.push_back(label + " " + fmt(*worst, 3) + " dB");
+    if (!k.precision_reason.empty())
+      lower.push_back(label + " in " + k.precision);
+  }
+  std::string out;
+  auto add = [&](const std::string& head, std::vector<std::string>& items) {
+    if (items.empty()) return;
+    const size_t n = items.size();
+    if (n > 4) {
+      items.resize(3);
+      items.push_back("… " + std::to_string(n - 3) + " more");
+    }
+    out += "; " + head + join(items);
+  };
+  add("cost over the default budget (SQNR < " + fmt(kDefaultCostSqnrDb, 3) +
+          " dB, the recipe's or precision's emulation against the golden): ",
+      over);
+  add("computed here in a lower precision than the recipe names: ", lower);
+  return out;
 }
 
 inline std::string bound_text(const std::optional<Bound>& b) {
@@ -150,7 +188,7 @@ inline std::string unmet_text(const Coverage& cov, const UnmetRequirement& u) {
 
 inline std::string verdict(const Matrix& m) {
   const Coverage cov = coverage(m);
-  if (m.exit_code() == 0) return "PASS — " + coverage_text(cov);
+  if (m.exit_code() == 0) return "PASS — " + coverage_text(cov) + cost_text(m);
   std::vector<std::string> why;
   if (m.measured == 0) why.push_back("nothing was measured");
   size_t drifted = 0;
@@ -170,7 +208,7 @@ inline std::string verdict(const Matrix& m) {
                     " half): unexpected pass: update or remove the xfail record in " +
                     m.xfail_file);
   for (const UnmetRequirement& u : cov.unmet) why.push_back(unmet_text(cov, u));
-  return "FAIL: " + join(why, "; ") + " — " + coverage_text(cov);
+  return "FAIL: " + join(why, "; ") + " — " + coverage_text(cov) + cost_text(m);
 }
 
 // ---- not-run lines grouped by reason (text and JSON) ----------------------------------------------

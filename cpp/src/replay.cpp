@@ -272,6 +272,9 @@ CaseReport run_case(const Bundle& b, LoadedModel& model, const GoldenCase& g, co
                                         labels && labels->output == name, budget);
           cost.output = name;
           cost.program_vs_emulation = reference_error(it->second, emu->second);
+          if (!budget && !(cost.sqnr_db >= kDefaultCostSqnrDb))
+            cost.over_default = "SQNR " + detail::sqnr_text(cost.sqnr_db) + " dB < the default budget " +
+                                detail::format_number(kDefaultCostSqnrDb, 3) + " dB";
           if (!cost.over_budget.empty())
             failures.push_back(name + ": the recipe's cost is over the budget (" +
                                cost.over_budget + ")");

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -193,6 +194,101 @@ TEST(Plan, BfloatOnThisMachineIsJudgedAgainstItsEmulationsError) {
   EXPECT_EQ(p.widen_by, "bfloat16");
   EXPECT_NEAR(p.rule.atol_range, 0.058, 1e-12);  // the measured bfloat16 row
   EXPECT_FALSE(p.precision_reason.empty());
+}
+
+// ---- the widening's cap (issue 30) ----------------------------------------------------------
+
+// The applied bound of one float output, with the named references (float64 truth, emulations).
+AppliedBound apply(const JudgePlan& p, const HostTensor& golden,
+                   const std::map<std::string, HostTensor>& refs) {
+  return applied_bound(p, p.rule, golden,
+                       [&](const std::string& n) -> const HostTensor& { return refs.at(n); },
+                       std::nullopt);
+}
+
+JudgePlan float_plan(const std::string& backend, const std::string& hint) {
+  Manifest m = manifest(backend, "fp32", "float32");
+  capture(m, "float64");
+  capture(m, "bfloat16");
+  return plan_judgement(m, precision_given(m, hint.empty() ? std::nullopt
+                                                           : std::optional<std::string>(hint)));
+}
+
+TEST(Cap, AGoldenWithinFloat32RoundingOfItsTruthWidensAndIsJudged) {
+  const JudgePlan p = float_plan("xnnpack", "");
+  const HostTensor truth = f64({1.0, -0.5, 0.25, 0.75});
+  // 40 unit roundoffs of float32 off on the largest element: offset_linear's order.
+  const HostTensor golden = f64({1.0 + 40 * std::ldexp(1.0, -24), -0.5, 0.25, 0.75});
+  const AppliedBound a = apply(p, golden, {{"float64", truth}});
+  EXPECT_TRUE(a.inconclusive.empty()) << a.inconclusive;
+  EXPECT_EQ(a.widened_by, "golden");
+  EXPECT_NEAR(a.resolved.atol, p.rule.atol + p.rule.atol_range * 1.0 + 4 * 40 * std::ldexp(1.0, -24), 1e-15);
+}
+
+TEST(Cap, AZeroedGoldenOrAnotherStatesTruthIsInconclusiveNamingTheGap) {
+  const JudgePlan p = float_plan("portable", "");
+  const HostTensor truth = f64({3.65, -1.2, 0.4, 2.0});
+  for (const HostTensor& golden : {f64({0, 0, 0, 0}),                 // zeroed and re-hashed
+                                   f64({2.09, -1.2, 0.4, 2.0})}) {    // another buffer history
+    const AppliedBound a = apply(p, golden, {{"float64", truth}});
+    EXPECT_NE(a.inconclusive.find("the references disagree"), std::string::npos) << a.inconclusive;
+    EXPECT_NE(a.inconclusive.find("the float32 golden"), std::string::npos) << a.inconclusive;
+    EXPECT_NE(a.inconclusive.find("float32 rounding explains"), std::string::npos);
+    // The bound reported is the unwidened rule's: no widening was trusted.
+    EXPECT_NEAR(a.resolved.atol, p.rule.atol + p.rule.atol_range * 3.65, 1e-12);
+  }
+  // Just inside the cap (2^14 unit roundoffs of the range): still judged.
+  const double cap = kExplainableRoundoffs * std::ldexp(1.0, -24) * 3.65;
+  const AppliedBound inside = apply(p, f64({3.65 - 0.99 * cap, -1.2, 0.4, 2.0}), {{"float64", truth}});
+  EXPECT_TRUE(inside.inconclusive.empty()) << inside.inconclusive;
+  const AppliedBound outside = apply(p, f64({3.65 - 1.01 * cap, -1.2, 0.4, 2.0}), {{"float64", truth}});
+  EXPECT_FALSE(outside.inconclusive.empty());
+}
+
+TEST(Cap, ABfloat16EmulationThatLosesTheSignalLeavesNoBound) {
+  // A Linear after a folded normalisation (input offset 100): bfloat16 rounds the inputs by up to
+  // 0.25 and the outputs within ±1 lose their signal; the emulation is 0.354 off truth. Widened
+  // by 4x that the bound would be atol ≥ 1.4 on outputs within ±1: no bound.
+  const JudgePlan p = float_plan("openvino", "bf16");
+  ASSERT_EQ(p.widen_by, "bfloat16");
+  const HostTensor truth = f64({0.255, -0.8, 1.0, 0.1});
+  const HostTensor emulation = f64({-0.099, -0.6, 0.8, 0.3});
+  const HostTensor golden = truth;
+  const AppliedBound a = apply(p, golden, {{"float64", truth}, {"bfloat16", emulation}});
+  EXPECT_NE(a.inconclusive.find("no bound"), std::string::npos) << a.inconclusive;
+  EXPECT_NE(a.inconclusive.find("bfloat16 arithmetic cannot carry this output"), std::string::npos);
+  EXPECT_NE(a.inconclusive.find("max|ref| 1"), std::string::npos) << a.inconclusive;
+  // An ordinary bfloat16 gap (a few roundings) widens and is judged.
+  const HostTensor close = f64({0.255 + 0.004, -0.8 - 0.003, 1.0, 0.1});
+  const AppliedBound ok = apply(p, golden, {{"float64", truth}, {"bfloat16", close}});
+  EXPECT_TRUE(ok.inconclusive.empty()) << ok.inconclusive;
+  EXPECT_LT(ok.resolved.atol, 1.0);
+}
+
+TEST(Cap, NoBoundReasonNamesEachRuleThatAdmitsEverything) {
+  EXPECT_EQ(no_bound_reason(absolute(0.5, 0.9, 20), 1.0), "");
+  EXPECT_NE(no_bound_reason(absolute(1.0, 0.9, 20), 1.0).find("atol 1 ≥ max|ref| 1"), std::string::npos);
+  EXPECT_NE(no_bound_reason(absolute(0.1, 0.0, 20), 1.0).find("cosine floor"), std::string::npos);
+  EXPECT_NE(no_bound_reason(absolute(0.1, 0.9, -3), 1.0).find("SQNR floor"), std::string::npos);
+  EXPECT_EQ(no_bound_reason(absolute(0.1, 0.9, -kInf), 1.0), "") << "no SQNR rule is not a floor ≤ 0";
+  EXPECT_EQ(no_bound_reason(absolute(5.0, -1, -kInf), 0.0), "") << "an all-zero reference";
+}
+
+TEST(Cap, TheSignFlipRuleKeepsItsNoiseLevelUnderAWideBound) {
+  // Judged against truth with a wide absolute bound (atol 2.5: what the uncapped widening gave),
+  // a flip of 0.255 to −0.065 passes allclose, and the bound's own noise level (atol/1) is blind
+  // to it; the rule's noise level (CompareOptions::noise_rule) sees it.
+  const HostTensor truth = f64({0.255, -0.8, 1.0, 0.1});
+  const HostTensor actual = f64({-0.065, -0.8, 1.0, 0.1});
+  const Bound wide = absolute(2.5, -1, -kInf);
+  EXPECT_TRUE(compare_tensor("y", actual, truth, wide).passed);
+  CompareOptions o;
+  o.noise_rule = derive_bound("fp32", "float32", std::nullopt, BoundBasis::kReference);
+  const TensorReport t = compare_tensor("y", actual, truth, wide, std::nullopt, o);
+  EXPECT_FALSE(t.passed);
+  EXPECT_EQ(t.sign_flips, 1u);
+  EXPECT_NE(t.failure.find("sign flip"), std::string::npos) << t.failure;
+  EXPECT_EQ(t.noise_margin, kBoundMargin);
 }
 
 TEST(Plan, Int8DynamicIsJudgedAgainstItsQd8EmulationOnly) {

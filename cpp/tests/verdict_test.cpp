@@ -2,6 +2,8 @@
 // `python -m etproof test-bundles` into build/test-bundles/verdicts): each case where the gate
 // once gave the wrong verdict (issue 9), on the real exported programs and the real runtime.
 // Honest programs must agree; edited goldens, inputs or references must drift, naming where.
+#include <algorithm>
+#include <map>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -117,6 +119,80 @@ TEST(Verdict, TopkIndicesEditedByOneDriftAndTheIndexIsNamed) {
   EXPECT_EQ(c.status, Status::kDrifted) << all_failures(r);
   EXPECT_NE(c.detail.find("indices"), std::string::npos) << c.detail;
   EXPECT_NE(c.detail.find("[0, 3]"), std::string::npos) << c.detail;  // the first differing index
+}
+
+// Issue 30: references that disagree are never trusted as rounding. A golden replaced by zeros
+// (the manifest re-hashed, as a careless hand or a buggy exporter would leave it), and a float64
+// truth taken from another state than its golden (here: another case's), are inconclusive, naming
+// the reference and the gap; the untouched cases keep their verdict.
+HostTensor zeros_like(const HostTensor& t) {
+  HostTensor z = t;
+  std::fill(z.data.begin(), z.data.end(), 0);
+  return z;
+}
+
+TEST(Verdict, AZeroedGoldenIsInconclusiveNeverAgreed) {
+  VERDICT_BUNDLE(src, "offset_linear-portable-fp32");
+  const fs::path b = copy_bundle(src);
+  const Bundle opened = open_bundle(b);
+  const GoldenCase& g = opened.manifest.goldens.front();
+  const fs::path file = opened.goldens_dir / g.outputs.at("y");
+  write_npy(file, zeros_like(read_npy(file)));
+  etproof::testing::rehash_references(b);
+  REPLAYED(r, b);
+  ASSERT_EQ(r.cases.size(), opened.manifest.goldens.size());
+  EXPECT_FALSE(r.passed);
+  EXPECT_EQ(r.cases.front().status, Status::kInconclusive) << all_failures(r);
+  EXPECT_NE(r.cases.front().detail.find("the references disagree: the float32 golden"),
+            std::string::npos) << r.cases.front().detail;
+  for (size_t i = 1; i < r.cases.size(); ++i)
+    EXPECT_EQ(r.cases[i].status, Status::kAgreed) << all_failures(r);
+  EXPECT_TRUE(fails_run(Status::kInconclusive));
+  const std::string text = to_text(r);
+  EXPECT_NE(text.find("INCONCLUSIVE"), std::string::npos) << text;
+}
+
+TEST(Verdict, ATruthFromAnotherStateIsInconclusiveNeverAgreed) {
+  VERDICT_BUNDLE(src, "offset_linear-portable-fp32");
+  const fs::path b = copy_bundle(src);
+  const Bundle opened = open_bundle(b);
+  ASSERT_GE(opened.manifest.goldens.size(), 2u);
+  const auto& first = opened.manifest.goldens[0].references.at("float64").at("y");
+  const auto& second = opened.manifest.goldens[1].references.at("float64").at("y");
+  fs::copy_file(opened.goldens_dir / second.file, opened.goldens_dir / first.file,
+                fs::copy_options::overwrite_existing);
+  etproof::testing::rehash_references(b);
+  REPLAYED(r, b);
+  EXPECT_EQ(r.cases.front().status, Status::kInconclusive) << all_failures(r);
+  EXPECT_NE(r.cases.front().detail.find("not computed from the same model state"),
+            std::string::npos) << r.cases.front().detail;
+  EXPECT_EQ(r.cases[1].status, Status::kAgreed) << all_failures(r);
+}
+
+// The bfloat16 plan of an OpenVINO column (what a CPU with AVX512_BF16 or AMX computes), applied
+// to the real bundle's references: offset_linear's bfloat16 emulation loses its signal to the +100
+// offset, so no bound narrower than the output follows and every case is inconclusive there; its
+// float32 plan (this machine, unless it has bf16 units) keeps its verdict.
+TEST(Verdict, OffsetLinearInBfloat16LeavesNoBoundItsFloat32PlanIsJudged) {
+  VERDICT_BUNDLE(path, "offset_linear-openvino-fp32");
+  const Bundle b = open_bundle(path);
+  const JudgePlan bf16 = plan_judgement(b.manifest, precision_given(b.manifest, std::string("bf16")));
+  const JudgePlan f32 = plan_judgement(b.manifest, precision_given(b.manifest, std::string("f32")));
+  ASSERT_EQ(bf16.widen_by, "bfloat16");
+  ASSERT_EQ(f32.widen_by, "golden");
+  for (const GoldenCase& g : b.manifest.goldens) {
+    SCOPED_TRACE(g.id);
+    const auto golden = read_golden_outputs(b, g);
+    std::map<std::string, std::map<std::string, HostTensor>> refs;
+    refs["float64"] = read_golden_reference(b, g, "float64");
+    refs["bfloat16"] = read_golden_reference(b, g, "bfloat16");
+    auto of = [&](const std::string& n) -> const HostTensor& { return refs.at(n).at("y"); };
+    const AppliedBound in_bf16 = applied_bound(bf16, bf16.rule, golden.at("y"), of, std::nullopt);
+    EXPECT_NE(in_bf16.inconclusive.find("bfloat16 arithmetic cannot carry this output"),
+              std::string::npos) << in_bf16.inconclusive;
+    const AppliedBound in_f32 = applied_bound(f32, f32.rule, golden.at("y"), of, std::nullopt);
+    EXPECT_TRUE(in_f32.inconclusive.empty()) << in_f32.inconclusive;
+  }
 }
 
 TEST(Verdict, Int8ReportsItsCostAndSeesZeroedPositives) {

@@ -332,3 +332,76 @@ def test_the_int8_dynamic_emulation_says_what_it_emulates(test_bundles):
     ref = doc["references"]["int8-dynamic-per-channel"]
     assert ref["emulates"] == "xnnpack-qd8"
     assert "qd8" in ref["description"]
+
+
+class _Accumulates(torch.nn.Module):
+    """forward adds its input into a registered buffer and returns it (public reports: a running
+    total, the shape of a KV cache): every call starts from another state."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("total", torch.zeros(1, 8))
+
+    def forward(self, x):
+        self.total.add_(x)
+        return self.total * 1.0
+
+
+def test_goldens_from_another_state_than_their_truth_are_refused_naming_the_case(tmp_path):
+    """The float32 goldens are taken call after call from one model, the float64 truth from a
+    deep copy after them: the buffer's history differs, the gap is the whole signal, not
+    rounding. The export half refuses the pair (stage goldens, kind references-disagree) naming
+    the cases, and writes nothing under the bundle's name."""
+    from etproof.errors import ReferencesDisagree
+    from etproof.export import export_model
+
+    cases = [(f"seed{s}", "synthetic", f"torch.randn seed {s}",
+              (torch.randn(1, 8, generator=torch.Generator().manual_seed(s)),)) for s in (0, 1)]
+    with pytest.raises(ReferencesDisagree) as e:
+        export_model(_Accumulates().eval(), cases[0][3], "acc", tmp_path, "portable", "fp32",
+                     ["x"], ["y"], cases, verify=False)
+    assert e.value.stage == "goldens" and e.value.kind == "references-disagree"
+    assert "case 'seed0', output 'y'" in e.value.cause, e.value.cause
+    assert "float32 rounding explains at most" in e.value.cause
+    assert "side effects" in e.value.remedy
+    assert not (tmp_path / "acc").exists()
+
+
+def test_goldens_within_float32_rounding_of_their_truth_pass_the_check(test_bundles):
+    """Every test bundle the session exported passed the same check (it would not exist
+    otherwise); recomputed here from the files: each float golden within the cap of its
+    truth, with room (the largest gap in unit roundoffs of the range is reported on failure)."""
+    from etproof.references import EXPLAINABLE_ROUNDOFFS, FLOAT32_UNIT_ROUNDOFF
+
+    worst = (0.0, "")
+    for manifest in sorted(test_bundles.rglob("*.etproof.json")):
+        doc = json.loads(manifest.read_text())
+        bundle = manifest.parent
+        for case in doc.get("goldens", []):
+            truth = case.get("references", {}).get("float64")
+            if not truth:
+                continue
+            for output, ref in truth.items():
+                t = np.load(bundle / f"{doc['name']}.goldens" / ref["file"]).astype(np.float64)
+                g = _golden(bundle, doc, case, output).astype(np.float64)
+                if not np.issubdtype(t.dtype, np.floating) or not t.size:
+                    continue
+                ok = np.isfinite(t) & np.isfinite(g)
+                span = np.abs(t[ok]).max() if ok.any() else 0.0
+                if not span:
+                    continue
+                ulps = np.abs(g[ok] - t[ok]).max() / (FLOAT32_UNIT_ROUNDOFF * span)
+                if ulps > worst[0]:
+                    worst = (ulps, f"{doc['name']} {case['id']} {output}")
+    assert worst[0] <= EXPLAINABLE_ROUNDOFFS, worst
+    assert worst[1], "no test bundle carries a float64 truth"
+
+
+def test_the_cap_is_the_runtime_halfs():
+    """One number in two languages: the export half's cap equals the runtime half's
+    kExplainableRoundoffs (cpp/include/etproof/references.h)."""
+    from etproof.references import EXPLAINABLE_ROUNDOFFS
+
+    header = (Path(__file__).resolve().parents[2] / "cpp" / "include" / "etproof" /
+              "references.h").read_text()
+    assert f"inline constexpr double kExplainableRoundoffs = {EXPLAINABLE_ROUNDOFFS};" in header

@@ -55,6 +55,11 @@ struct Cell {
   std::optional<double> range_error;   // worst max|a−r| / max|ref| over its outputs
   std::optional<double> atol;          // the resolved atol of its output with the least headroom
   std::string detail;                  // reason / failing rule / error text
+  // What the recipe or this machine's precision cost (references.h, question 2): the worst SQNR
+  // of its emulation against the float32 golden, and, without a budget, the default budget it
+  // breaks (RecipeCost::over_default): flagged in the grid and the verdict line, not a failure.
+  std::optional<double> cost_sqnr_db;
+  std::string cost_over_default;
 };
 
 struct NotRun {
