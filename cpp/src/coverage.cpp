@@ -314,7 +314,12 @@ Summary summarize(const std::vector<const Entry*>& entries, Notes& notes) {
   } else if (!run_undeleg.empty()) {
     out.claim = "runs undelegated" + stale_mark(run_undeleg);
   } else if (!run_bad.empty()) {
-    out.claim = "fails at run time" + stale_mark(run_bad);
+    // Inconclusive alone: it ran, but its references could not judge it (neither works nor fails).
+    const bool only_inconclusive = std::all_of(run_bad.begin(), run_bad.end(), [](const Entry* e) {
+      return reading_of(*e->r).status == Status::kInconclusive;
+    });
+    out.claim = (only_inconclusive ? "ran, not judged (inconclusive)" : "fails at run time") +
+                stale_mark(run_bad);
   } else if (!run_xpass.empty()) {
     out.claim = "agreed against an expected failure (xpass: update the xfail record)" +
                 stale_mark(run_xpass);
