@@ -220,7 +220,10 @@ void find_drift_only(Attribution& a) {
     before = std::isnan(now) ? -std::numeric_limits<double>::infinity() : now;
   }
   for (size_t i = 0; i < a.layers.size(); ++i) {
-    if (!a.earliest_drift && !a.layers[i].report.passed) a.earliest_drift = i;
+    // An inconclusive tap (its references disagree, or no bound narrower than it follows) is not
+    // judged: it is no drift, and the earliest drift is looked for after it.
+    if (!a.earliest_drift && !a.layers[i].report.passed && a.layers[i].report.inconclusive.empty())
+      a.earliest_drift = i;
     if (!a.largest_growth || a.layers[i].step_db > a.layers[*a.largest_growth].step_db) a.largest_growth = i;
   }
   if (!a.earliest_drift) {
