@@ -515,6 +515,9 @@ nlohmann::json to_json(const TensorReport& t) {
                       {"headroom", json_number(t.headroom)},
                       {"atol", json_number(t.atol)},
                       {"rtol", json_number(t.rtol)},
+                      // the floors as applied to this output (widened against truth where they were)
+                      {"min_cosine", json_number(t.min_cosine)},
+                      {"min_sqnr_db", json_number(t.min_sqnr_db)},
                       {"reference_range", json_number(t.reference_range)},
                       {"quant_scale", json_number(t.quant_scale)},
                       {"range_error", json_number(t.range_error)},

@@ -239,7 +239,9 @@ std::string to_text(const Inspection& i) {
       os << "INCONCLUSIVE: " << a.bound.inconclusive << "\n";
       continue;
     }
-    os << "atol " << detail::format_number(b.atol, 4) << " (max|ref| "
+    os << "atol " << detail::format_number(b.atol, 4)
+       << (b.rtol != 0 ? " + rtol " + detail::format_number(b.rtol, 4) + "·|ref|" : std::string())
+       << " (max|ref| "
        << detail::format_number(a.bound.reference_range, 4) << "), cosine ≥ "
        << detail::cosine_text(b.min_cosine) << ", "
        << (b.min_sqnr_db == -std::numeric_limits<double>::infinity()

@@ -193,8 +193,10 @@ std::string references_disagree(const std::string& reference, const std::string&
   const double u = unit_roundoff(precision);
   const std::string fmt_e = detail::format_number(e.max_abs_error, 3);
   if (!std::isfinite(e.max_abs_error))
-    return "the references disagree: " + reference + " has non-finite values where float64 truth "
-           "has finite ones (or the other way round), which no rounding explains";
+    return "the references disagree: " + reference + " has non-finite values (NaN or inf) where "
+           "float64 truth has finite ones, or the other way round: an overflow or 0/0 in " +
+           precision + " that float64 does not have, or an edited file; no rounding explains it, "
+           "so no bound follows from it";
   if (u == 0) return "";
   const double cap = kExplainableRoundoffs * u * truth_range;
   if (e.max_abs_error <= cap) return "";

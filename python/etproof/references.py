@@ -109,7 +109,8 @@ def inconsistent_cases(cases, golden_outs, refs: "References", output_names) -> 
             same_nonfinite = (g64 == t64) | (torch.isnan(g64) & torch.isnan(t64))
             if not bool((both | same_nonfinite).all()):
                 found.append(f"case {c.id!r}, output {name!r}: non-finite values in one of the "
-                             "float32 golden and the float64 truth where the other is finite")
+                             "float32 golden and the float64 truth where the other is finite (an "
+                             "overflow or 0/0 in float32 that float64 does not have, or state)")
                 continue
             if not bool(both.any()):
                 continue

@@ -7,7 +7,7 @@ cosine floor and SQNR floor (widened against truth or not) and the same inconclu
 usage: check_inspect_parity.py ETPROOF DIR [DIR ...]
 Exit 0: every bundle compared agrees; 1: a difference (each printed); 77: no bundle found (the
 directories were not exported: skipped by name). Bundles parity cannot run here (not-linked,
-unavailable) are compared on the rule and judged line only.
+unavailable: parity refuses them before judging) are counted, not compared.
 """
 
 from __future__ import annotations
@@ -48,12 +48,16 @@ def main() -> int:
     if not bundles:
         print(f"skipped: no bundles under {', '.join(map(str, dirs))}")
         return 77
-    problems, compared, outputs = [], 0, 0
+    problems, compared, outputs, not_runnable = [], 0, 0, 0
     for b in bundles:
         ins = run([etproof, "inspect", "--json", str(b)])
         par = run([etproof, "parity", "--json", "--no-ledger", str(b)])
         if "_error" in ins:
             problems.append(ins["_error"])
+            continue
+        if "_error" in par and ("[backend-not-linked]" in par["_error"] or
+                                "[backend-unavailable]" in par["_error"]):
+            not_runnable += 1  # parity refuses it here before judging: nothing applied to compare
             continue
         if "_error" in par or "cases" not in par:
             problems.append(par.get("_error", f"{b.name}: parity --json has no cases"))
@@ -86,7 +90,7 @@ def main() -> int:
                                     f"{out.get('inconclusive')!r}")
     for p in problems:
         print("DIFFERS:", p)
-    print(f"{compared} bundles, {outputs} outputs compared: "
+    print(f"{compared} bundles, {outputs} outputs compared ({not_runnable} not runnable here): "
           f"{'the same bound' if not problems else f'{len(problems)} differences'}")
     return 1 if problems or compared == 0 else 0
 
