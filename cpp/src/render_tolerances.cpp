@@ -32,6 +32,8 @@ std::string to_text(const ToleranceReport& r) {
        << " by the margin; " << g.outputs << " output(s), " << g.cases << " case(s), " << g.models
        << " model(s), " << g.bundles << " bundle(s)";
     if (g.xfail_outputs) os << "; " << g.xfail_outputs << " xfail output(s) excluded";
+    if (g.inconclusive_outputs)
+      os << "; " << g.inconclusive_outputs << " inconclusive output(s) excluded (their references disagree or no bound follows)";
     os << "\n";
     if (g.outputs) {
       os << "    worst: range error " << tfmt(g.worst_range_error, 4) << "·max|ref| ("
@@ -132,6 +134,7 @@ nlohmann::json to_json(const ToleranceReport& r) {
                       {"models", g.models},
                       {"bundles", g.bundles},
                       {"xfail_outputs", g.xfail_outputs},
+                      {"inconclusive_outputs", g.inconclusive_outputs},
                       {"failed_outputs", g.failed_outputs},
                       {"worst",
                        {{"range_error", num(g.worst_range_error)},

@@ -94,6 +94,10 @@ void summarize(ToleranceReport& rep) {
         ++g.xfail_outputs;
         continue;
       }
+      if (!o->report.inconclusive.empty()) {
+        ++g.inconclusive_outputs;
+        continue;
+      }
       const TensorReport& t = o->report;
       ++g.outputs;
       cases.insert(o->dir + "/" + o->bundle + "/" + o->case_id);

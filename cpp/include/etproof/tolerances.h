@@ -83,6 +83,9 @@ struct GroupObservation {
   bool widened = false;             // its bounds were widened by a reference's error (truth)
   size_t outputs = 0, cases = 0, models = 0, bundles = 0;
   size_t xfail_outputs = 0;         // reported separately, not in the figures below
+  size_t inconclusive_outputs = 0;  // references that disagree or no bound (references.h,
+                                    // applied_bound): not a measurement of the backend, counted
+                                    // here and left out of the figures below
   std::optional<Bound> bound;       // the table's rule (or the caller's); nullopt: none known
   std::string bound_error;          // why no bound is known, when none is
   double worst_range_error = 0;     // max|a−r|/max|r|
