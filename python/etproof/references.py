@@ -82,9 +82,7 @@ def reference_names(backend: str, recipe: str, precision: str, quantized: bool) 
 # cpp/include/etproof/references.h, held equal by a test): 2^14 unit roundoffs of float32
 # (u = 2^-24) on the range of the output's truth, 9.8e-4 of it. A golden further from its truth
 # was not computed from the same model state (a model that mutates a buffer while the goldens are
-# taken), or one of them is wrong; rounding does not explain it. The most any bundle of the golden
-# set, the demo, the test bundles and the verdict models shows is 256 unit roundoffs
-# (offset_linear seed2, a +100 offset cancelled; scripts/reference_gaps.py, 2026-12-04).
+# taken), or one of them is wrong; rounding does not explain it.
 EXPLAINABLE_ROUNDOFFS = 16384
 FLOAT32_UNIT_ROUNDOFF = 2.0 ** -24
 
