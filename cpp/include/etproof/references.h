@@ -100,7 +100,7 @@ inline constexpr double kReferenceMargin = 4;
 // computation of depth d whose intermediate values reach κ·R is at most about d·κ·u·R (Higham,
 // Accuracy and Stability of Numerical Algorithms, 2nd ed., §3.1); the most the golden set, the
 // test bundles, the verdict models and the demo show is offset_linear's cancellation of a +100
-// offset, 1.37e-05 on a range of 0.90 = 256 u (seed2; 381 float outputs; measured 2026-12-04 on
+// offset, 1.37e-05 on a range of 0.90 = 256 u (seed2; 747 float outputs; measured 2026-12-04 on
 // an AMD EPYC, torch 2.13.0, by .venv/bin/python scripts/reference_gaps.py build/test-bundles
 // build/demo/bundles build/golden-set/bundles), 64 times inside the cap. For float16 (8·R) and
 // bfloat16 (64·R) the cap admits any gap: there the bound's own limit (no_bound_reason) refuses.
