@@ -159,12 +159,7 @@ std::string to_text_grouped(const Matrix& m) {
     }
     std::vector<std::string>& r = rows[col];
     r = {label_in_model(m, col), count.empty() ? std::string("no cells") : count_text(count)};
-    std::optional<double> cost;  // the worst cost of a cell over the default budget (cost_text)
-    for (const Cell& cell : m.cells)
-      if (cell.column == col && !cell.cost_over_default.empty() && cell.cost_sqnr_db &&
-          (!cost || *cell.cost_sqnr_db < *cost))
-        cost = cell.cost_sqnr_db;
-    if (cost) r[1] += ", cost " + fmt(*cost, 3) + " dB!";
+    if (const std::optional<double> cost = worst_flagged_cost(m, col)) r[1] += ", cost " + fmt(*cost, 3) + " dB!";
     if (err)
       for (const std::string& v : {fmt(*err, 3), rel ? fmt(*rel, 3) : "-", cos ? cosine_text(*cos) : "-",
                                     sqnr ? fmt(*sqnr, 4) : "-", head ? fmt(*head, 3) : "-"})

@@ -77,14 +77,20 @@ inline std::string cell_text(const Cell* c) {
 // What the verdict line adds after the coverage (issue 30): columns whose recipe or this
 // machine's precision cost more than the default budget (the worst cell named), and columns that
 // computed in a lower precision here than their recipe names. Empty when neither.
+// The lowest cost SQNR among a column's cells flagged over the default budget; nullopt: none.
+inline std::optional<double> worst_flagged_cost(const Matrix& m, size_t col) {
+  std::optional<double> worst;
+  for (const Cell& c : m.cells)
+    if (c.column == col && !c.cost_over_default.empty() && c.cost_sqnr_db &&
+        (!worst || *c.cost_sqnr_db < *worst))
+      worst = c.cost_sqnr_db;
+  return worst;
+}
+
 inline std::string cost_text(const Matrix& m) {
   std::vector<std::string> over, lower;
   for (size_t col = 0; col < m.columns.size(); ++col) {
-    std::optional<double> worst;
-    for (const Cell& c : m.cells)
-      if (c.column == col && !c.cost_over_default.empty() && c.cost_sqnr_db &&
-          (!worst || *c.cost_sqnr_db < *worst))
-        worst = c.cost_sqnr_db;
+    const std::optional<double> worst = worst_flagged_cost(m, col);
     const Column& k = m.columns[col];
     const std::string label =
         (m.models().size() > 1 ? k.model + " " : std::string()) + k.backend + "/" + k.recipe;
