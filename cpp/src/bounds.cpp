@@ -175,7 +175,10 @@ constexpr TableRow kBoundTable[] = {
     // MiniLM 0.134 of the range, SQNR 18.6 dB, against 0.068 and 21.7 dB from the golden:
     // XNNPACK's dynamic (qd8) kernels quantize activations per row, the emulation per tensor. So
     // int8 columns stay judged against the golden (the rows above); the emulation gives the
-    // recipe's cost (references.h, question 2).
+    // recipe's cost (references.h, question 2). A program the export half found matching its
+    // emulation (references[RECIPE].program_at_export, e.g. relu_mlp's 0 steps) is judged against
+    // the emulation by a bound of its own, not by a row of this table (references.h,
+    // matched_program_bound: 4 output steps).
     // Precision "float32": the delegate computes in IEEE float32, as the reference does, but in a
     // different order. Portable and XNNPACK fp32 share this term.
     {Axis::kPrecision, "float32", 1.9e-5, 0.0, 1e-5, 1.0 - 1.1e-10, 94.0,

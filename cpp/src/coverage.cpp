@@ -368,8 +368,16 @@ std::optional<int64_t> day_number(const std::string& date) {
   return era * 146097 + static_cast<int64_t>(doe) - 719468;
 }
 
+json machine_kind(const json& machine) {
+  json kind = json::object();
+  if (!machine.is_object()) return kind;
+  for (const auto& [k, v] : machine.items())
+    if (k != "kernel" && k != "cores") kind[k] = v;
+  return kind;
+}
+
 std::string machine_label(const json& machine) {
-  const std::string hash = "m-" + detail::sha256_hex(machine.dump()).substr(0, 8);
+  const std::string hash = "m-" + detail::sha256_hex(machine_kind(machine).dump()).substr(0, 8);
   const auto name = machine.find("name");
   if (name == machine.end() || !name->is_string() || name->get<std::string>().empty()) return hash;
   std::string safe;  // Markdown- and HTML-inert: letters, digits, . _ - only, at most 40
@@ -457,13 +465,17 @@ std::string render_coverage(const std::vector<json>& all_records, const Coverage
     return detail::join(why);
   };
 
-  // Machines.
+  // Machine kinds (machine_kind), each with the hosts of that kind that recorded runs.
   std::map<std::string, json> machines;
+  std::map<std::string, std::set<std::string>> machine_hosts, machine_kernels;
   std::map<std::string, std::pair<std::string, std::string>> machine_span;
   std::map<std::string, size_t> machine_records;
   for (const auto& r : all_records) {
-    const std::string m = machine_label(r.value("machine", json::object()));
-    machines[m] = r.value("machine", json::object());
+    const json& host = r.value("machine", json::object());
+    const std::string m = machine_label(host);
+    machines[m] = machine_kind(host);
+    machine_hosts[m].insert(host.dump());
+    if (!s(host, "kernel").empty()) machine_kernels[m].insert(s(host, "kernel"));
     auto& span = machine_span[m];
     const std::string d = date_of(r);
     if (span.first.empty() || d < span.first) span.first = d;
@@ -520,7 +532,7 @@ std::string render_coverage(const std::vector<json>& all_records, const Coverage
     for (size_t i = 0; i < o.sources.size(); ++i) out << (i ? ", " : "") << "`" << o.sources[i] << "`";
     out << ")";
   }
-  out << ": " << plural(all_records.size(), "record") << " from " << plural(machines.size(), "machine");
+  out << ": " << plural(all_records.size(), "record") << " from " << plural(machines.size(), "machine kind");
   if (!all_records.empty()) out << ", " << oldest.substr(0, 10) << " to " << newest.substr(0, 10);
   out << ". Every claim names the run behind it (date, machine, etproof commit). Regenerate with `"
       << (o.regenerate.empty() ? std::string("etproof coverage") : o.regenerate) << "`.\n\n";
@@ -538,14 +550,29 @@ std::string render_coverage(const std::vector<json>& all_records, const Coverage
   out << "## Machines\n\n";
   if (machines.empty()) out << "No records yet.\n\n";
   else {
-    out << "| machine | OS | CPU | arch | cores | kernel | records | dates |\n";
-    out << "| --- | --- | --- | --- | --- | --- | ---: | --- |\n";
+    out << "A machine is its kind: OS, CPU, architecture and the ISA features that select kernels "
+           "(`machine` in the ledger without its kernel build and core count); hosts of one kind "
+           "are one row. Features are those `etproof` records (AVX-512 and its BF16/FP16/VNNI "
+           "extensions, AMX; Arm dot product, i8mm, SVE, SME); \"not recorded\": runs from before "
+           "it recorded them, a kind of their own.\n\n";
+    out << "| machine | OS | CPU | arch | ISA features | hosts | kernels | records | dates |\n";
+    out << "| --- | --- | --- | --- | --- | ---: | --- | ---: | --- |\n";
     for (const auto& [label, m] : machines) {
       const auto& span = machine_span[label];
+      std::string features = "not recorded";
+      if (m.contains("features") && m["features"].is_array()) {
+        std::vector<std::string> f;
+        for (const auto& e : m["features"])
+          if (e.is_string()) f.push_back(e.get<std::string>());
+        features = f.empty() ? std::string("none of them") : detail::join(f, " ");
+      }
       out << "| " << label << " | " << md(s(m, "os")) << " | " << md(s(m, "cpu")) << " | "
-          << md(s(m, "arch")) << " | "
-          << (m.contains("cores") && m["cores"].is_number_integer() ? m["cores"].dump() : "")
-          << " | " << md(s(m, "kernel")) << " | " << machine_records[label] << " | " << span.first
+          << md(s(m, "arch")) << " | " << md(features) << " | " << machine_hosts[label].size()
+          << " | "
+          << md(detail::join(std::vector<std::string>(machine_kernels[label].begin(),
+                                                      machine_kernels[label].end()),
+                             ", "))
+          << " | " << machine_records[label] << " | " << span.first
           << (span.first == span.second ? "" : " to " + span.second) << " |\n";
     }
     out << "\n";

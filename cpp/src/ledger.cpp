@@ -21,6 +21,8 @@
 #include <ctime>
 #include <fstream>
 #include <set>
+#include <sstream>
+#include <vector>
 
 #include "etproof/error.h"
 #include "common.h"
@@ -118,16 +120,38 @@ json machine_info() {
     m["kernel"] = std::string(u.sysname) + " " + u.release;
     m["arch"] = u.machine;
   }
-  std::string cpu;
+  std::string cpu, flags;
+  bool cpu_from_model_name = false;
   std::ifstream ci("/proc/cpuinfo");
   for (std::string line; std::getline(ci, line);) {
     const auto colon = line.find(':');
     if (colon == std::string::npos) continue;
     const std::string k = trim(line.substr(0, colon));
-    if (k == "model name" || k == "Hardware" || (k == "Model" && cpu.empty())) {
+    if ((k == "flags" || k == "Features") && flags.empty()) flags = line.substr(colon + 1);
+    if ((k == "model name" && !cpu_from_model_name) ||
+        ((k == "Hardware" || k == "Model") && cpu.empty())) {
       cpu = trim(line.substr(colon + 1));
-      if (k == "model name") break;
+      cpu_from_model_name = k == "model name";
     }
+    if (cpu_from_model_name && !flags.empty()) break;  // the first processor says both
+  }
+  // The ISA features that select ExecuTorch's and its delegates' kernels (XNNPACK's
+  // microkernels, OpenVINO's precision), as /proc/cpuinfo names them; sorted, those present.
+  static constexpr const char* kKernelFeatures[] = {
+      // x86-64: AVX2/FMA, AVX-512 and its VNNI/BF16/FP16 extensions, AVX-VNNI, AMX
+      "avx2", "fma", "avx512f", "avx512bw", "avx512_vnni", "avx512_bf16", "avx512_fp16",
+      "avx_vnni", "amx_tile", "amx_bf16", "amx_int8",
+      // aarch64: NEON fp16, dot product, int8 matrix multiply, bf16, SVE/SVE2, SME/SME2
+      "asimd", "asimdhp", "asimddp", "i8mm", "bf16", "sve", "sve2", "sme", "sme2"};
+  if (!flags.empty()) {
+    std::set<std::string> have;
+    std::istringstream words(flags);
+    for (std::string f; words >> f;) have.insert(f);
+    std::vector<std::string> features;
+    for (const char* f : kKernelFeatures)
+      if (have.count(f)) features.emplace_back(f);
+    std::sort(features.begin(), features.end());
+    m["features"] = features;
   }
 #if defined(__APPLE__)
   if (cpu.empty()) cpu = apple_cpu;

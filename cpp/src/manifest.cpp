@@ -126,8 +126,53 @@ class Reader : public detail::JsonReader {
     return out;
   }
 
+  // references[NAME].program_at_export: {"cases": int ≥ 1, "outputs": int ≥ 1, "max_steps"?:
+  // number ≥ 0 | null, "max_range_error"?: number ≥ 0 | null, "matched": bool, "machine": str}.
+  std::optional<ProgramAtExport> program_at_export(const json& ref, const std::string& ref_path) {
+    const json* p = object_at(ref, ref_path, "program_at_export", /*required=*/true);
+    if (!p) return std::nullopt;
+    const std::string path = at(ref_path, "program_at_export");
+    ProgramAtExport out;
+    bool ok = true;
+    for (const char* key : {"cases", "outputs"}) {
+      const json* n = member(*p, path, key, true);
+      if (!n || !expect_type(*n, at(path, key), n->is_number_unsigned() && n->get<uint64_t>() >= 1,
+                             "an integer ≥ 1")) {
+        ok = false;
+        continue;
+      }
+      (std::string(key) == "cases" ? out.cases : out.outputs) = n->get<size_t>();
+    }
+    for (const char* key : {"max_steps", "max_range_error"}) {
+      if (!p->contains(key)) continue;
+      const json& x = p->at(key);
+      if (x.is_null()) {
+        (std::string(key) == "max_steps" ? out.max_steps : out.max_range_error) =
+            std::numeric_limits<double>::infinity();
+      } else if (expect_type(x, at(path, key), x.is_number() && x.get<double>() >= 0,
+                             "a number ≥ 0 or null")) {
+        (std::string(key) == "max_steps" ? out.max_steps : out.max_range_error) = x.get<double>();
+      } else {
+        ok = false;
+      }
+    }
+    const json* matched = member(*p, path, "matched", true);
+    if (!matched || !expect_type(*matched, at(path, "matched"), matched->is_boolean(),
+                                 "true or false"))
+      ok = false;
+    else
+      out.matched = matched->get<bool>();
+    out.machine = string_at(*p, path, "machine").value_or("");
+    for (const auto& [key, v] : p->items())
+      if (key != "cases" && key != "outputs" && key != "max_steps" && key != "max_range_error" &&
+          key != "matched" && key != "machine")
+        problem(at(path, key), "is not defined by schema_version 1");
+    if (!ok) return std::nullopt;
+    return out;
+  }
+
   // references: {NAME: {"captured": true, "description": str, "emulates"?: "pt2e" |
-  // "xnnpack-qd8"} | {"captured": false, "reason": str}}.
+  // "xnnpack-qd8", "program_at_export"?: {…}} | {"captured": false, "reason": str}}.
   std::map<std::string, ReferenceInfo> references(const json& doc) {
     std::map<std::string, ReferenceInfo> out;
     const json* r = object_at(doc, "", "references", /*required=*/false);
@@ -156,6 +201,12 @@ class Reader : public detail::JsonReader {
           problem(at(path, "emulates"), "must be \"pt2e\" or \"xnnpack-qd8\", got " + squote(*v));
         else if (v)
           info.emulates = *v;
+      }
+      if (e.contains("program_at_export")) {
+        if (!info.captured)
+          problem(at(path, "program_at_export"), "is only defined for a reference captured");
+        else
+          info.program_at_export = program_at_export(e, path);
       }
       out.emplace(name, std::move(info));
     }

@@ -56,6 +56,27 @@ bool faithful_emulation(const Manifest& m, const std::string& name) {
   return it != m.references.end() && it->second.emulates == "xnnpack-qd8";
 }
 
+// The export half's run of the program against the emulation `name`, where recorded.
+const ProgramAtExport* at_export(const Manifest& m, const std::string& name) {
+  auto it = m.references.find(name);
+  return it != m.references.end() && it->second.program_at_export
+             ? &*it->second.program_at_export
+             : nullptr;
+}
+
+// "0 output steps and 1.3e-07 of the range over 4 cases on x86_64 AMD EPYC (Linux)".
+std::string at_export_text(const ProgramAtExport& x) {
+  auto figure = [](double v, const std::string& unit) {
+    return std::isfinite(v) ? detail::format_number(v, 3) + unit
+                            : "non-finite values where the emulation is finite (or the reverse)";
+  };
+  std::vector<std::string> parts;
+  if (x.max_steps) parts.push_back(figure(*x.max_steps, " output steps"));
+  if (x.max_range_error) parts.push_back(figure(*x.max_range_error, " of the range"));
+  return "worst " + detail::join(parts, " and ") + " over " + std::to_string(x.cases) +
+         " golden case" + (x.cases == 1 ? "" : "s") + " on " + x.machine;
+}
+
 }  // namespace
 
 HostTensor as_float64(const HostTensor& t) {
@@ -312,12 +333,25 @@ JudgePlan plan_judgement(const Manifest& m, const PrecisionHere& here, bool use_
     fallback = no_reference_row(float_recipe, p.precision);
   } else if (float_recipe && !has_reference(m, "float64")) {
     fallback = why_missing(m, "float64");
+  } else if (const ProgramAtExport* x = float_recipe ? nullptr : at_export(m, own);
+             x && x->matched &&
+             (try_rule(BoundBasis::kReference) || try_rule(BoundBasis::kGolden))) {
+    p.rule = matched_program_bound(p.rule, *x);
+    p.basis = BoundBasis::kReference;
+    p.against = own;
+    p.why = "against the recipe's own eager emulation (" + own +
+            "), which the program matched when the export half ran it (" + at_export_text(*x) +
+            "): " + detail::format_number(kReferenceMargin, 3) + " x the match criterion";
+    return p;
   } else if (!float_recipe && !faithful_emulation(m, own)) {
     fallback = m.recipe == "int8-dynamic-per-channel"
                    ? "the bundle's int8-dynamic emulation quantizes activations per tensor (the "
                      "PT2E graph as it is), which XNNPACK does not compute; re-export it for the "
                      "qd8 emulation the column is judged against"
                    : no_reference_row(float_recipe, p.precision);
+    if (const ProgramAtExport* x = at_export(m, own))
+      fallback += "; the program departed from the " + own + " emulation when the export half "
+                  "ran it (" + at_export_text(*x) + ")";
   } else if (try_rule(BoundBasis::kReference)) {
     if (float_recipe) {
       p.against = "float64";
@@ -332,6 +366,9 @@ JudgePlan plan_judgement(const Manifest& m, const PrecisionHere& here, bool use_
               (faithful_emulation(m, own) ? ", activations quantized as XNNPACK's qd8 kernels do"
                                           : std::string()) +
               ")";
+      if (const ProgramAtExport* x = at_export(m, own))
+        p.why += " with the recipe's row: the program departed from it when the export half ran "
+                 "it (" + at_export_text(*x) + ")";
     }
     return p;
   } else {
@@ -341,6 +378,26 @@ JudgePlan plan_judgement(const Manifest& m, const PrecisionHere& here, bool use_
   p.widen_by.clear();
   if (try_rule(BoundBasis::kGolden)) p.why = "against the float32 golden (" + fallback + ")";
   return p;
+}
+
+Bound matched_program_bound(const Bound& row, const ProgramAtExport& x) {
+  Bound b = row;
+  b.atol = kAtolFloor;
+  b.rtol = 0;
+  b.atol_range = 0;
+  b.atol_qsteps = kReferenceMargin * kMatchSteps;
+  b.atol_range_unquantized =
+      kReferenceMargin * kExplainableRoundoffs * unit_roundoff("float32");
+  b.target = false;
+  b.caller_supplied = false;
+  b.source = "the program matched its recipe's emulation at export (" + at_export_text(x) +
+             "; matched: within " + detail::format_number(kMatchSteps, 3) +
+             " output step where the scale is recorded, else within 2^14 float32 unit roundoffs "
+             "of the range): atol " + detail::format_number(b.atol_qsteps, 3) +
+             " output steps, or " + detail::format_number(b.atol_range_unquantized, 3) +
+             "·max|ref| where no scale is recorded (references.h, kReferenceMargin x the "
+             "criterion); cosine and SQNR floors the recipe's row's";
+  return b;
 }
 
 RecipeCost recipe_cost(const std::string& name, const HostTensor& emulation,

@@ -138,7 +138,7 @@ TEST(Coverage, RunEvidenceIsWorksExportAloneIsOnlyLowers) {
   // Pure function of the records: no wall clock, no order dependence.
   std::vector<json> reversed(records.rbegin(), records.rend());
   EXPECT_EQ(render_coverage(reversed, opts()), page);
-  EXPECT_NE(page.find("4 records from 1 machine, 2026-11-29 to 2026-11-29"), std::string::npos);
+  EXPECT_NE(page.find("4 records from 1 machine kind, 2026-11-29 to 2026-11-29"), std::string::npos);
 }
 
 // One row per recipe: an int8 recipe's SQNR is never reported as the backend's fp32 numbers, and
@@ -308,17 +308,49 @@ TEST(Coverage, MergedLedgersFromTwoMachinesGetARowEach) {
   const std::string page = render_coverage(merged, opts());
   const std::string a = machine_label(kMachineA), b = machine_label(kMachineB);
   EXPECT_NE(a, b);
-  EXPECT_NE(page.find("3 records from 2 machines, 2026-11-20 to 2026-11-29"), std::string::npos);
-  EXPECT_NE(page.find("| " + b + " | macOS 15.1 | Apple M3 | arm64 | 8 | Darwin 24.1 | 1 | 2026-11-20 |"),
+  EXPECT_NE(page.find("3 records from 2 machine kinds, 2026-11-20 to 2026-11-29"), std::string::npos);
+  EXPECT_NE(page.find("| " + b + " | macOS 15.1 | Apple M3 | arm64 | not recorded | 1 | Darwin 24.1 | 1 | 2026-11-20 |"),
             std::string::npos) << page;
   EXPECT_NE(row(page, "coreml", b).find("**works**"), std::string::npos) << row(page, "coreml", b);
   EXPECT_NE(row(page, "coreml", a).find("not runnable here"), std::string::npos) << row(page, "coreml", a);
   EXPECT_EQ(row(page, "xnnpack", b), "");
 }
 
+TEST(Coverage, HostsOfOneKindAreOneMachineAndFeaturesMakeAnotherKind) {
+  // Three VMs of one kind (other kernel builds, other core counts) are one machine kind with
+  // three hosts; the same CPU name with other kernel-selecting features is another kind.
+  json vm1 = kMachineA, vm2 = kMachineA, vm3 = kMachineA;
+  vm2["kernel"] = "Linux 6.1.0-99";
+  vm3["kernel"] = "Linux 6.6";
+  vm3["cores"] = 16;
+  for (json* m : {&vm1, &vm2, &vm3}) (*m)["features"] = {"avx2", "avx512_bf16", "avx512f"};
+  json amx = vm1;
+  amx["features"] = {"amx_bf16", "amx_int8", "avx2", "avx512_bf16", "avx512f"};
+  EXPECT_EQ(machine_label(vm1), machine_label(vm2));
+  EXPECT_EQ(machine_label(vm1), machine_label(vm3));
+  EXPECT_NE(machine_label(vm1), machine_label(amx));
+  EXPECT_NE(machine_label(vm1), machine_label(kMachineA)) << "features not recorded: a kind of its own";
+  EXPECT_EQ(machine_kind(vm3).count("kernel") + machine_kind(vm3).count("cores"), 0u);
+  const std::string page = render_coverage(
+      {rec(vm1, "2026-11-29T10:00:00Z", "matrix", "runtime", "xnnpack", "agreed", "", {{"cases", 6}}),
+       rec(vm2, "2026-11-30T10:00:00Z", "matrix", "runtime", "xnnpack", "agreed", "", {{"cases", 6}}),
+       rec(vm3, "2026-12-01T10:00:00Z", "matrix", "runtime", "portable", "agreed", "", {{"cases", 6}}),
+       rec(amx, "2026-12-01T10:00:00Z", "matrix", "runtime", "xnnpack", "agreed", "", {{"cases", 6}})},
+      opts());
+  EXPECT_NE(page.find("4 records from 2 machine kinds"), std::string::npos) << page;
+  EXPECT_NE(page.find("| " + machine_label(vm1) + " | Debian GNU/Linux 12 (bookworm) | Intel Xeon | "
+                      "x86_64 | avx2 avx512_bf16 avx512f | 3 | Linux 6.1, Linux 6.1.0-99, Linux 6.6 "
+                      "| 3 | 2026-11-29 to 2026-12-01 |"),
+            std::string::npos) << page;
+  EXPECT_NE(page.find("| " + machine_label(amx) + " | Debian GNU/Linux 12 (bookworm) | Intel Xeon | "
+                      "x86_64 | amx_bf16 amx_int8 avx2 avx512_bf16 avx512f | 1 |"),
+            std::string::npos) << page;
+  EXPECT_NE(row(page, "xnnpack", machine_label(amx)).find("**works**"), std::string::npos);
+}
+
 TEST(Coverage, AnEmptyLedgerListsEveryBackendAsNeverRun) {
   const std::string page = render_coverage({}, opts());
-  EXPECT_NE(page.find("0 records from 0 machines."), std::string::npos) << page;
+  EXPECT_NE(page.find("0 records from 0 machine kinds."), std::string::npos) << page;
   EXPECT_NE(page.find("No records yet."), std::string::npos);
   EXPECT_NE(row(page, "xnnpack").find("never run"), std::string::npos);
   EXPECT_EQ(page.find("| **works**"), std::string::npos);

@@ -332,6 +332,19 @@ TEST(Manifest, RefusesWrongTypesAndValues) {
       {[](json& d) { d["references"]["int8-dynamic-per-channel"].erase("reason"); },
        "references.int8-dynamic-per-channel.reason: missing"},
       {[](json& d) { d["references"]["a/b"] = {{"captured", false}, {"reason", "x"}}; }, "references.a/b: 'a/b' is not a reference name"},
+      // references[NAME].program_at_export (the export half's run of an int8 program)
+      {[](json& d) { d["references"]["int8-dynamic-per-channel"]["program_at_export"] = json::object(); },
+       "references.int8-dynamic-per-channel.program_at_export: is only defined for a reference captured"},
+      {[](json& d) { d["references"]["float64"]["program_at_export"] = {{"cases", 0}, {"outputs", 1}, {"matched", true}, {"machine", "m"}}; },
+       "references.float64.program_at_export.cases: expected an integer ≥ 1"},
+      {[](json& d) { d["references"]["float64"]["program_at_export"] = {{"cases", 2}, {"outputs", 1}, {"max_steps", -1}, {"matched", true}, {"machine", "m"}}; },
+       "references.float64.program_at_export.max_steps: expected a number ≥ 0 or null"},
+      {[](json& d) { d["references"]["float64"]["program_at_export"] = {{"cases", 2}, {"outputs", 1}, {"matched", "yes"}, {"machine", "m"}}; },
+       "references.float64.program_at_export.matched: expected true or false"},
+      {[](json& d) { d["references"]["float64"]["program_at_export"] = {{"cases", 2}, {"outputs", 1}, {"matched", true}}; },
+       "references.float64.program_at_export.machine: missing"},
+      {[](json& d) { d["references"]["float64"]["program_at_export"] = {{"cases", 2}, {"outputs", 1}, {"matched", true}, {"machine", "m"}, {"steps", 1}}; },
+       "references.float64.program_at_export.steps: is not defined by schema_version 1"},
       {[](json& d) { d["references"]["float64"]["emulates"] = "per-row"; },
        "references.float64.emulates: must be \"pt2e\" or \"xnnpack-qd8\""},
       {[](json& d) { d["references"]["int8-dynamic-per-channel"]["emulates"] = "pt2e"; },
@@ -470,6 +483,15 @@ TEST(Manifest, ReadsReferencesOfAnExportedBundle) {
     EXPECT_GT(d_emu, 100 * d_truth) << c.id;
     EXPECT_TRUE(read_golden_reference(b, c, "bfloat16").empty()) << "not a reference of this bundle";
   }
+  // The export half ran the program on every golden case against the emulation: it matched.
+  const auto& x = b.manifest.references.at("int8-dynamic-per-channel").program_at_export;
+  ASSERT_TRUE(x) << "test bundles predate program_at_export: re-export them";
+  EXPECT_TRUE(x->matched);
+  EXPECT_EQ(x->cases, b.manifest.goldens.size());
+  ASSERT_TRUE(x->max_range_error);
+  EXPECT_LT(*x->max_range_error, 1e-5);
+  EXPECT_FALSE(x->max_steps) << "int8 dynamic: float outputs, no scale";
+  EXPECT_FALSE(x->machine.empty());
 }
 
 TEST(Manifest, ReferenceFileDisagreeingWithTheManifestIsRefused) {

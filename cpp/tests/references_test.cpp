@@ -335,6 +335,89 @@ TEST(Plan, Int8StaticIsJudgedAgainstTheGoldenAndReportsItsCost) {
   }
 }
 
+// ---- int8 judged as tightly as the program allows (program_at_export) ------------------------
+
+Manifest int8_manifest(const std::string& recipe, bool matched, double steps, double range) {
+  Manifest m = manifest("xnnpack", recipe, "float32");
+  capture(m, "float64");
+  capture(m, recipe);
+  ReferenceInfo& emu = m.references.at(recipe);
+  emu.emulates = recipe == "int8-dynamic-per-channel" ? "xnnpack-qd8" : "pt2e";
+  ProgramAtExport x;
+  x.cases = 4;
+  x.outputs = 4;
+  if (recipe == "int8-static-per-channel") x.max_steps = steps; else x.max_range_error = range;
+  x.matched = matched;
+  x.machine = "x86_64 test CPU (Linux)";
+  emu.program_at_export = x;
+  return m;
+}
+
+TEST(MatchedProgram, Int8StaticThatMatchedAtExportIsJudgedAgainstItsEmulationInSteps) {
+  const std::string r = "int8-static-per-channel";
+  const JudgePlan p = plan_judgement(int8_manifest(r, true, 0, 0), {"float32", ""});
+  EXPECT_EQ(p.against, r);
+  EXPECT_EQ(p.basis, BoundBasis::kReference);
+  EXPECT_FALSE(p.no_rule);
+  EXPECT_DOUBLE_EQ(p.rule.atol_qsteps, kReferenceMargin * kMatchSteps);
+  EXPECT_DOUBLE_EQ(p.rule.atol_range, 0);
+  EXPECT_FALSE(p.rule.target);
+  EXPECT_NE(p.why.find("matched"), std::string::npos) << p.why;
+  EXPECT_NE(p.why.find("x86_64 test CPU"), std::string::npos) << p.why;
+  // The cosine and SQNR floors are the recipe's (target) row's.
+  const Bound row = derive_bound(r, "float32");
+  EXPECT_DOUBLE_EQ(p.rule.min_cosine, row.min_cosine);
+  EXPECT_DOUBLE_EQ(p.rule.min_sqnr_db, row.min_sqnr_db);
+
+  // Should pass: a program one step from the emulation on one element (a rounding at a tie).
+  const double scale = 0.05;
+  const HostTensor emu = f64({1.0, -0.5, 0.25, 0.75, 0.1, -0.9});
+  HostTensor one_step = f64({1.0 + scale, -0.5, 0.25, 0.75, 0.1, -0.9});
+  EXPECT_TRUE(compare_tensor("y", one_step, emu, p.rule, scale).passed);
+  // Should fail: five steps off on one element, which the 26-step golden row would admit.
+  const HostTensor five_steps = f64({1.0, -0.5 - 5 * scale, 0.25, 0.75, 0.1, -0.9});
+  const TensorReport t = compare_tensor("y", five_steps, emu, p.rule, scale);
+  EXPECT_FALSE(t.passed) << t.failure;
+  EXPECT_TRUE(compare_tensor("y", five_steps, emu, row, scale).passed)
+      << "the target row admits it: the test would show nothing";
+}
+
+TEST(MatchedProgram, Int8DynamicThatMatchedIsJudgedByTheMatchCriterionNotTheRow) {
+  const std::string r = "int8-dynamic-per-channel";
+  const JudgePlan p = plan_judgement(int8_manifest(r, true, 0, 1.3e-7), {"float32", ""});
+  EXPECT_EQ(p.against, r);
+  const double range_term = kReferenceMargin * kExplainableRoundoffs * std::ldexp(1.0, -24);
+  EXPECT_DOUBLE_EQ(p.rule.atol_range_unquantized, range_term);
+  const Bound row = derive_bound(r, "float32", std::nullopt, BoundBasis::kReference);
+  EXPECT_LT(range_term * 30, row.atol_range) << "tighter than the recipe's row by far";
+  const HostTensor emu = f64({2.0, -1.0, 0.5, 1.5});
+  // Should pass: float32 rounding of the epilogue (1e-6 of the range).
+  EXPECT_TRUE(compare_tensor("y", f64({2.0 + 2e-6, -1.0, 0.5, 1.5}), emu, p.rule).passed);
+  // Should fail: 1 % of the range, which the row (0.15 of it) admits.
+  EXPECT_FALSE(compare_tensor("y", f64({2.0, -1.0 + 0.02, 0.5, 1.5}), emu, p.rule).passed);
+  EXPECT_TRUE(compare_tensor("y", f64({2.0, -1.0 + 0.02, 0.5, 1.5}), emu, row).passed);
+}
+
+TEST(MatchedProgram, AProgramThatDepartedKeepsTheRowAndSaysHowFar) {
+  const JudgePlan st = plan_judgement(
+      int8_manifest("int8-static-per-channel", false, 12.3, 0), {"float32", ""});
+  EXPECT_EQ(st.against, "golden");
+  EXPECT_TRUE(st.rule.target);
+  EXPECT_NE(st.why.find("departed"), std::string::npos) << st.why;
+  EXPECT_NE(st.why.find("12.3 output steps"), std::string::npos) << st.why;
+  const JudgePlan dy = plan_judgement(
+      int8_manifest("int8-dynamic-per-channel", false, 0, 0.013), {"float32", ""});
+  EXPECT_EQ(dy.against, "int8-dynamic-per-channel");
+  EXPECT_DOUBLE_EQ(dy.rule.atol_range,
+                   derive_bound("int8-dynamic-per-channel", "float32", std::nullopt,
+                                BoundBasis::kReference).atol_range);
+  EXPECT_NE(dy.why.find("0.013 of the range"), std::string::npos) << dy.why;
+  // measure-tolerances' own-reference measurement is unchanged by the export's record.
+  EXPECT_EQ(plan_judgement(int8_manifest("int8-static-per-channel", true, 0, 0), {"float32", ""},
+                           /*use_truth=*/false).against,
+            "golden");
+}
+
 // ---- question 2 ------------------------------------------------------------------------------
 
 TEST(RecipeCost, ReportedAndJudgedOnlyAgainstABudget) {

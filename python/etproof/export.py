@@ -97,7 +97,13 @@ from etproof.recipes import (
     supported_recipes,
 )
 from etproof.program import check_methods, check_methods_spec, only_named
-from etproof.references import capture_references, inconsistent_cases, reference_names
+from etproof.references import (
+    capture_references,
+    inconsistent_cases,
+    program_vs_emulation,
+    reference_names,
+    this_machine,
+)
 from etproof.taps import check_taps, delegate_calls
 from etproof.toolchain import delegates_in_program, program_calls, toolchain_versions, version
 from etproof.twin import prepare_twin, write_twin
@@ -306,11 +312,24 @@ def export_model(
         if verify:
             with in_stage("lower", recipe):
                 data_path = tmp / data_files[0] if data_files else None
+                # an int8 program runs on every golden case, to measure it against its recipe's
+                # emulation (the replay's basis: etproof.references.program_vs_emulation)
+                measure = bool(facts["quant"]) and ref_records.get(recipe, {}).get("captured")
+                at_export = []
                 for m in meths:
-                    verify_runs(pte if data_path else program_bytes, data_path,
-                                m.args.cases[0].inputs, delegates, len(m.output_names), say,
-                                f"{name}.{m.name}" if several else name, operators=operators,
-                                method=m.name)
+                    runs = verify_runs(pte if data_path else program_bytes, data_path,
+                                       m.args.cases[0].inputs, delegates, len(m.output_names),
+                                       say, f"{name}.{m.name}" if several else name,
+                                       operators=operators, method=m.name,
+                                       more_inputs=[c.inputs for c in m.args.cases[1:]]
+                                       if measure else ())
+                    if measure:
+                        at_export.append(program_vs_emulation(
+                            runs, m.refs, recipe, [c.id for c in m.args.cases], m.output_names,
+                            m.out_specs, this_machine()))
+                record = _merge_program_at_export(at_export) if measure else None
+                if record is not None:
+                    ref_records[recipe] = dict(ref_records[recipe], program_at_export=record)
 
         # 7. goldens and references on disk (METHOD.CASE.* with several methods)
         with in_stage("goldens"):
@@ -416,6 +435,20 @@ def _quantize_methods(meths: list, scheme: str, several: bool, name: str, say) -
         raise nothing
     record["skipped"] = skipped
     return record
+
+
+def _merge_program_at_export(records: list) -> dict | None:
+    """One program_at_export over several methods (etproof.references.program_vs_emulation):
+    matched only where every method was measured and matched; the worst of each figure."""
+    if not records or any(r is None for r in records):
+        return None
+    out = {"cases": sum(r["cases"] for r in records), "outputs": sum(r["outputs"] for r in records)}
+    for key in ("max_steps", "max_range_error"):
+        vals = [r[key] for r in records if key in r]
+        if vals:
+            out[key] = None if any(v is None for v in vals) else max(vals)
+    out.update(matched=all(r["matched"] for r in records), machine=records[0]["machine"])
+    return out
 
 
 def _merge_reference_records(meths: list) -> dict:

@@ -216,9 +216,11 @@ def missing_python_kernels(operators) -> list[str]:
 
 
 def verify_runs(program, data_path, inputs, delegates, n_outputs, say, name,
-                operators=None, method: str = "forward") -> bool:
-    """Runs the written program once (``method`` on ``inputs``) in ExecuTorch's Python runtime,
-    where that runtime has every delegate of the program; returns whether it ran.
+                operators=None, method: str = "forward", more_inputs=()) -> list | None:
+    """Runs the written program (``method`` on ``inputs``, then on each of ``more_inputs``) in
+    ExecuTorch's Python runtime, where that runtime has every delegate of the program; returns
+    the outputs of each run (a list of tensors per run, in that order), or None where it could
+    not run here (a delegate the Python runtime lacks).
 
     program: the .pte bytes, or its path where ``data_path`` (its .ptd) is given. A program that
     fails to run, or returns other than ``n_outputs`` outputs, is ExportError (stage "lower").
@@ -249,18 +251,25 @@ def verify_runs(program, data_path, inputs, delegates, n_outputs, say, name,
             "part of the model), or lower to a backend whose delegate takes it; a runtime that "
             "links such a kernel can run the program exported without this check (verify=False)",
             stage="lower")
+    runs = []
     try:
         if data_path is not None:
             loaded = rt.load_program(program, data_path=data_path)
         else:
             loaded = rt.load_program(program)
-        outs = loaded.load_method(method).execute(list(inputs))
+        meth = loaded.load_method(method)
+        for run_inputs in (inputs, *more_inputs):
+            outs = list(meth.execute(list(run_inputs)))
+            if len(outs) != n_outputs:
+                raise ExportError(f"the lowered program returned {len(outs)} outputs, the model "
+                                  f"{n_outputs}", STAGE_REMEDY["lower"], stage="lower")
+            runs.append(outs)
+    except ExportError:
+        raise
     except Exception as e:  # noqa: BLE001
         raise ExportError(f"the lowered program does not run in ExecuTorch {version('executorch')}"
                           f" (Python runtime): {first_line(e)}",
                           STAGE_REMEDY["lower"], stage="lower") from e
-    if len(outs) != n_outputs:
-        raise ExportError(f"the lowered program returned {len(outs)} outputs, the model "
-                          f"{n_outputs}", STAGE_REMEDY["lower"], stage="lower")
-    say(f"{name}: ran once in ExecuTorch's Python runtime")
-    return True
+    say(f"{name}: ran {'once' if len(runs) == 1 else f'{len(runs)} times'} in ExecuTorch's "
+        "Python runtime")
+    return runs

@@ -412,17 +412,36 @@ def _references(v: _V, refs: Any) -> set:
         if not isinstance(r, dict) or not isinstance(r.get("captured"), bool):
             v.fail(f"{f}.captured", "must be true or false")
         if r["captured"]:
-            v.obj(r, f, ("captured", "description"), ("emulates",))
+            v.obj(r, f, ("captured", "description"), ("emulates", "program_at_export"))
             v.string(r["description"], f"{f}.description")
             if "emulates" in r:
                 if r["emulates"] not in EMULATES_VALUES:
                     v.fail(f"{f}.emulates", f"must be one of {', '.join(EMULATES_VALUES)}, got "
                            f"{r['emulates']!r}")
+            if "program_at_export" in r:
+                _program_at_export(v, r["program_at_export"], f"{f}.program_at_export")
             captured.add(name)
         else:
             v.obj(r, f, ("captured", "reason"))
             v.string(r["reason"], f"{f}.reason")
     return captured
+
+
+def _program_at_export(v: _V, p: Any, f: str) -> None:
+    """references[NAME].program_at_export (etproof.references.program_vs_emulation): {"cases":
+    int >= 1, "outputs": int >= 1, "max_steps"?: number >= 0 | null, "max_range_error"?: number
+    >= 0 | null, "matched": bool, "machine": str}."""
+    v.obj(p, f, ("cases", "outputs", "matched", "machine"), ("max_steps", "max_range_error"))
+    for key in ("cases", "outputs"):
+        if not isinstance(p[key], int) or isinstance(p[key], bool) or p[key] < 1:
+            v.fail(f"{f}.{key}", f"must be an integer >= 1, got {p[key]!r}")
+    for key in ("max_steps", "max_range_error"):
+        x = p.get(key)
+        if x is not None and (not isinstance(x, (int, float)) or isinstance(x, bool) or x < 0):
+            v.fail(f"{f}.{key}", f"must be a number >= 0 or null, got {x!r}")
+    if not isinstance(p["matched"], bool):
+        v.fail(f"{f}.matched", "must be true or false")
+    v.string(p["machine"], f"{f}.machine")
 
 
 def _golden_references(v: _V, refs: Any, field: str, captured: set, out_names: list) -> None:

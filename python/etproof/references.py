@@ -125,6 +125,105 @@ def inconsistent_cases(cases, golden_outs, refs: "References", output_names) -> 
     return found
 
 
+# Whether an int8 program computes what its recipe's emulation computes, measured where the export
+# half runs the lowered program on every golden case (etproof.lower.verify_runs): the manifest's
+# references[RECIPE].program_at_export. The runtime half judges an int8 column against the
+# emulation with a bound of a few steps only where it matched (references.h, kMatchSteps; the two
+# constants are held equal by a test). Matched, per output of every case: within MATCH_STEPS of the
+# output's quantization scale where the manifest records one (int8 static: the program and the
+# emulation requantize the same integers, and a value a rounding away from a tie lands one step
+# over), else within the float32 rounding cap above on the emulation's range (int8 dynamic: the
+# outputs are float, the integer products exact, the float epilogues reordered).
+MATCH_STEPS = 1.0
+
+
+def program_vs_emulation(program_outs, refs: "References", recipe: str, case_ids, output_names,
+                         out_specs, machine: str) -> dict | None:
+    """The manifest's references[RECIPE].program_at_export: the lowered program's outputs on each
+    golden case (``program_outs``, one list per case id in ``case_ids``, in ``output_names``
+    order) against the recipe's emulation in ``refs``. None when the emulation was not captured
+    or the program did not run here. Float outputs only; integer and bool outputs are not
+    compared (the gate judges them exactly against the golden).
+
+    {"cases": N, "outputs": N (float outputs compared, over all cases),
+     "max_steps"?: float | null   (outputs with a recorded scale: max|a - e| / scale),
+     "max_range_error"?: float | null   (the other outputs: max|a - e| / max|e|),
+     "matched": bool, "machine": str}
+    A key is absent when no output is of its kind; null: a non-finite value where the other has a
+    finite one (never matched).
+    """
+    import torch
+
+    if program_outs is None:
+        return None
+    scales = {n: (s.get("quantization") or {}).get("scale") for n, s in zip(output_names, out_specs)}
+    max_steps = max_range = 0.0
+    any_steps = any_range = False
+    compared = 0
+    matched = True
+    for cid, outs in zip(case_ids, program_outs):
+        emu = refs.per_case.get(cid, {}).get(recipe)
+        if not emu:
+            return None
+        for name, a in zip(output_names, outs):
+            e = emu.get(name)
+            if e is None or not e.is_floating_point() or not a.is_floating_point():
+                continue
+            a64, e64 = a.detach().to(torch.float64), e.detach().to(torch.float64)
+            if a64.shape != e64.shape:
+                return None
+            compared += 1
+            both = torch.isfinite(a64) & torch.isfinite(e64)
+            same = (a64 == e64) | (torch.isnan(a64) & torch.isnan(e64))
+            gap = float((a64[both] - e64[both]).abs().max()) if bool(both.any()) else 0.0
+            if not bool((both | same).all()):
+                gap = float("inf")
+            scale = scales.get(name)
+            if scale:
+                any_steps = True
+                steps = gap / scale
+                max_steps = max(max_steps, steps)
+                matched &= steps <= MATCH_STEPS
+            else:
+                any_range = True
+                span = float(e64[both].abs().max()) if bool(both.any()) else 0.0
+                rel = gap / span if span else (0.0 if gap == 0 else float("inf"))
+                max_range = max(max_range, rel)
+                matched &= rel <= EXPLAINABLE_ROUNDOFFS * FLOAT32_UNIT_ROUNDOFF
+    if not compared:
+        return None
+    record = {"cases": len(case_ids), "outputs": compared}
+    if any_steps:
+        record["max_steps"] = _finite_or_none(max_steps)
+    if any_range:
+        record["max_range_error"] = _finite_or_none(max_range)
+    record.update(matched=matched, machine=machine)
+    return record
+
+
+def _finite_or_none(x: float) -> float | None:
+    """JSON has no inf: an infinite gap (non-finite values where the other is finite) is null."""
+    return x if x != float("inf") else None
+
+
+def this_machine() -> str:
+    """The export machine in one line, for program_at_export: "x86_64 AMD EPYC (Linux)" — the
+    architecture and CPU model, as /proc/cpuinfo (or platform) names them."""
+    import platform
+
+    model = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.lower().startswith(("model name", "cpu model", "hardware")):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    model = model or platform.processor() or "unknown CPU"
+    return f"{platform.machine()} {model} ({platform.system()})"
+
+
 @dataclass
 class References:
     """What capture_references computed.

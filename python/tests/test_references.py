@@ -405,3 +405,69 @@ def test_the_cap_is_the_runtime_halfs():
     header = (Path(__file__).resolve().parents[2] / "cpp" / "include" / "etproof" /
               "references.h").read_text()
     assert f"inline constexpr double kExplainableRoundoffs = {EXPLAINABLE_ROUNDOFFS};" in header
+
+
+def test_the_match_criterion_is_the_runtime_halfs():
+    """The export half's MATCH_STEPS equals the runtime half's kMatchSteps (references.h)."""
+    from etproof.references import MATCH_STEPS
+
+    header = (Path(__file__).resolve().parents[2] / "cpp" / "include" / "etproof" /
+              "references.h").read_text()
+    assert f"inline constexpr double kMatchSteps = {MATCH_STEPS:g};" in header
+
+
+@pytest.mark.parametrize("where", ["tiny-xnnpack-int8-dynamic-per-channel",
+                                   "attribution-int8/gelu_mlp-xnnpack-int8-static-per-channel",
+                                   "attribution-int8/outlier_mlp-xnnpack-int8-static-per-channel"])
+def test_an_int8_bundle_records_its_program_against_its_emulation(test_bundles, where):
+    """program_at_export: the export half ran the lowered program on every golden case; the same
+    program run again here (ExecuTorch's Python runtime) against the emulation's files gives the
+    recorded figures and verdict (steps where the output's scale is recorded, else the range)."""
+    from executorch.runtime import Runtime
+
+    from etproof.references import EXPLAINABLE_ROUNDOFFS, FLOAT32_UNIT_ROUNDOFF, MATCH_STEPS
+
+    bundle = test_bundles / where
+    doc = read_manifest(bundle)
+    recipe = doc["recipe"]
+    x = doc["references"][recipe]["program_at_export"]
+    assert x["cases"] == len(doc["goldens"]) and x["machine"]
+    method = Runtime.get().load_program(bundle / doc["artifact"]["file"]).load_method("forward")
+    gdir = bundle / f"{doc['name']}.goldens"
+    worst = {"max_steps": 0.0, "max_range_error": 0.0}
+    matched = True
+    for case in doc["goldens"]:
+        ins = [torch.from_numpy(np.load(gdir / case["inputs"][i["name"]])) for i in doc["inputs"]]
+        outs = method.execute(ins)
+        emus = _refs(bundle, doc, case, recipe)
+        for spec, out in zip(doc["outputs"], outs):
+            emu = emus[spec["name"]].astype(np.float64)
+            gap = float(np.abs(out.numpy().astype(np.float64) - emu).max())
+            scale = (spec.get("quantization") or {}).get("scale")
+            if scale:
+                worst["max_steps"] = max(worst["max_steps"], gap / scale)
+                matched &= gap / scale <= MATCH_STEPS
+            else:
+                rel = gap / float(np.abs(emu).max())
+                worst["max_range_error"] = max(worst["max_range_error"], rel)
+                matched &= rel <= EXPLAINABLE_ROUNDOFFS * FLOAT32_UNIT_ROUNDOFF
+    for key, value in worst.items():
+        if key in x:
+            assert x[key] == pytest.approx(value, rel=1e-6, abs=1e-12), key
+    assert x["matched"] is matched
+    if recipe == "int8-dynamic-per-channel":
+        assert matched and "max_steps" not in x  # float outputs; XNNPACK computes the emulation
+
+
+def test_program_at_export_is_validated_by_the_manifest_reader(test_bundles):
+    from etproof.errors import ManifestError
+    from etproof.manifest import validate
+
+    doc = read_manifest(test_bundles / "tiny-xnnpack-int8-dynamic-per-channel")
+    validate(doc)
+    for bad, field in [({"cases": 0}, "cases"), ({"max_steps": -1.0}, "max_steps"),
+                       ({"matched": "yes"}, "matched"), ({"steps": 1}, "steps")]:
+        d = json.loads(json.dumps(doc))
+        d["references"]["int8-dynamic-per-channel"]["program_at_export"].update(bad)
+        with pytest.raises(ManifestError, match=f"program_at_export.{field}"):
+            validate(d)

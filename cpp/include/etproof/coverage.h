@@ -48,9 +48,15 @@ std::string render_coverage(const std::vector<nlohmann::json>& records, const Co
 // Days since 1970-01-01 of "YYYY-MM-DD…"; nullopt when it does not start with a valid date.
 std::optional<int64_t> day_number(const std::string& date);
 
-// The short name a machine gets on the page: "m-" + 8 hex of SHA-256 of its canonical JSON, after
-// the machine's `name` where it has one (ETPROOF_MACHINE_NAME; characters other than letters,
-// digits, '.', '_' and '-' become '_', at most 40): "github-macos-arm64 m-1a2b3c4d".
+// A record's machine as a kind: the ledger's `machine` without its kernel build and core count
+// (os, arch, cpu, features, name, and whatever else it records), so that hosts of one kind — VMs
+// on other kernels — are one machine on the page.
+nlohmann::json machine_kind(const nlohmann::json& machine);
+
+// The short name a machine kind gets on the page: "m-" + 8 hex of SHA-256 of machine_kind's
+// canonical JSON, after the machine's `name` where it has one (ETPROOF_MACHINE_NAME; characters
+// other than letters, digits, '.', '_' and '-' become '_', at most 40): "github-macos-arm64
+// m-1a2b3c4d".
 std::string machine_label(const nlohmann::json& machine);
 
 // A short line diff of two texts ("--- expected" / "+++ actual", the first differing lines with

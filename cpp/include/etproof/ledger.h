@@ -7,7 +7,9 @@
 //                   file name, written as U+FFFD, as on the line): concatenated ledgers de-duplicate
 //   schema          1
 //   time_utc        "YYYY-MM-DDTHH:MM:SSZ", when the run recorded it
-//   machine         {os, kernel, cpu, cores, arch, name?}
+//   machine         {os, kernel, cpu, cores, arch, features?, name?}; features: the ISA
+//                   features that select kernels, sorted (machine_info); absent in records
+//                   written before them
 //   toolchain       this binary's {etproof, executorch, executorch_build, compiler}
 //   etproof_commit  the source commit ("…+dirty" when tracked files differ from it), and
 //   etproof_commit_source  "git" (asked at run time in the source tree), "build" (configure
@@ -76,6 +78,8 @@ struct RecordContext {
 
 // This machine: {os (/etc/os-release PRETTY_NAME, else uname sysname), kernel (uname release),
 // cpu (/proc/cpuinfo model name, else uname machine), cores (online CPUs), arch (uname machine),
+// features (the /proc/cpuinfo flags or Features among those that select ExecuTorch's and its
+// delegates' kernels: avx2 … avx512_bf16, avx512_fp16, amx_*; asimddp, i8mm, sve, sme …; Linux),
 // name ($ETPROOF_MACHINE_NAME, only when set: a CI runner's kind, or one of two configurations of
 // one host — it makes them two machines)}.
 nlohmann::json machine_info();

@@ -141,6 +141,22 @@ struct GoldenCase {
 // converted quantize/dequantize graph run eagerly), "float16" / "bfloat16" (the model and its
 // floating inputs cast to that dtype, run eagerly). Computed by python/etproof/references.py,
 // whose reference_names is the rule of which a bundle gets.
+// references[RECIPE].program_at_export (optional): the lowered int8 program run by the export half
+// on every golden case, against this emulation (python/etproof/references.py,
+// program_vs_emulation). The replay judges the column against the emulation with a bound of a
+// few steps only where `matched` (references.h, plan_judgement).
+struct ProgramAtExport {
+  size_t cases = 0;    // golden cases run
+  size_t outputs = 0;  // float outputs compared, over all cases
+  // max|program − emulation| / the output's quantization scale, over the outputs that record one;
+  // nullopt: none does; +inf: a non-finite value where the other is finite (JSON null).
+  std::optional<double> max_steps;
+  // max|program − emulation| / max|emulation|, over the other float outputs; as max_steps.
+  std::optional<double> max_range_error;
+  bool matched = false;  // every output within the match criterion (references.h, kMatchSteps)
+  std::string machine;   // the export machine: "x86_64 AMD EPYC (Linux)"
+};
+
 struct ReferenceInfo {
   bool captured = false;
   std::string description;  // captured: how it was computed
@@ -151,6 +167,7 @@ struct ReferenceInfo {
   // per batch element of a convolution's), which matches the lowered program to float32
   // rounding (python/etproof/quantize.py, EMULATES).
   std::string emulates;
+  std::optional<ProgramAtExport> program_at_export;  // a recipe's emulation, where measured
 };
 
 // The user's accuracy budget for what the recipe costs (the recipe's emulation against the

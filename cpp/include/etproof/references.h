@@ -19,7 +19,11 @@
 //       row measured against it (bounds.cpp), not against the float32 golden.
 //     - int8-static-per-channel (and an int8-dynamic bundle whose emulation is the PT2E graph as
 //       it is): against the float32 golden — XNNPACK's static kernels are several output steps
-//       from the PT2E emulation (measured, bounds.cpp); the emulation gives the cost.
+//       from the PT2E emulation on deep models (measured, bounds.cpp); the emulation gives the
+//       cost.
+//     - either int8 recipe whose program matched its emulation when the export half ran it on
+//       every golden case (ReferenceInfo::program_at_export): against that emulation, with a
+//       bound of a few output steps (matched_program_bound), not the recipe's wide row.
 //     - integer and bool outputs: against the float32 golden, exactly (gate.h).
 //     - a bundle without the references (exported before them), a caller-supplied bound, or a
 //       pair the table has no reference row for: against the float32 golden with the golden-basis
@@ -118,6 +122,23 @@ inline constexpr double kExplainableRoundoffs = 16384;
 // right angles, an SQNR floor ≤ 0 dB admits noise as strong as the signal. Empty when it is a
 // bound. R = 0 (an all-zero reference): only the atol is judged, and no atol is refused.
 [[nodiscard]] std::string no_bound_reason(const Bound& resolved, double reference_range);
+
+// An int8 program matched its recipe's emulation at export (ReferenceInfo::program_at_export,
+// measured by the export half on every golden case; python/etproof/references.py
+// MATCH_STEPS, held equal by a test) when every float output of every case was within
+// kMatchSteps of the output's quantization scale where the manifest records one (int8 static:
+// the program and the emulation requantize the same integers; a value a rounding away from a
+// tie lands one step over), else within kExplainableRoundoffs unit roundoffs of float32 of the
+// emulation's range (int8 dynamic: float outputs from exact integer products and reordered
+// float epilogues).
+inline constexpr double kMatchSteps = 1;
+// Such a column is judged against the emulation by kReferenceMargin × that criterion (the margin
+// the table sets every measured term with): 4 output steps where the scale is recorded, else
+// 4 × 2^14 × 2^-24 = 3.9e-3 of the emulation's range, rtol 0 — in place of the recipe's row
+// (int8-static: 26 steps against the golden; int8-dynamic: 0.15 of the range against its qd8
+// emulation). The cosine and SQNR floors stay the row's (`row`, the recipe's derived rule).
+// A program that did not match keeps the row, and the plan says how far it departed.
+[[nodiscard]] Bound matched_program_bound(const Bound& row, const ProgramAtExport& at_export);
 
 // How one bundle's outputs are judged on this machine (question 1), and which emulation states
 // the recipe's cost (question 2).
