@@ -8,11 +8,12 @@
 #   ./setup.sh --build-only  install and build only (steps 1-3): no export, no main job — what a
 #                         CI runner that replays bundles exported elsewhere needs
 #                         (.github/workflows/on-device.yml, docs/ci.md).
+#   ./setup.sh --test     also what the tests use besides the build: Debian's Chromium (headless:
+#                         the HTML page's test). test.sh uses ./setup.sh --no-run --test.
 #   ./setup.sh --fuzz     also clang and libFuzzer (Debian clang-19, libclang-rt-19-dev, llvm-19),
-#                         Chromium (headless: the HTML page's test) and the sanitizer build
-#                         build-fuzz/: the libFuzzer harnesses of fuzz/ and the C++ tests
-#                         under AddressSanitizer + UBSan (docs/reliability.md).
-#                         test.sh uses ./setup.sh --no-run --fuzz.
+#                         Chromium, and the sanitizer build build-fuzz/: the libFuzzer harnesses
+#                         of fuzz/ and the C++ tests under AddressSanitizer + UBSan
+#                         (docs/reliability.md). test.sh --sanitizers uses ./setup.sh --no-run --fuzz.
 #
 # Re-running is fast: each step is skipped when its inputs did not change (stamps in build/).
 set -euo pipefail
@@ -22,12 +23,14 @@ cd "$ROOT"
 RUN_MAIN=1
 EXPORT=1
 FUZZ=0
+TEST=0
 for arg in "$@"; do
   case "$arg" in
     --no-run) RUN_MAIN=0 ;;
     --build-only) RUN_MAIN=0; EXPORT=0 ;;
-    --fuzz) FUZZ=1 ;;
-    *) echo "usage: ./setup.sh [--no-run | --build-only] [--fuzz]" >&2; exit 2 ;;
+    --test) TEST=1 ;;
+    --fuzz) FUZZ=1; TEST=1 ;;
+    *) echo "usage: ./setup.sh [--no-run | --build-only] [--test | --fuzz]" >&2; exit 2 ;;
   esac
 done
 
@@ -51,10 +54,10 @@ DEBS=(build-essential nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev 
 # bindings in lambdas, which cpp/src uses; llvm-19 for llvm-symbolizer: sanitizer stacks with
 # function names), without their recommendations (about 70 MB); and Debian's chromium (test.sh
 # runs ./setup.sh --no-run --fuzz, so the test machine has it).
-FUZZ_DEBS=(clang-19 libclang-rt-19-dev llvm-19
-           # the headless browser the CTest matrix_html.renders_in_chromium loads `matrix --html`'s
-           # page in (console errors, every cell shown); the test skips by name without it
-           chromium)
+FUZZ_DEBS=(clang-19 libclang-rt-19-dev llvm-19)
+# --test (and --fuzz): the headless browser the CTest matrix_html.renders_in_chromium loads
+# `matrix --html`'s page in (console errors, every cell shown); the test skips by name without it
+TEST_DEBS=(chromium)
 # macOS: Homebrew instead (the compiler is Xcode's Command Line Tools: xcode-select --install).
 # No libstb there: pass its header's directory (CMakeLists.txt compiles stb_image in itself).
 BREWS=(python@3.11 nlohmann-json cli11 googletest openssl@3 jpeg-turbo)
@@ -62,6 +65,7 @@ if [[ "$OS" == Darwin ]]; then
   if ((FUZZ)); then
     echo "error: --fuzz is Linux-only (memfd_create, libFuzzer, Debian's chromium)" >&2; exit 2
   fi
+  TEST_DEBS=()  # no Debian chromium: the HTML page's test skips by name
   command -v brew >/dev/null || { echo "error: macOS needs Homebrew (https://brew.sh) for: ${BREWS[*]}" >&2; exit 2; }
   brew_missing=()
   for p in "${BREWS[@]}"; do brew list --versions "$p" >/dev/null 2>&1 || brew_missing+=("$p"); done
@@ -69,15 +73,18 @@ if [[ "$OS" == Darwin ]]; then
     step "installing Homebrew formulae: ${brew_missing[*]}"
     brew install "${brew_missing[@]}"
   fi
-  DEBS=()
+  DEBS=(); FUZZ_DEBS=()
 elif ! command -v dpkg >/dev/null; then
   echo "warning: neither Debian's apt nor macOS: install ${DEBS[*]} (or their equivalents) yourself" >&2
-  DEBS=(); FUZZ_DEBS=()
+  DEBS=(); FUZZ_DEBS=(); TEST_DEBS=()
 fi
 missing=(); fuzz_missing=()
 for p in ${DEBS[@]+"${DEBS[@]}"}; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((FUZZ)); then
-  for p in "${FUZZ_DEBS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || fuzz_missing+=("$p"); done
+  for p in ${FUZZ_DEBS[@]+"${FUZZ_DEBS[@]}"}; do dpkg -s "$p" >/dev/null 2>&1 || fuzz_missing+=("$p"); done
+fi
+if ((TEST)); then
+  for p in ${TEST_DEBS[@]+"${TEST_DEBS[@]}"}; do dpkg -s "$p" >/dev/null 2>&1 || fuzz_missing+=("$p"); done
 fi
 if ((${#missing[@]} + ${#fuzz_missing[@]})); then
   step "installing Debian packages: ${missing[*]} ${fuzz_missing[*]}"

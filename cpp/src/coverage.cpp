@@ -580,8 +580,10 @@ std::string render_coverage(const std::vector<json>& all_records, const Coverage
 
   out << "## Summary\n\n";
   out << "One row per backend, recipe and machine: a recipe's numbers are never mixed with another's "
-         "(an int8 recipe's SQNR is not the fp32 one's). \"probe\" is `etproof backends`' "
-         "one-operation program. Each reason is written once, in full, under the table.\n\n";
+         "(an int8 recipe's SQNR is not the fp32 one's), nor a precision's (\"fp32 in bfloat16\": "
+         "the delegate computed the fp32 program in bfloat16 on that machine). \"probe\" is "
+         "`etproof backends`' one-operation program. Each reason is written once, in full, under "
+         "the table.\n\n";
   out << "| backend | recipe | machine | claim | export half | runtime half |\n";
   out << "| --- | --- | --- | --- | --- | --- |\n";
   Notes notes;
@@ -591,12 +593,17 @@ std::string render_coverage(const std::vector<json>& all_records, const Coverage
       out << "| `" << key << "` " << md(name) << " | — | — | never run | — | — |\n";
       continue;
     }
-    // recipe -> machine -> entries; the probe (no recipe) last.
+    // recipe (and the precision it computed in, where that is not the recipe's own: OpenVINO's
+    // fp32 in bfloat16 on a CPU with native bfloat16 is a row of its own) -> machine -> entries;
+    // the probe (no recipe) last.
     std::map<std::pair<bool, std::string>, std::map<std::string, std::vector<const Entry*>>> by_recipe;
     for (const auto& [label, es] : it->second)
       for (const Entry& e : es) {
-        const std::string recipe = s(*e.r, "recipe");
+        std::string recipe = s(*e.r, "recipe");
         const bool probe = is_probe(*e.r) || recipe.empty();
+        const std::string precision = s(*e.r, "precision");
+        const std::string own = recipe == "fp16" ? "float16" : "float32";
+        if (!probe && !precision.empty() && precision != own) recipe += " in " + precision;
         by_recipe[{probe, probe ? std::string("probe") : recipe}][label].push_back(&e);
       }
     for (const auto& [recipe, per_machine] : by_recipe)

@@ -348,6 +348,21 @@ TEST(Coverage, HostsOfOneKindAreOneMachineAndFeaturesMakeAnotherKind) {
   EXPECT_NE(row(page, "xnnpack", machine_label(amx)).find("**works**"), std::string::npos);
 }
 
+TEST(Coverage, ARunInAnotherPrecisionThanTheRecipesIsARowOfItsOwn) {
+  // OpenVINO computes an fp32 program in bfloat16 on a CPU with native bfloat16 and in float32
+  // elsewhere: on one machine kind (features not recorded) those are two rows, never one.
+  json bf16 = rec(kMachineA, "2026-11-29T10:00:00Z", "matrix", "runtime", "openvino", "agreed", "",
+                  {{"cases", 6}, {"sqnr_db", 25.7}});
+  bf16["precision"] = "bfloat16";
+  json f32 = rec(kMachineA, "2026-12-01T10:00:00Z", "matrix", "runtime", "openvino", "agreed", "",
+                 {{"cases", 6}, {"sqnr_db", 111.0}});
+  const std::string page = render_coverage({finalize(bf16), f32}, opts());
+  EXPECT_NE(page.find("| `openvino` OpenVINO | fp32 in bfloat16 | " + machine_label(kMachineA)),
+            std::string::npos) << page;
+  EXPECT_NE(page.find("| `openvino` OpenVINO | fp32 | " + machine_label(kMachineA)),
+            std::string::npos) << page;
+}
+
 TEST(Coverage, AnEmptyLedgerListsEveryBackendAsNeverRun) {
   const std::string page = render_coverage({}, opts());
   EXPECT_NE(page.find("0 records from 0 machine kinds."), std::string::npos) << page;

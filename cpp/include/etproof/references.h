@@ -126,7 +126,8 @@ inline constexpr double kExplainableRoundoffs = 16384;
 // An int8 program matched its recipe's emulation at export (ReferenceInfo::program_at_export,
 // measured by the export half on every golden case; python/etproof/references.py
 // MATCH_STEPS, held equal by a test) when every float output of every case was within
-// kMatchSteps of the output's quantization scale where the manifest records one (int8 static:
+// kMatchSteps of the output's quantization scale (up to the float32 rounding of the values it is
+// measured on: 2^-10 step, STEP_ROUNDING) where the manifest records one (int8 static:
 // the program and the emulation requantize the same integers; a value a rounding away from a
 // tie lands one step over), else within kExplainableRoundoffs unit roundoffs of float32 of the
 // emulation's range (int8 dynamic: float outputs from exact integer products and reordered
