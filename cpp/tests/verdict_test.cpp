@@ -254,11 +254,13 @@ TEST(Verdict, ABatchRowComingBackZeroDriftsAndTheRowIsNamed) {
 }
 
 // An int8-dynamic column is judged against its qd8 emulation (the converted graph with
-// activations quantized as XNNPACK's qd8 kernels do), by the row measured against it — tighter
-// than the row against the golden, which must also absorb what the recipe costs. An emulation
-// that puts one element between the two rows' atol terms away drifts, naming it; the same
-// bundle claiming a per-tensor (PT2E) emulation, which XNNPACK does not compute, is judged
-// against the golden, as every int8 column was before, and passes.
+// activations quantized as XNNPACK's qd8 kernels do) — here, since relu_mlp's program matched
+// it at export, by 4 x the match criterion (references.h, matched_program_bound), tighter than
+// the row against the golden, which must also absorb what the recipe costs. An emulation that
+// puts one element between the two rows' atol terms away drifts, naming it; the same bundle
+// claiming a per-tensor (PT2E) emulation, which XNNPACK does not compute, and carrying no
+// measurement of the program against it, is judged against the golden, as every int8 column
+// was before, and passes.
 TEST(Verdict, Int8DynamicIsHeldToItsQd8EmulationNotToARangeFraction) {
   VERDICT_BUNDLE(src, "relu_mlp-xnnpack-int8-dynamic-per-channel");
   const fs::path b = copy_bundle(src);
@@ -269,6 +271,7 @@ TEST(Verdict, Int8DynamicIsHeldToItsQd8EmulationNotToARangeFraction) {
   }
   REPLAYED(honest, b);
   EXPECT_EQ(honest.against, "int8-dynamic-per-channel") << honest.judgement;
+  EXPECT_NE(honest.judgement.find("matched"), std::string::npos) << honest.judgement;
   EXPECT_TRUE(every_case_agreed(honest)) << all_failures(honest);
 
   // The emulation of case 0 says element 0 is higher by the midpoint of the two rows' atol terms.
@@ -300,10 +303,48 @@ TEST(Verdict, Int8DynamicIsHeldToItsQd8EmulationNotToARangeFraction) {
   const fs::path manifest = b / (opened.manifest.name + ".etproof.json");
   nlohmann::json doc = nlohmann::json::parse(etproof::testing::slurp(manifest));
   doc["references"]["int8-dynamic-per-channel"]["emulates"] = "pt2e";
+  doc["references"]["int8-dynamic-per-channel"].erase("program_at_export");
   std::ofstream(manifest) << doc.dump(2) << "\n";
   REPLAYED(per_tensor, b);
   EXPECT_EQ(per_tensor.against, "golden") << per_tensor.judgement;
   EXPECT_TRUE(every_case_agreed(per_tensor)) << all_failures(per_tensor);
+}
+
+// An int8-static program the export half found matching its PT2E emulation (relu_mlp: 0 steps on
+// every case) is judged against the emulation by 4 output steps, not by the 26-step target row
+// against the golden: an emulation one step away still agrees (a tie rounded elsewhere), five steps
+// away drifts naming the element — which the target row would have admitted.
+TEST(Verdict, Int8StaticThatMatchedItsEmulationIsHeldToFourSteps) {
+  VERDICT_BUNDLE(src, "relu_mlp-xnnpack-int8-static-per-channel");
+  const fs::path b = copy_bundle(src);
+  const Bundle opened = open_bundle(b, OpenOptions{.verify_artifact = false});
+  const auto& x = opened.manifest.references.at("int8-static-per-channel").program_at_export;
+  if (!x) GTEST_SKIP() << src << " predates program_at_export: re-export the test bundles";
+  ASSERT_TRUE(x->matched);
+  REPLAYED(honest, b);
+  EXPECT_EQ(honest.against, "int8-static-per-channel") << honest.judgement;
+  EXPECT_DOUBLE_EQ(honest.bound.atol_qsteps, 4);
+  EXPECT_TRUE(every_case_agreed(honest)) << all_failures(honest);
+  const double scale = opened.manifest.outputs.front().quantization->scale;
+  const GoldenCase& g = opened.manifest.goldens.front();
+  const fs::path file = opened.goldens_dir / g.references.at("int8-static-per-channel").at("y").file;
+  const HostTensor original = read_npy(file);
+  for (const double steps : {1.0, 5.0}) {
+    HostTensor emu = original;
+    reinterpret_cast<float*>(emu.data.data())[0] += static_cast<float>(steps * scale);
+    write_npy(file, emu);
+    etproof::testing::rehash_references(b);
+    REPLAYED(edited, b);
+    if (steps == 1.0) {
+      EXPECT_TRUE(every_case_agreed(edited)) << all_failures(edited);
+    } else {
+      EXPECT_EQ(edited.cases.front().status, Status::kDrifted) << all_failures(edited);
+      EXPECT_NE(edited.cases.front().detail.find("[0, 0]"), std::string::npos)
+          << edited.cases.front().detail;
+      EXPECT_LT(5.0, derive_bound("int8-static-per-channel", "float32").atol_qsteps)
+          << "the target row would admit it: the edit would show nothing";
+    }
+  }
 }
 
 TEST(Verdict, Float16ColumnsGetADerivedBound) {
