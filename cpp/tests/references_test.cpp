@@ -359,7 +359,7 @@ TEST(MatchedProgram, Int8StaticThatMatchedAtExportIsJudgedAgainstItsEmulationInS
   EXPECT_EQ(p.against, r);
   EXPECT_EQ(p.basis, BoundBasis::kReference);
   EXPECT_FALSE(p.no_rule);
-  EXPECT_DOUBLE_EQ(p.rule.atol_qsteps, kReferenceMargin * kMatchSteps);
+  EXPECT_DOUBLE_EQ(p.rule.atol_qsteps, kReferenceMargin * (kMatchSteps + std::ldexp(1.0, -10)));
   EXPECT_DOUBLE_EQ(p.rule.atol_range, 0);
   EXPECT_FALSE(p.rule.target);
   EXPECT_NE(p.why.find("matched"), std::string::npos) << p.why;

@@ -408,12 +408,15 @@ def test_the_cap_is_the_runtime_halfs():
 
 
 def test_the_match_criterion_is_the_runtime_halfs():
-    """The export half's MATCH_STEPS equals the runtime half's kMatchSteps (references.h)."""
-    from etproof.references import MATCH_STEPS
+    """The export half's MATCH_STEPS and STEP_ROUNDING equal the runtime half's kMatchSteps
+    (references.h) and kStepRounding (references.cpp)."""
+    from etproof.references import MATCH_STEPS, STEP_ROUNDING
 
     header = (Path(__file__).resolve().parents[2] / "cpp" / "include" / "etproof" /
               "references.h").read_text()
     assert f"inline constexpr double kMatchSteps = {MATCH_STEPS:g};" in header
+    source = (Path(__file__).resolve().parents[2] / "cpp" / "src" / "references.cpp").read_text()
+    assert STEP_ROUNDING == 2.0 ** -10 and "constexpr double kStepRounding = 0x1p-10;" in source
 
 
 @pytest.mark.parametrize("where", ["tiny-xnnpack-int8-dynamic-per-channel",
