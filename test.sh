@@ -5,7 +5,8 @@
 #                            setting up whatever is missing (./setup.sh --no-run --test: the build,
 #                            the demo bundles and the golden set) and exporting the small test
 #                            bundles (each reused while its inputs are unchanged). What CI runs
-#                            (.ci/run): about 50 minutes on 2 cores from a clean clone.
+#                            (.ci/run): about 75 minutes on 2 cores from a clean clone
+#                            (docs/setup.md).
 #   ./test.sh --sanitizers   also the reliability stages (docs/reliability.md): the C++ tests again
 #                            under AddressSanitizer + UBSan (build-fuzz/, ./setup.sh --fuzz), the
 #                            fuzz regression run, and matrix --jobs under ThreadSanitizer
