@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # etproof — set everything up and run the main job on real input.
 #
-#   ./setup.sh            install (Debian packages, .venv), build (build/etproof), export the
-#                         demo bundles and the golden set, then run the main job: backends,
-#                         classify, matrix.
+#   ./setup.sh            install (Debian packages, .venv), build (build/etproof) and, beside
+#                         the build, export the demo bundles, the golden set and the test
+#                         bundles, then run the main job: backends, classify, matrix.
 #   ./setup.sh --no-run   everything except the main job.
-#   ./setup.sh --build-only  install and build only (steps 1-3): no export, no main job — what a
+#   ./setup.sh --build-only  install and build only (steps 1, 2 and 4): no export, no main job — what a
 #                         CI runner that replays bundles exported elsewhere needs
 #                         (.github/workflows/on-device.yml, docs/ci.md).
 #   ./setup.sh --test     also what the tests use besides the build: Debian's Chromium (headless:
@@ -118,7 +118,33 @@ if [[ ! -f "$ET_DIR/share/cmake/executorch-config.cmake" ]]; then
   exit 2
 fi
 
-# --- 3. Runtime half: build/etproof (CMake >= 3.28 from the venv, pinned in requirements.txt) ---
+# --- 3. Export half, beside the build: the demo bundles, the golden set, the test bundles -------
+# One lane in the background while the runtime half compiles (an export is one Python process on
+# one core; the compiler takes the rest): the demo (EfficientNet-Lite0, every column that lowers
+# here), then the golden set (MiniLM-L6-v2, MobileNetV3-Small, 13 op goldens; EfficientNet copied
+# from the demo) with up to 4 models at once, then the small test bundles. Each is cached by stamp
+# (a re-run with nothing changed exports nothing). Its output goes to build/export-lane.log and is
+# shown when it ends.
+EXPORT_JOBS=$((NPROC < 4 ? NPROC : 4))
+export_lane() {
+  printf '\n== exporting the demo bundles (EfficientNet-Lite0, every column that lowers here)\n'
+  "$PY" -m etproof demo --out "$BUILD/demo" || return
+  printf '\n== exporting the golden set (MiniLM-L6-v2, MobileNetV3-Small, 13 op goldens; EfficientNet from the demo)\n'
+  "$PY" -m etproof golden-set --out "$BUILD/golden-set" --reuse "$BUILD/demo" --jobs "$EXPORT_JOBS" || return
+  printf '\n== exporting the test bundles\n'
+  "$PY" -m etproof test-bundles --out "$BUILD/test-bundles"
+}
+LANE_PID=""
+if ((EXPORT)); then
+  step "exporting the bundles beside the build (output: build/export-lane.log, shown when it ends)"
+  set -m  # the lane in a process group of its own: a failed build or an interrupt ends all of it
+  export_lane >"$BUILD/export-lane.log" 2>&1 &
+  LANE_PID=$!
+  set +m
+  trap '[[ -n "$LANE_PID" ]] && kill -- "-$LANE_PID" 2>/dev/null; true' EXIT
+fi
+
+# --- 4. Runtime half: build/etproof (CMake >= 3.28 from the venv, pinned in requirements.txt) ---
 step "building the runtime half (build/etproof)"
 CMAKE="$VENV/bin/cmake"
 CMAKE_PREFIXES="$ET_DIR"; EXTRA_CMAKE=()
@@ -133,7 +159,7 @@ fi
 "$CMAKE" --build "$BUILD" -j"$NPROC" 2>&1 | grep -vE '^\[ *[0-9]+%\]' || true
 [[ -x "$BUILD/etproof" ]] || { echo "error: build failed (build/etproof missing)" >&2; exit 2; }
 
-# --- 3b. --fuzz: the sanitizer build (build-fuzz/: clang, -DETPROOF_FUZZ=ON, address+undefined):
+# --- 4b. --fuzz: the sanitizer build (build-fuzz/: clang, -DETPROOF_FUZZ=ON, address+undefined):
 # the libFuzzer harnesses (fuzz/) and the C++ tests. The exported bundles are build/'s, shared.
 if ((FUZZ)); then
   FUZZ_BUILD="$ROOT/build-fuzz"
@@ -152,18 +178,21 @@ fi
 
 [[ $EXPORT -eq 1 ]] || { step "built (--build-only: nothing exported, no main job)"; exit 0; }
 
-# --- 4. Export half: the demo bundles (cached by the export half itself) ----------------------
-step "exporting the demo bundles (EfficientNet-Lite0, every column that lowers here)"
-"$PY" -m etproof demo --out "$BUILD/demo"
-step "exporting the golden set (MiniLM-L6-v2, MobileNetV3-Small, 13 op goldens; EfficientNet from the demo)"
-"$PY" -m etproof golden-set --out "$BUILD/golden-set" --reuse "$BUILD/demo"
+# --- 5. The export lane's end: its output, and its failure stops here -------------------------
+step "waiting for the export lane (build/export-lane.log)"
+lane_rc=0
+wait "$LANE_PID" || lane_rc=$?
+LANE_PID=""
+cat "$BUILD/export-lane.log"
+if ((lane_rc)); then
+  echo "error: the export lane failed (exit $lane_rc): its output is above and in build/export-lane.log" >&2
+  exit "$lane_rc"
+fi
 
 [[ $RUN_MAIN -eq 1 ]] || exit 0
 
-# --- 5. The main job: what this binary can run, the demo classified, then the verdict ---------
+# --- 6. The main job: what this binary can run, the demo classified, then the verdict ---------
 step "etproof backends"
-"$PY" -m etproof test-bundles --out "$BUILD/test-bundles" >/dev/null 2>&1 \
-  || echo "warning: test bundles not exported: the runtime probes will say no-bundle" >&2
 "$BUILD/etproof" backends
 step "etproof classify (each demo photo, on the best runnable backend)"
 for photo in "$BUILD"/demo/photos/*; do

@@ -3,9 +3,9 @@
 #
 #   ./test.sh                CTest for the runtime half and pytest for the export half, after
 #                            setting up whatever is missing (./setup.sh --no-run --test: the build,
-#                            the demo bundles and the golden set) and exporting the small test
-#                            bundles (each reused while its inputs are unchanged). What CI runs
-#                            (.ci/run): about 75 minutes on 2 cores from a clean clone
+#                            and beside it the demo bundles, the golden set and the small test
+#                            bundles, each reused while its inputs are unchanged). What CI runs
+#                            (.ci/run): about 50 minutes on 2 cores from a clean clone
 #                            (docs/setup.md).
 #   ./test.sh --sanitizers   also the reliability stages (docs/reliability.md): the C++ tests again
 #                            under AddressSanitizer + UBSan (build-fuzz/, ./setup.sh --fuzz), the
@@ -19,6 +19,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$ROOT"
 BUILD="$ROOT/build"
 PY="$ROOT/.venv/bin/python"
+NPROC="$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)"
+PYTEST_JOBS=$((NPROC < 4 ? NPROC : 4))
 SANITIZERS=0
 for arg in "$@"; do
   case "$arg" in
@@ -28,14 +30,14 @@ for arg in "$@"; do
 done
 
 if ((SANITIZERS)); then ./setup.sh --no-run --fuzz; else ./setup.sh --no-run --test; fi
-printf '\n== exporting the test bundles\n'
-"$PY" -m etproof test-bundles --out "$BUILD/test-bundles"
 
 rc=0
 printf '\n== C++ tests (CTest)\n'
 (cd "$BUILD" && "$ROOT/.venv/bin/ctest" --output-on-failure -j2) || rc=1
-printf '\n== Python tests (pytest)\n'
-"$PY" -m pytest python/tests -q -rs || rc=1
+printf '\n== Python tests (pytest, %s processes)\n' "$PYTEST_JOBS"
+# pytest-xdist: the test files spread over the cores, each file's tests in one process (its
+# module fixtures exported once); the session fixtures start from build/'s exports.
+"$PY" -m pytest python/tests -q -rs -n "$PYTEST_JOBS" --dist loadfile || rc=1
 if ((!SANITIZERS)); then
   printf '\n(the sanitizer stages are ./test.sh --sanitizers: docs/reliability.md)\n'
   exit "$rc"

@@ -258,6 +258,33 @@ void find_drift_only(Attribution& a) {
 
 }  // namespace
 
+namespace {
+
+// Whether the export half measured `m`'s program against its recipe's emulation and it matched
+// (ManifestReferences program_at_export; nullopt: not measured).
+std::optional<bool> matched_at_export(const Manifest& m) {
+  auto it = m.references.find(m.recipe);
+  if (it == m.references.end() || !it->second.program_at_export) return std::nullopt;
+  return it->second.program_at_export->matched;
+}
+
+// The twin is judged by its own measurement at export (references.h, plan_judgement): where the
+// shipped program and its twin did not both match (or both depart from) the recipe's emulation,
+// the taps are judged against another reference than the column, and the summary says so.
+std::string basis_note(const Manifest& shipped, const Manifest& twin) {
+  const std::optional<bool> s = matched_at_export(shipped), t = matched_at_export(twin);
+  if (!s || s == t) return "";
+  const std::string emulation = "the " + shipped.recipe + " emulation";
+  if (*s)
+    return ". Note: the column is judged against " + emulation + ", which its program matched at export, "
+           "but the taps are not: the tapped twin " + (t ? "departed from it" : "was not measured against it") +
+           ", so its taps are judged as the judged: line says";
+  return ". Note: the column's program departed from " + emulation + " at export and is judged by the recipe's "
+         "row, but the tapped twin matched it: the taps are judged against the emulation, more tightly than the column";
+}
+
+}  // namespace
+
 fs::path twin_dir(const fs::path& bundle_dir, const std::string& name) { return bundle_dir / (name + ".taps"); }
 fs::path twin_dir(const Bundle& shipped) { return twin_dir(shipped.dir, shipped.manifest.name); }
 
@@ -364,6 +391,7 @@ Attribution attribute(const fs::path& bundle, const AttributeOptions& options) {
     a.layers.push_back(std::move(row));
   }
   find_drift(a);
+  a.summary += basis_note(shipped.manifest, twin.manifest);
   return a;
 }
 

@@ -36,6 +36,7 @@ Inspection inspect_bundle(const std::filesystem::path& path) {
   i.bundle = open_bundle(path);
   const Manifest& m = i.bundle.manifest;
   i.delegates = m.delegates;
+  if (m.target) i.target_check = check_target(*m.target);
   try {
     LoadedModel model = LoadedModel::load(i.bundle);
     i.delegates = model.program_delegates();
@@ -93,6 +94,13 @@ nlohmann::json to_json(const Inspection& i) {
   j["recipe"] = m.recipe;
   j["precision"] = m.precision;
   if (m.compute_unit) j["compute_unit"] = *m.compute_unit;
+  if (m.target) {
+    j["target"] = {{"kind", m.target->kind}, {"requirements", m.target->requirements}};
+    if (!m.target->openvino.empty()) j["target"]["openvino"] = m.target->openvino;
+    if (!m.target->isa.empty()) j["target"]["isa"] = m.target->isa;
+    const TargetCheck& c = *i.target_check;
+    j["target"]["here"] = {{"checked", c.checked}, {"matches", c.matches}, {"requirements", c.here}, {"why", c.why}};
+  }
   j["delegates"] = i.delegates;
   j["delegates_from"] = i.delegates_from;
   j["manifest_delegates"] = m.delegates;
@@ -174,6 +182,14 @@ std::string to_text(const Inspection& i) {
   os << "backend   " << m.backend << " (requested at export)\n";
   os << "recipe    " << m.recipe << ", precision " << m.precision
             << (m.compute_unit ? ", compute unit " + *m.compute_unit : "") << "\n";
+  if (m.target) {
+    const TargetCheck& c = *i.target_check;
+    os << "target    " << m.target->kind << ": compiled for '" << m.target->requirements << "'; "
+       << (!c.checked ? "not checked here: " + c.why
+                      : c.matches ? "this machine states the same ('" + c.here + "'): it loads here"
+                                  : "NOT runnable here: " + c.why)
+       << "\n";
+  }
   os << "delegates " << (i.delegates.empty() ? "none (portable kernels)" : join(i.delegates))
             << "  [read from the " << i.delegates_from << "]\n";
   if (!i.load_note.empty()) os << "          program not loadable here: " << i.load_note << "\n";
@@ -187,7 +203,8 @@ std::string to_text(const Inspection& i) {
     size_t getitems = 0;
     for (const auto& o : d.by_operator)
       if (o.op == "getitem") getitems += o.non_delegated;
-    const size_t not_delegated = d.non_delegated_nodes >= getitems ? d.non_delegated_nodes - getitems : 0;
+    const size_t non_delegated = d.non_delegated_nodes > 0 ? size_t(d.non_delegated_nodes) : 0;
+    const size_t not_delegated = non_delegated >= getitems ? non_delegated - getitems : 0;
     os << "delegation " << d.delegated_nodes << " nodes delegated, " << not_delegated << " not"
        << (getitems ? " (and " + std::to_string(getitems) + " getitem reading delegate outputs)" : "") << "\n";
     size_t w = 2;

@@ -20,6 +20,7 @@
 #include "etproof/error.h"
 #include "etproof/kernels.h"
 #include "etproof/registry.h"
+#include "etproof/targets.h"
 #include "etproof/runtime_log.h"
 #include "bundle_files.h"
 #include "common.h"
@@ -270,6 +271,45 @@ std::unique_ptr<LoadedModel::Impl> LoadedModel::impl_for(const Manifest& m) {
   return impl;
 }
 
+namespace {
+
+// The runtime requirements of the OpenVINO CPU blob in `program`, where it calls OpenvinoBackend.
+std::optional<std::string> program_requirements(const std::vector<uint8_t>& program,
+                                                const std::vector<std::string>& delegates) {
+  if (std::find(delegates.begin(), delegates.end(), "OpenvinoBackend") == delegates.end()) return std::nullopt;
+  return openvino_requirements_in(std::string_view(reinterpret_cast<const char*>(program.data()), program.size()));
+}
+
+// A failed load that OpenVINO explains, or that the program's blob header explains, as a blob
+// compiled for another runtime configuration: OpenVINO's own words ("Cannot import compiled blob:
+// it was built for a different runtime configuration"), or its import failing ("failed to import
+// model") where the blob's requirements differ from this machine's.
+std::optional<Error> other_target_error(const Manifest& m, const std::optional<std::string>& blob,
+                                        const std::vector<std::string>& said, const std::string& method,
+                                        uint32_t code) {
+  std::string openvino_said, import_failed;
+  for (const std::string& line : said) {
+    if (says_other_target(line)) openvino_said = line;
+    if (line.find("failed to import model") != std::string::npos) import_failed = line;
+  }
+  if (openvino_said.empty() && import_failed.empty()) return std::nullopt;
+  std::string why_not;
+  const std::optional<std::string> here = openvino_cpu_requirements(why_not);
+  const bool header_differs = blob && here && *blob != *here;
+  if (openvino_said.empty() && !header_differs) return std::nullopt;
+  const Target target = m.target.value_or(Target{kOpenvinoCpuTarget, blob.value_or(""), "", ""});
+  return Error(ErrorKind::kTargetMismatch,
+               "bundle '" + m.name + "': OpenVINO could not import its compiled blob while loading '" + method +
+                   "' (" + (openvino_said.empty() ? import_failed : openvino_said) + ")" +
+                   (blob ? "; the program's blob was compiled for '" + *blob + "'" : std::string()) +
+                   (m.target ? "; the manifest records '" + m.target->requirements + "'"
+                             : std::string("; the manifest records no target")) +
+                   (here ? "; this machine's OpenVINO CPU plugin compiles for '" + *here + "'" : std::string()),
+               target_remedy(target), code);
+}
+
+}  // namespace
+
 LoadedModel LoadedModel::load(const Bundle& bundle, const Isolation& isolation) {
   if (!isolation.enabled) return load(bundle);
   const Manifest& m = bundle.manifest;
@@ -406,6 +446,21 @@ LoadedModel LoadedModel::load(const Bundle& bundle) {
                       "an available backend");
   }
 
+  // A target-bound artifact (an OpenVINO CPU blob) compiled for another machine: refused by name
+  // before its delegate is asked to load it (etproof/targets.h). What it was compiled for: the
+  // manifest's target, else (a bundle exported before the field) its program's blob header.
+  std::optional<Target> target = m.target;
+  const std::optional<std::string> blob = impl->program ? program_requirements(*impl->program, impl->delegates)
+                                                        : std::nullopt;
+  if (!target && blob) target = Target{kOpenvinoCpuTarget, *blob, "", ""};
+  if (target) {
+    if (const TargetCheck t = check_target(*target); t.checked && !t.matches)
+      throw Error(ErrorKind::kTargetMismatch,
+                  "bundle '" + m.name + "': " + t.why +
+                      (m.target ? std::string() : " (read from its program: the manifest records no target)"),
+                  target_remedy(*target));
+  }
+
   // The program's signature must be the manifest's, method by method.
   std::vector<std::string> disagree;
   auto check_sig = [&](const et::MethodMeta* meta, const std::string& method, bool is_input, size_t count,
@@ -505,6 +560,9 @@ LoadedModel LoadedModel::load(const Bundle& bundle) {
       said = capture.lines();
     }
     if (e != et::Error::Ok) {
+      // OpenVINO failed to import a blob compiled for another machine: a target mismatch, not an
+      // ExecuTorch version problem, whatever the manifest recorded.
+      if (auto other = other_target_error(m, blob, said, lm.name, uint32_t(e))) throw *other;
       if (e == et::Error::OperatorMissing)
         if (const auto missing = missing_operators_in_log(said); !missing.empty())
           throw kernel_missing_error(m.name, missing, "named by ExecuTorch while loading '" + lm.name + "': " + et_error_text(e),

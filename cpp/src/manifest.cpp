@@ -702,6 +702,14 @@ Manifest read_fields(const json& doc, const std::string& origin) {
   m.recipe = r.string_at(doc, "", "recipe").value_or("");
   m.precision = r.string_at(doc, "", "precision").value_or("");
   m.compute_unit = r.string_at(doc, "", "compute_unit", /*required=*/false);
+  if (const json* t = r.object_at(doc, "", "target", /*required=*/false)) {
+    Target target;
+    target.kind = r.string_at(*t, "target", "kind").value_or("");
+    target.requirements = r.string_at(*t, "target", "requirements").value_or("");
+    target.openvino = r.string_at(*t, "target", "openvino", false).value_or("");
+    target.isa = r.string_at(*t, "target", "isa", false).value_or("");
+    m.target = std::move(target);
+  }
   m.quantization = r.recipe_quantization(doc);
   if (!several) {
     if (doc.contains("methods"))

@@ -1,8 +1,6 @@
 // What a column is judged against (etproof/references.h; docs/design.md §5).
 #include "etproof/references.h"
 
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -13,6 +11,7 @@
 #include "etproof/error.h"
 #include "etproof/registry.h"
 #include "common.h"
+#include "openvino_c.h"
 
 namespace etproof {
 
@@ -90,52 +89,26 @@ HostTensor as_float64(const HostTensor& t) {
 }
 
 std::optional<std::string> openvino_inference_precision(std::string& why_not) {
-  static std::once_flag once;
-  static std::optional<std::string> answer;
-  static std::string reason;
-  std::call_once(once, [] {
-    (void)prepare_backend_environment();
-    const char* lib = std::getenv("OPENVINO_LIB_PATH");
-    if (!lib || !*lib) {
-      reason = "OPENVINO_LIB_PATH is not set";
-      return;
-    }
-    // The C API (openvino/c/ov_core.h): ov_core_create, ov_core_get_property, ov_free,
-    // ov_core_free; status 0 is OK. The handle is kept: the delegate loads the same library.
-    void* h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-      const char* e = dlerror();
-      reason = std::string("cannot load ") + lib + ": " + (e ? e : "unknown");
-      return;
-    }
-    using Create = int (*)(void**);
+  static detail::OpenvinoAnswer precision;
+  return precision.get([](detail::OpenvinoCore& ov, std::string& why) -> std::optional<std::string> {
+    // The C API (openvino/c/ov_core.h): ov_core_get_property, ov_free; status 0 is OK.
     using Get = int (*)(const void*, const char*, const char*, char**);
     using FreeStr = void (*)(const char*);
-    using FreeCore = void (*)(void*);
-    auto create = reinterpret_cast<Create>(dlsym(h, "ov_core_create"));
-    auto get = reinterpret_cast<Get>(dlsym(h, "ov_core_get_property"));
-    auto free_str = reinterpret_cast<FreeStr>(dlsym(h, "ov_free"));
-    auto free_core = reinterpret_cast<FreeCore>(dlsym(h, "ov_core_free"));
-    if (!create || !get || !free_str || !free_core) {
-      reason = std::string(lib) + " lacks the OpenVINO C API (ov_core_get_property)";
-      return;
-    }
-    void* core = nullptr;
-    if (create(&core) != 0 || !core) {
-      reason = "ov_core_create failed";
-      return;
+    auto get = reinterpret_cast<Get>(ov.sym("ov_core_get_property"));
+    auto free_str = reinterpret_cast<FreeStr>(ov.sym("ov_free"));
+    if (!get || !free_str) {
+      why = ov.library + " lacks the OpenVINO C API (ov_core_get_property)";
+      return std::nullopt;
     }
     char* value = nullptr;
-    if (get(core, "CPU", "INFERENCE_PRECISION_HINT", &value) == 0 && value) {
-      answer = std::string(value);
-      free_str(value);
-    } else {
-      reason = "the CPU plugin did not answer INFERENCE_PRECISION_HINT";
+    if (get(ov.core, "CPU", "INFERENCE_PRECISION_HINT", &value) != 0 || !value) {
+      why = "the CPU plugin did not answer INFERENCE_PRECISION_HINT";
+      return std::nullopt;
     }
-    free_core(core);
-  });
-  why_not = reason;
-  return answer;
+    std::string answer(value);
+    free_str(value);
+    return answer;
+  }, why_not);
 }
 
 PrecisionHere precision_given(const Manifest& m, const std::optional<std::string>& hint) {

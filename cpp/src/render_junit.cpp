@@ -18,7 +18,8 @@ std::string to_junit(const Matrix& m) {
   size_t tests = 0, failures = 0, skipped = 0;
   auto skips = [](CellStatus s) {
     return s == CellStatus::kXfail || s == CellStatus::kNotLinked ||
-           s == CellStatus::kUnavailable || s == CellStatus::kExportRefused;
+           s == CellStatus::kUnavailable || s == CellStatus::kExportRefused ||
+           s == CellStatus::kNotRunnableHere;
   };
   auto testcase = [&](std::ostringstream& os, const std::string& classname,
                       const std::string& name, CellStatus status, const std::string& detail,

@@ -37,6 +37,7 @@ constexpr Swatch kLegend[] = {
     {CellStatus::kExportRefused, "the export half refused: a toolchain is missing"},
     {CellStatus::kNotLinked, "this binary has no runtime for the delegate"},
     {CellStatus::kUnavailable, "linked, but not available on this machine"},
+    {CellStatus::kNotRunnableHere, "compiled for another target (an OpenVINO blob of another ISA class)"},
 };
 
 // The CSS class of a status: "s-" and its spelling.

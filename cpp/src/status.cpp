@@ -22,12 +22,13 @@ std::string_view to_string(Status s) {
     case Status::kXpass: return "xpass";
     case Status::kCrashed: return "crashed";
     case Status::kInconclusive: return "inconclusive";
+    case Status::kNotRunnableHere: return "not-runnable-here";
   }
   return "unknown";
 }
 
 std::optional<Status> status_from_string(std::string_view s) {
-  for (int i = 0; i <= static_cast<int>(Status::kInconclusive); ++i)
+  for (int i = 0; i <= static_cast<int>(Status::kNotRunnableHere); ++i)
     if (to_string(static_cast<Status>(i)) == s) return static_cast<Status>(i);
   return std::nullopt;
 }
@@ -50,6 +51,7 @@ bool fails_run(Status s) {
     case Status::kExportRefused:
     case Status::kNotLinked:
     case Status::kUnavailable:
+    case Status::kNotRunnableHere:
       return false;
   }
   return true;
@@ -73,6 +75,7 @@ Status status_of(const Error& e) {
       return Status::kRunFailed;
     case ErrorKind::kCapabilityUnavailable: return Status::kNoBound;
     case ErrorKind::kCrashed: return Status::kCrashed;
+    case ErrorKind::kTargetMismatch: return Status::kNotRunnableHere;
     case ErrorKind::kIo:
     case ErrorKind::kManifestInvalid:
     case ErrorKind::kArtifactMismatch:

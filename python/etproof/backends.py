@@ -77,6 +77,10 @@ def validate_table(doc) -> dict[str, dict]:
                                     "see docs/backends.md")
         _check_fields(b["export_needs"], _EXPORT_NEEDS, f"{where}.export_needs")
         _check_fields(b["runtime_needs"], _RUNTIME_NEEDS, f"{where}.runtime_needs")
+        if not isinstance(b["runtime_needs"].get("target", ""), str):
+            raise BackendTableError(f"{where}.runtime_needs.target has the wrong type "
+                                    f"({type(b['runtime_needs']['target']).__name__})",
+                                    "see docs/backends.md")
         for s in b["export_needs"]["sdk"]:
             _check_fields(s, {"name": str, "env": (str, type(None)),
                               "check_before_import": bool}, f"{where}.export_needs.sdk")

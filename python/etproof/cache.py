@@ -7,6 +7,8 @@ hash matches the file.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -64,11 +66,28 @@ def load_stamps(out: Path) -> dict:
         return {}
 
 
-def save_stamps(out: Path, stamps: dict) -> None:
-    """Writes OUT/.etproof-stamps.json (sorted keys), replacing it in one rename."""
-    tmp = out / (STAMPS_FILE + ".tmp")
-    tmp.write_text(json.dumps(stamps, sort_keys=True, indent=2) + "\n")
-    os.replace(tmp, out / STAMPS_FILE)
+def record_stamp(out: Path, name: str, entry: dict) -> None:
+    """Sets bundle ``name``'s entry ({"stamp", "result"}) in OUT/.etproof-stamps.json, keeping
+    every other entry as the file holds it now: the file is read, changed and replaced (one
+    rename) under an exclusive lock on OUT/.etproof-stamps.lock, so that exports running in
+    parallel into one directory (golden-set --jobs) lose none of each other's entries."""
+    with _locked(out / (STAMPS_FILE.removesuffix(".json") + ".lock")):
+        stamps = load_stamps(out)
+        stamps[name] = entry
+        tmp = out / (STAMPS_FILE + ".tmp")
+        tmp.write_text(json.dumps(stamps, sort_keys=True, indent=2) + "\n")
+        os.replace(tmp, out / STAMPS_FILE)
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    """Holds an exclusive flock(2) on ``path`` (created if absent) while inside."""
+    with open(path, "a") as f:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
 
 
 def adopt(src: Path, out: Path, name: str, stamp: str) -> dict | None:

@@ -374,7 +374,8 @@ def _golden_set(a) -> int:
     from etproof.golden import run_golden_set
 
     report = run_golden_set(Path(a.out), force=a.force, log=_log, all_columns=a.all_columns,
-                            reuse_from=Path(a.reuse) if a.reuse else None, only=a.only)
+                            reuse_from=Path(a.reuse) if a.reuse else None, only=a.only,
+                            jobs=a.jobs)
     # A column that does not lower for one model is a finding, reported in export-report.json and
     # above; a model with no bundle at all is a failure of the golden set.
     models: dict[str, bool] = {}
@@ -528,6 +529,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="copy EfficientNet-Lite0 bundles that are up to date in DEMO_OUT/bundles "
                         "instead of exporting them again (default build/demo; '' for none)")
     g.add_argument("--only", nargs="+", metavar="MODEL", help="export only these golden models")
+    g.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="export N models at once, each in a process of its own (default 1; "
+                        "setup.sh passes the number of cores, up to 4)")
     _verbose_option(g)
     g.set_defaults(func=cmd_golden_set)
     pa = sub.add_parser("plot-attribution",

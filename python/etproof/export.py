@@ -105,6 +105,7 @@ from etproof.references import (
     this_machine,
 )
 from etproof.taps import check_taps, delegate_calls
+from etproof.targets import target_record
 from etproof.toolchain import delegates_in_program, program_calls, toolchain_versions, version
 from etproof.twin import prepare_twin, write_twin
 
@@ -374,6 +375,13 @@ def export_model(
                 doc["data_files"] = [file_ref(tmp / f) for f in data_files]
             if compute_unit is not None:
                 doc["compute_unit"] = compute_unit
+            try:  # what a target-bound delegate's artifact was compiled for (etproof.targets)
+                target = target_record(backend, program_bytes)
+            except ValueError as e:
+                raise ExportError(str(e), "re-export the bundle on one machine",
+                                  stage="serialize") from e
+            if target is not None:
+                doc["target"] = target
             if quant_record is not None:
                 doc["quantization"] = quant_record
             if preprocessing is not None:

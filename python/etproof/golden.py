@@ -8,12 +8,16 @@ Columns: the demo's (demo.demo_pairs). Writes ``OUT/bundles/MODEL-BACKEND-RECIPE
 (the demo's expected failures) and ``OUT/photos/``. EfficientNet-Lite0 is exported by the demo's
 own code into OUT; its bundles are copied from ``reuse_from`` (e.g. build/demo) where that
 directory holds them up to date. Everything is cached by stamp like the demo: a re-run with
-nothing changed exports nothing.
+nothing changed exports nothing. ``jobs`` > 1 exports that many models at once, each in its own
+process (the export of one model is one Python process on one core).
 """
 
 from __future__ import annotations
 
+import os
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Callable
 
@@ -63,11 +67,14 @@ def model_keys() -> list[str]:
 
 
 def run_golden_set(out: Path, force: bool = False, log=print, all_columns: bool = False,
-                   reuse_from: Path | None = None, only=None, pairs=None) -> dict:
+                   reuse_from: Path | None = None, only=None, pairs=None, jobs: int = 1) -> dict:
     """Exports the golden set into OUT/bundles; returns {"results": [...], "seconds": float}.
 
     only: model keys to export (default: all); pairs: columns (default: the demo's; EfficientNet-
-    Lite0 always gets the demo's).
+    Lite0 always gets the demo's). jobs: models exported at once, each in a process of its own
+    (spawned; torch's intra-op threads split the CPUs between them); the results and the report
+    are in model_keys() order whatever the order the models finish in, and each model's log lines
+    come together when it finishes. Raises InvalidArgument for an unknown model key or jobs < 1.
     """
     t0 = time.monotonic()
     out = Path(out)
@@ -76,19 +83,29 @@ def run_golden_set(out: Path, force: bool = False, log=print, all_columns: bool 
     unknown = [k for k in (only or []) if k not in keys]
     if unknown:
         raise InvalidArgument(f"unknown golden model(s) {unknown}", f"golden models: {keys}")
-    want = set(only or keys)
+    if jobs < 1:
+        raise InvalidArgument(f"--jobs {jobs}: at least one export process is needed",
+                              "pass --jobs 1 or more")
+    want = [k for k in keys if k in set(only or keys)]
     cols = list(pairs) if pairs is not None else [
         p for p in demo_pairs(all_columns) if all_columns or p not in LEFT_OUT]
-    photos = golden_photos()
-    results: list[dict] = []
-    if EFFICIENTNET in want:  # the demo's own export: always the demo's columns
-        reuse = Path(reuse_from) / "bundles" if reuse_from is not None else None
-        results += run_demo(out, force=force, log=log, all_columns=all_columns,
-                            reuse_from=reuse)["results"]
-    for key, factory, parts in models(photos):
-        if key in want:
-            results += export_pairs(factory, key, cols, bundles, stamp_parts=parts, force=force,
-                                    log=log, log_errors=False)
+    reuse = Path(reuse_from) / "bundles" if reuse_from is not None else None
+    task = dict(out=out, cols=cols, force=force, all_columns=all_columns, reuse=reuse)
+    by_key: dict[str, list[dict]] = {}
+    if jobs == 1 or len(want) == 1:
+        for key in want:
+            by_key[key] = _export_model(key, log=log, **task)
+    else:
+        threads = max(1, (os.cpu_count() or 1) // jobs)
+        with ProcessPoolExecutor(max_workers=min(jobs, len(want)), mp_context=get_context("spawn"),
+                                 initializer=_worker_start, initargs=(threads,)) as pool:
+            futures = {pool.submit(_model_in_worker, key, task): key for key in want}
+            for f in as_completed(futures):
+                results, lines = f.result()
+                for line in lines:
+                    log(line)
+                by_key[futures[f]] = results
+    results = [r for key in want for r in by_key[key]]
     write_report(bundles, results)
     # The directory's expected failures: the demo's (EfficientNet-Lite0) and the golden set's.
     write_xfail(bundles, (DEMO_XFAIL, GOLDEN_XFAIL))
@@ -99,8 +116,32 @@ def run_golden_set(out: Path, force: bool = False, log=print, all_columns: bool 
             log(f"{b}/{r}: left out of the golden set but for {EFFICIENTNET} ({why}); "
                 "golden-set --all-columns includes it")
     log(f"golden set in {bundles}: {len(want)} models × {len(cols)} columns "
-        f"({seconds:.1f} s)")
+        f"({seconds:.1f} s, {jobs} export process{'es' if jobs > 1 else ''})")
     return {"results": results, "seconds": seconds}
+
+
+def _export_model(key: str, out: Path, cols, force: bool, all_columns: bool, reuse: Path | None,
+                  log) -> list[dict]:
+    """One golden model's columns into OUT/bundles (EfficientNet-Lite0: the demo's own export,
+    its bundles copied from ``reuse`` where up to date there); its report results."""
+    if key == EFFICIENTNET:  # the demo's own export: always the demo's columns
+        return run_demo(out, force=force, log=log, all_columns=all_columns,
+                        reuse_from=reuse)["results"]
+    factory, parts = {k: (f, p) for k, f, p in models(golden_photos())}[key]
+    return export_pairs(factory, key, cols, out / "bundles", stamp_parts=parts, force=force,
+                        log=log, log_errors=False)
+
+
+def _worker_start(threads: int) -> None:
+    import torch
+
+    torch.set_num_threads(threads)
+
+
+def _model_in_worker(key: str, task: dict) -> tuple[list[dict], list[str]]:
+    """_export_model in a worker process: (results, its log lines)."""
+    lines: list[str] = []
+    return _export_model(key, log=lines.append, **task), lines
 
 
 def summary(results: list[dict], log=print) -> None:

@@ -36,7 +36,7 @@ REQUIRED = (
 )
 OPTIONAL = (
     "data_files", "delegation", "compute_unit", "quantization", "preprocessing", "labels",
-    "weights", "references", "budget", "operators", "taps",
+    "weights", "references", "budget", "operators", "taps", "target",
 )
 # Schema 2: ``methods`` instead of the top-level inputs/outputs/goldens; no labels/preprocessing.
 PER_METHOD = ("inputs", "outputs", "goldens")
@@ -303,6 +303,8 @@ def validate(doc: Any, origin: str | None = None) -> dict:
     v.string(doc["precision"], "precision")
     if "compute_unit" in doc:
         v.string(doc["compute_unit"], "compute_unit")
+    if "target" in doc:
+        _target(v, doc["target"])
     if "quantization" in doc:
         q = v.obj(doc["quantization"], "quantization", ("scheme", "quantizer", "skipped"))
         v.string(q["scheme"], "quantization.scheme")
@@ -425,6 +427,18 @@ def _references(v: _V, refs: Any) -> set:
             v.obj(r, f, ("captured", "reason"))
             v.string(r["reason"], f"{f}.reason")
     return captured
+
+
+def _target(v: _V, t: Any) -> None:
+    """target (etproof.targets): {"kind": str ("openvino-cpu"), "requirements": str,
+    "openvino"?: str, "isa"?: str}: what the delegate's artifact was compiled for. A kind this
+    reader does not know is kept, as the runtime half keeps it (docs/manifest.md "target")."""
+    v.obj(t, "target", ("kind", "requirements"), ("openvino", "isa"))
+    v.string(t["kind"], "target.kind")
+    v.string(t["requirements"], "target.requirements")
+    for key in ("openvino", "isa"):
+        if key in t:
+            v.string(t[key], f"target.{key}")
 
 
 def _program_at_export(v: _V, p: Any, f: str) -> None:

@@ -120,8 +120,7 @@ def export_pairs(spec_factory: Callable[[], dict], model_key: str, pairs, out: P
         if adopted is not None:
             log(f"{name}: up to date in {reuse_from}, copied ({adopted['status']})")
             results.append(adopted)
-            stamps[name] = {"stamp": stamp, "result": adopted}
-            cache.save_stamps(out, stamps)
+            cache.record_stamp(out, name, {"stamp": stamp, "result": adopted})
             continue
         t0 = time.monotonic()
         try:
@@ -146,6 +145,5 @@ def export_pairs(spec_factory: Callable[[], dict], model_key: str, pairs, out: P
             log(f"{name}: export-failed [export]" + (f": {result['reason']}" if log_errors
                                                      else ""))
         results.append(result)
-        stamps[name] = {"stamp": stamp, "result": result}
-        cache.save_stamps(out, stamps)
+        cache.record_stamp(out, name, {"stamp": stamp, "result": result})
     return results

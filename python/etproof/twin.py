@@ -8,7 +8,7 @@ renamed into place with it. What is tapped and what each tap is compared with: e
 (float recipes) and etproof.taps_quantized (PT2E-quantized recipes).
 
 May import: etproof.taps, etproof.taps_quantized, etproof.bundle, etproof.delegation,
-etproof.lower, etproof.manifest, etproof.toolchain, errors; ExecuTorch only inside functions.
+etproof.lower, etproof.manifest, etproof.references, etproof.toolchain, errors; ExecuTorch only inside functions.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from etproof.errors import in_stage
 from etproof.lower import lower, verify_runs
 from etproof.manifest import MANIFEST_SUFFIX, write_manifest
 from etproof.quantize import EMULATES
+from etproof.references import program_vs_emulation, this_machine
 from etproof.taps import (
     delegate_calls,
     plan_taps,
@@ -153,8 +154,20 @@ def write_twin(twin: TwinWork, shipped_doc: dict, tmp: Path, name: str, backend:
     if verify:
         with in_stage("lower", recipe):
             data_path = tdir / data_files[0] if data_files else None
-            verify_runs(pte if data_path else program_bytes, data_path, m.args.cases[0].inputs,
-                        delegates, n_model + n_taps, say, tname, operators=operators)
+            # an int8 twin, like its shipped program, runs on every golden case it keeps and is
+            # measured against its recipe's emulation, taps included: attribute judges its taps
+            # against the emulation only where the twin matched it (references.program_vs_emulation)
+            measure = bool(facts["quant"]) and twin.refs.records.get(recipe, {}).get("captured")
+            runs = verify_runs(pte if data_path else program_bytes, data_path,
+                               twin.cases[0].inputs, delegates, n_model + n_taps, say, tname,
+                               operators=operators,
+                               more_inputs=[c.inputs for c in twin.cases[1:]] if measure else ())
+            record = (program_vs_emulation(runs, twin.refs, recipe, [c.id for c in twin.cases],
+                                           twin.output_names, twin.out_specs, this_machine())
+                      if measure else None)
+            if record is not None:
+                twin.refs.records[recipe] = dict(twin.refs.records[recipe],
+                                                 program_at_export=record)
     with in_stage("goldens"):
         gdir = tdir / f"{tname}.goldens"
         gdir.mkdir()

@@ -154,7 +154,8 @@ def golden_set(tmp_path_factory):
 
     out = tmp_path_factory.mktemp("golden-set")
     logs: list[str] = []
-    report = run_golden_set(out, only=EXPORTED, pairs=PAIRS, log=logs.append)
+    # two models in two export processes, as setup.sh exports the golden set (--jobs)
+    report = run_golden_set(out, only=EXPORTED, pairs=PAIRS, log=logs.append, jobs=2)
     return out, report, logs
 
 
@@ -167,6 +168,31 @@ def test_golden_set_writes_every_bundle_and_one_report(golden_set):
     for m in EXPORTED:
         for b, r in PAIRS:
             assert (bundles / f"{m}-{b}-{r}" / f"{m}-{b}-{r}.etproof.json").is_file()
+
+
+def test_models_exported_at_once_keep_every_stamp_and_the_report_order(golden_set):
+    """--jobs: the processes write one stamps file; each bundle's entry survives the others'
+    (cache.record_stamp), and the results come in model_keys() order, one log line a bundle."""
+    from etproof.cache import load_stamps
+    from etproof.golden import model_keys
+
+    out, report, logs = golden_set
+    names = {f"{m}-{b}-{r}" for m in EXPORTED for b, r in PAIRS}
+    stamps = load_stamps(out / "bundles")
+    assert names <= set(stamps), sorted(names - set(stamps))
+    assert all(stamps[n]["result"]["status"] == "exported" for n in names)
+    order = [k for k in model_keys() if k in EXPORTED]
+    assert [r["model"] for r in report["results"]] == [m for m in order for _ in PAIRS]
+    assert sum(line.endswith(" s") and ": exported in " in line for line in logs) == len(names)
+    assert logs[-1].endswith("2 export processes)"), logs[-1]
+
+
+def test_golden_set_refuses_no_export_process(tmp_path):
+    from etproof.errors import InvalidArgument
+    from etproof.golden import run_golden_set
+
+    with pytest.raises(InvalidArgument, match="at least one export process"):
+        run_golden_set(tmp_path, only=EXPORTED, pairs=PAIRS, jobs=0)
 
 
 def test_mobilenet_manifest_says_weights_seeded(golden_set):

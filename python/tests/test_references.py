@@ -421,7 +421,13 @@ def test_the_match_criterion_is_the_runtime_halfs():
 
 @pytest.mark.parametrize("where", ["tiny-xnnpack-int8-dynamic-per-channel",
                                    "attribution-int8/gelu_mlp-xnnpack-int8-static-per-channel",
-                                   "attribution-int8/outlier_mlp-xnnpack-int8-static-per-channel"])
+                                   "attribution-int8/outlier_mlp-xnnpack-int8-static-per-channel",
+                                   # tapped twins: the taps are measured too (attribute judges
+                                   # them against the emulation only where the twin matched it)
+                                   "attribution-int8/outlier_mlp-xnnpack-int8-static-per-channel/"
+                                   "outlier_mlp-xnnpack-int8-static-per-channel.taps",
+                                   "attribution-int8/outlier_mlp-xnnpack-int8-dynamic-per-channel/"
+                                   "outlier_mlp-xnnpack-int8-dynamic-per-channel.taps"])
 def test_an_int8_bundle_records_its_program_against_its_emulation(test_bundles, where):
     """program_at_export: the export half ran the lowered program on every golden case; the same
     program run again here (ExecuTorch's Python runtime) against the emulation's files gives the

@@ -37,6 +37,9 @@ enum class ErrorKind {
   kOutOfMemory,            // an allocation failed (std::bad_alloc): not a bug, nor bad input as such
   kCrashed,                // the worker process running the program died (a signal, an abort, a
                            // memory or time limit: etproof/isolation.h); etproof itself went on
+  kTargetMismatch,         // the delegate's artifact was compiled for another target than this
+                           // machine (Manifest::target; etproof/targets.h): OpenVINO's CPU blob
+                           // for another OpenVINO version or ISA class
 };
 
 // Stable lower-case name of a kind ("manifest-invalid", "artifact-mismatch", …) used in JSON.

@@ -12,6 +12,7 @@
 #include "etproof/bundle.h"
 #include "etproof/references.h"
 #include "etproof/gate.h"
+#include "etproof/targets.h"
 
 namespace etproof {
 
@@ -22,6 +23,8 @@ struct Inspection {
   std::vector<std::string> delegates;
   std::string delegates_from = "manifest";  // "program" | "manifest"
   std::string load_note;               // why the program could not be loaded here, if it could not
+  // The manifest's target against this machine (etproof/targets.h), where the manifest has one.
+  std::optional<TargetCheck> target_check;
   // The bound as parity and matrix apply it on this machine (references.h: plan_judgement, the
   // same plan the replay makes): the rule, what it is judged against and why, and per golden
   // case and float output the bound as applied (resolved, widened against truth where the plan

@@ -157,6 +157,19 @@ struct ProgramAtExport {
   std::string machine;   // the export machine: "x86_64 AMD EPYC (Linux)"
 };
 
+// The manifest's target (optional): what a target-bound delegate's artifact was compiled for
+// (python/etproof/targets.py; docs/manifest.md "target"). "openvino-cpu": the OpenVINO CPU
+// plugin's compiled blob, which loads only where the plugin states the same runtime requirements
+// (`requirements`, as its blob header writes them: "meta=1.0;ov=2026.4.1;isa=Intel AVX2"), with
+// the OpenVINO version and ISA class read out of them. A kind this binary does not know is kept
+// and shown, not checked (etproof/targets.h).
+struct Target {
+  std::string kind;
+  std::string requirements;
+  std::string openvino;  // empty: not recorded
+  std::string isa;       // empty: not recorded
+};
+
 struct ReferenceInfo {
   bool captured = false;
   std::string description;  // captured: how it was computed
@@ -220,6 +233,7 @@ struct Manifest {
   std::string recipe;
   std::string precision;
   std::optional<std::string> compute_unit;
+  std::optional<Target> target;  // nullopt: the artifact is not target-bound, or predates the field
   std::optional<RecipeQuantization> quantization;
   // Every method, in manifest order, never empty (schema 1: one, "forward", built from the
   // top-level inputs and outputs).

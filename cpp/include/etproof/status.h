@@ -37,11 +37,15 @@ enum class Status {
                        // explain, or the widened bound would admit more than the output spans
                        // (references.h: applied_bound): no verdict either way; both references
                        // and the gap are named (the measured numbers are still shown)
+  kNotRunnableHere,    // the artifact was compiled for another target than this machine
+                       // (Manifest::target, etproof/targets.h: an OpenVINO CPU blob of another
+                       // ISA class or OpenVINO version); both sides are named. Like not-linked,
+                       // it fails a run only where the column is required
 };
 
 // Stable lower-case spelling: "agreed", "agreed-undelegated", "drifted", "export-refused",
 // "export-failed", "not-linked", "unavailable", "load-failed", "run-failed", "bundle-invalid",
-// "no-bound", "xfail", "xpass", "crashed", "inconclusive".
+// "no-bound", "xfail", "xpass", "crashed", "inconclusive", "not-runnable-here".
 std::string_view to_string(Status s);
 // The inverse of to_string; nullopt for any other text.
 std::optional<Status> status_from_string(std::string_view s);
