@@ -79,11 +79,20 @@ TEST(Verdict, FloatColumnsCloserToTruthThanTheGoldenAgree) {
       continue;
     }
     EXPECT_EQ(r.against, "float64") << r.judgement;
-    EXPECT_TRUE(every_case_agreed(r)) << all_failures(r);
     // Widened by the golden's own error, or — where the column computes in bfloat16 (OpenVINO's
-    // CPU plugin on a CPU with AVX512_BF16: the manifest's precision when it was exported on one,
-    // else precision_reason says this machine's differs) — by the bfloat16 emulation's.
+    // CPU plugin on a CPU with AVX512_BF16 or AMX: the manifest's precision when it was exported
+    // on one, else precision_reason says this machine's differs) — by the bfloat16 emulation's.
     const bool bf16 = r.precision_reason.empty() ? r.precision == "bfloat16" : r.precision != "bfloat16";
+    if (bf16 && std::string(name) == "offset_linear-openvino-fp32") {
+      // bfloat16 cannot carry offset_linear's output (its own emulation is ~0.3 of the range off
+      // float64 truth): no bound narrower than the output follows, so every case is inconclusive
+      // (it fails the run) — never agreed, as a 35 % error once did (issue 30).
+      for (const CaseReport& c : r.cases) EXPECT_EQ(c.status, Status::kInconclusive) << all_failures(r);
+      EXPECT_NE(all_failures(r).find("bfloat16 arithmetic cannot carry this output"), std::string::npos)
+          << all_failures(r);
+      continue;
+    }
+    EXPECT_TRUE(every_case_agreed(r)) << all_failures(r);
     const std::string widened_by = bf16 ? "bfloat16" : "golden";
     for (const CaseReport& c : r.cases)
       for (const TensorReport& t : c.outputs) {
