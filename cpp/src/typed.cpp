@@ -9,10 +9,16 @@
 
 namespace etproof {
 
-// _Float16 (GCC >= 12 and Clang on x86-64 and arm64) converts with IEEE 754's round to nearest
-// even, as ExecuTorch's own Half does.
-float half_to_float(half h) { return static_cast<float>(std::bit_cast<_Float16>(h.bits)); }
-half half_from_float(float f) { return half{std::bit_cast<uint16_t>(static_cast<_Float16>(f))}; }
+// IEEE 754 binary16, converted with round to nearest even, as ExecuTorch's own Half does:
+// _Float16 (GCC >= 12 on x86-64, GCC >= 13 and Clang on arm64); GCC 12 for arm64 (Debian's
+// cross compiler, the emulated worker) knows the same type as __fp16 in C++.
+#if defined(__aarch64__) && !defined(__clang__) && __GNUC__ < 13
+using native_half = __fp16;
+#else
+using native_half = _Float16;
+#endif
+float half_to_float(half h) { return static_cast<float>(std::bit_cast<native_half>(h.bits)); }
+half half_from_float(float f) { return half{std::bit_cast<uint16_t>(static_cast<native_half>(f))}; }
 
 namespace detail {
 

@@ -18,8 +18,13 @@
 #include <spawn.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#if defined(__aarch64__) && defined(__linux__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
 #if defined(__linux__)
 #include <sys/prctl.h>
 #endif
@@ -31,6 +36,7 @@
 extern char** environ;
 #endif
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -45,6 +51,7 @@ extern char** environ;
 #include "etproof/build_config.h"
 #include "etproof/bundle.h"
 #include "etproof/error.h"
+#include "etproof/registry.h"
 #include "etproof/runtime_log.h"
 #include "common.h"
 #include "json_parse.h"
@@ -64,7 +71,7 @@ using nlohmann::json;
 namespace {
 
 constexpr uint32_t kMagic = 0x57505445;  // "ETPW"
-enum MessageType : uint32_t { kLoad = 1, kRun = 2, kOk = 3, kErrorReply = 4, kBench = 5 };
+enum MessageType : uint32_t { kLoad = 1, kRun = 2, kOk = 3, kErrorReply = 4, kBench = 5, kHello = 6 };
 constexpr uint64_t kMaxHead = uint64_t(64) << 20;  // tensor lists and error texts: a few KB
 
 struct Header {
@@ -186,6 +193,47 @@ std::string signal_name(int sig) {
   }
 }
 
+std::string this_arch() {
+  utsname u{};
+  return ::uname(&u) == 0 ? std::string(u.machine) : std::string();
+}
+
+// The ISA features that select XNNPACK's kernels, as this process's auxiliary vector states them
+// (the kernel's answer; under qemu-user, QEMU's for the emulated CPU model), named as
+// /proc/cpuinfo names them (ledger.h machine_info's list). aarch64 Linux only; empty elsewhere
+// (the parent reads its own machine from /proc/cpuinfo).
+std::vector<std::string> kernel_features() {
+  std::vector<std::string> out;
+#if defined(__aarch64__) && defined(__linux__)
+  const unsigned long hw = ::getauxval(AT_HWCAP), hw2 = ::getauxval(AT_HWCAP2);
+  const std::pair<bool, const char*> bits[] = {
+      {(hw & HWCAP_ASIMD) != 0, "asimd"},       {(hw & HWCAP_ASIMDHP) != 0, "asimdhp"},
+      {(hw & HWCAP_ASIMDDP) != 0, "asimddp"},   {(hw & HWCAP_SVE) != 0, "sve"},
+      {(hw2 & HWCAP2_SVE2) != 0, "sve2"},       {(hw2 & HWCAP2_I8MM) != 0, "i8mm"},
+      {(hw2 & HWCAP2_BF16) != 0, "bf16"},
+#if defined(HWCAP2_SME)
+      {(hw2 & HWCAP2_SME) != 0, "sme"},
+#endif
+#if defined(HWCAP2_SME2)
+      {(hw2 & HWCAP2_SME2) != 0, "sme2"},
+#endif
+  };
+  for (const auto& [have, name] : bits)
+    if (have) out.emplace_back(name);
+  std::sort(out.begin(), out.end());
+#endif
+  return out;
+}
+
+// HELLO's answer: what this worker is and can run ({"arch", "features", "registered"}).
+json hello() {
+  json registered = json::array();
+  for (const RuntimeBackend& b : registered_backends())
+    if (b.registered) registered.push_back(b.id);
+  json j = {{"arch", this_arch()}, {"features", kernel_features()}, {"registered", registered}};
+  return j;
+}
+
 std::string bytes_text(uint64_t b) {
   if (b == 0) return "none";
   return detail::format_number(double(b) / double(uint64_t(1) << 20), 6) + " MiB";
@@ -297,7 +345,14 @@ void WorkerClient::stop() {
 }
 
 void WorkerClient::start() {
-  const fs::path exe = isolation_.worker.empty() ? find_worker() : isolation_.worker;
+  std::vector<std::string> args;
+  if (isolation_.emulation) {
+    const Emulator& emulator = find_emulator(isolation_.emulation->arch);
+    args = emulated_worker_command(emulator, *isolation_.emulation);
+  } else {
+    args = {(isolation_.worker.empty() ? find_worker() : isolation_.worker).string()};
+  }
+  const fs::path exe = args.front();
   int sv[2];
 #if defined(SOCK_CLOEXEC)
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
@@ -323,7 +378,8 @@ void WorkerClient::start() {
   posix_spawn_file_actions_adddup2(&actions, 2, 1);  // ExecuTorch's prints never reach our stdout
   posix_spawn_file_actions_adddup2(&actions, sv[1], 3);
   const std::string limit = std::to_string(memory_limit_);
-  std::vector<std::string> args = {exe.string(), "--fd", "3", "--memory-limit", limit};
+  for (const char* a : {"--fd", "3", "--memory-limit"}) args.emplace_back(a);
+  args.push_back(limit);
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -448,6 +504,16 @@ WorkerClient::Loaded WorkerClient::load() {
   return out;
 }
 
+nlohmann::json WorkerClient::hello() {
+  Reply r = request(kHello, "{}", {}, "answering HELLO");
+  if (!r.head.is_object() || !r.head.contains("registered") || !r.head["registered"].is_array()) {
+    stop();
+    throw Error(ErrorKind::kCrashed, "the worker process for " + what_ + " sent a malformed reply to HELLO",
+                "rebuild the worker (./setup.sh) so that it is the etproof-worker of this build");
+  }
+  return std::move(r.head);
+}
+
 nlohmann::json WorkerClient::bench(const BenchOptions& o) {
   const json head = {{"bundle", manifest_.string()},
                      {"options",
@@ -515,7 +581,9 @@ int worker_main(int fd, uint64_t memory_limit_bytes) {
           read_all(fd, data.data(), data.size(), std::nullopt) != ReadResult::kOk)
         return 0;
       const json head = detail::parse_json(head_text, {ErrorKind::kInvalidArgument, "worker request", ""});
-      if (h.type == kLoad) {
+      if (h.type == kHello) {
+        reply_head = hello().dump(-1, ' ', false, json::error_handler_t::replace);
+      } else if (h.type == kLoad) {
         model.reset();
         bundle.reset();
         bundle = open_bundle(head.at("manifest").get<std::string>());

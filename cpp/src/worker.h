@@ -44,6 +44,9 @@ class WorkerClient {
   // stopped after it: {"bench": [report]} as to_json writes it. Throws Error{kCrashed} when the
   // worker dies.
   nlohmann::json bench(const BenchOptions& options);
+  // HELLO: what the worker is and can run, {"arch", "features", "registered"} (the delegate ids
+  // registered in it; etproof/emulation.h probe_emulated_worker). Throws Error{kCrashed}.
+  nlohmann::json hello();
 
  private:
   void start();

@@ -32,6 +32,8 @@
 #include <filesystem>
 #include <optional>
 
+#include "etproof/emulation.h"
+
 namespace etproof {
 
 struct Isolation {
@@ -52,6 +54,11 @@ struct Isolation {
   std::optional<uint64_t> memory_limit_bytes;
   // The worker executable; empty: find_worker().
   std::filesystem::path worker;
+  // Set: the worker is the one cross-built for this emulated machine, started by its emulator
+  // (etproof/emulation.h: find_emulator, emulated_worker_command); `worker` is then ignored. Its
+  // memory limit is not applied (QEMU's user mode keeps RLIMIT_AS for itself) and its time
+  // limit counts emulated time, which is several times slower than native.
+  std::optional<Emulation> emulation;
 };
 
 // The memory limit a worker gets under `isolation` (0: none), as documented above.
