@@ -35,6 +35,7 @@
 #include "etproof/classify.h"
 #include "etproof/image.h"
 #include "etproof/inspect.h"
+#include "etproof/emulation.h"
 #include "etproof/isolation.h"
 #include "etproof/ledger.h"
 #include "etproof/manifest.h"
@@ -373,13 +374,28 @@ int cmd_matrix(const std::vector<std::string>& dir_args, bool json, bool markdow
                const std::optional<etproof::Budget>& budget, size_t jobs,
                const std::vector<std::string>& methods, const LedgerOption& ledger,
                const etproof::Isolation& isolation, const std::optional<etproof::BenchOptions>& bench,
-               const std::vector<std::string>& required, bool require_all) {
+               const std::vector<std::string>& required, bool require_all,
+               const std::vector<std::string>& emulate) {
   std::vector<fs::path> dirs(dir_args.begin(), dir_args.end());
   if (dirs.empty()) dirs.push_back(default_bundles_dir());
   for (const std::string& r : required) etproof::check_requirement(r);  // a usage error: before any run
   check_writable(html, "the HTML page", "--html");
   check_writable(junit, "the JUnit report", "--junit");
+  // --emulate: each machine parsed, its emulator found and its worker asked what it is before
+  // anything runs (a missing emulator or an unknown CPU is an error of the command, exit 2).
+  std::vector<etproof::Emulation> emulations;
+  std::vector<nlohmann::json> machines;
+  for (const std::string& spec : emulate)
+    for (const etproof::Emulation& e : etproof::parse_emulation(spec)) {
+      if (std::any_of(emulations.begin(), emulations.end(),
+                      [&](const etproof::Emulation& x) { return x.label() == e.label(); }))
+        continue;
+      const nlohmann::json guest = etproof::probe_emulated_worker(e);
+      machines.push_back(etproof::emulated_machine(e, etproof::find_emulator(e.arch), guest, etproof::machine_info()));
+      emulations.push_back(e);
+    }
   etproof::Matrix m = etproof::build_matrix(dirs, caller, jobs, budget, methods, isolation);
+  etproof::add_emulated_columns(m, dirs, emulations, machines, caller, jobs, budget, methods, isolation);
   m.required = required;
   m.require_all = require_all;
   if (bench) etproof::bench_columns(m, *bench, isolation);

@@ -83,7 +83,8 @@ int cmd_matrix(const std::vector<std::string>& dir_args, bool json, bool markdow
                const std::optional<etproof::Budget>& budget, size_t jobs,
                const std::vector<std::string>& methods, const LedgerOption& ledger,
                const etproof::Isolation& isolation, const std::optional<etproof::BenchOptions>& bench,
-               const std::vector<std::string>& required, bool require_all);
+               const std::vector<std::string>& required, bool require_all,
+               const std::vector<std::string>& emulate = {});
 
 int cmd_coverage(const etproof::CoverageRequest& a);
 

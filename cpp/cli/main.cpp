@@ -251,6 +251,14 @@ int run_cli(int argc, char** argv) {
                      "no column of the matrix has, fails the run (exit 1, named in the verdict)")
       ->allow_extra_args(false)
       ->delimiter(',');
+  std::vector<std::string> matrix_emulate;
+  matrix->add_option("--emulate", matrix_emulate,
+                     "also replay every column on an emulated CPU, as a column of its own (xnnpack/fp32 @ "
+                     "arm64/neoverse-n1): ARCH/CPU with a QEMU CPU model and its feature switches "
+                     "(arm64/cortex-a53, arm64/neoverse-n1, arm64/max,sme=off, arm64/max) or the set "
+                     "arm64/phones (those four); repeatable. Runs the worker ./setup.sh cross-built for aarch64 "
+                     "under qemu-aarch64; every report and record says the run was emulated")
+      ->allow_extra_args(false);
   matrix->add_flag("--require-all", matrix_require_all,
                    "every column must have run here: any column that did not fails the run (exit 1)");
 
@@ -370,7 +378,7 @@ int run_cli(int argc, char** argv) {
     std::optional<etproof::BenchOptions> bench_for_matrix;
     if (matrix_bench) bench_for_matrix = etproof::BenchOptions{.warmup = 3, .seconds = 1.0};
     return cmd_matrix(dirs, json, markdown, matrix_junit, matrix_html, caller, budget, jobs, methods, ledger, isolation,
-                      bench_for_matrix, matrix_required, matrix_require_all);
+                      bench_for_matrix, matrix_required, matrix_require_all, matrix_emulate);
   }
   if (tolerances->parsed())
     return cmd_measure_tolerances(tol_dirs, json, markdown, tol_junit, margin, caller, jobs,

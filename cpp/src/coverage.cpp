@@ -308,8 +308,14 @@ Summary summarize(const std::vector<const Entry*>& entries, Notes& notes) {
       if (reading_of(*e->r).other == other) return true;
     return false;
   };
+  // A run under emulation (machine.emulated, etproof/emulation.h) is evidence about the program
+  // and the kernels, never about hardware: its agreement is a claim level of its own.
+  const bool emulated = std::any_of(entries.begin(), entries.end(), [](const Entry* e) {
+    const json m = e->r->value("machine", json::object());
+    return m.is_object() && m.value("emulated", false) == true;
+  });
   if (!run_ok.empty()) {
-    out.claim = "**works**" + stale_mark(run_ok);
+    out.claim = (emulated ? "agrees under emulation" : "**works**") + stale_mark(run_ok);
     if (!run_bad.empty()) out.claim += ", with failures";
   } else if (!run_undeleg.empty()) {
     out.claim = "runs undelegated" + stale_mark(run_undeleg);
@@ -538,6 +544,9 @@ std::string render_coverage(const std::vector<json>& all_records, const Coverage
       << (o.regenerate.empty() ? std::string("etproof coverage") : o.regenerate) << "`.\n\n";
   out << "- **works**: a run through the backend agreed with the float32 reference within its "
          "bound (a matrix or parity column, or the `etproof backends` one-operation probe).\n";
+  out << "- **agrees under emulation**: a run agreed, but on an emulated CPU (`matrix --emulate`: "
+         "the program and the target's kernels under QEMU); evidence about the program, never about "
+         "hardware, so never **works**.\n";
   out << "- **lowers**: only the export half passed (a bundle was written, or the one-operation "
          "probe lowered to the delegate); nothing ran it, so it is not claimed to work.\n";
   out << "- **stale**: the newest evidence is more than " << o.max_age_days << " days older than "
@@ -566,7 +575,11 @@ std::string render_coverage(const std::vector<json>& all_records, const Coverage
           if (e.is_string()) f.push_back(e.get<std::string>());
         features = f.empty() ? std::string("none of them") : detail::join(f, " ");
       }
-      out << "| " << label << " | " << md(s(m, "os")) << " | " << md(s(m, "cpu")) << " | "
+      std::string cpu = s(m, "cpu");
+      if (m.value("emulated", false) == true)  // an emulated machine names its emulator and host
+        cpu += " (emulated by " + s(m, "emulator") + " on " +
+               s(m.value("host", json::object()), "cpu") + ")";
+      out << "| " << label << " | " << md(s(m, "os")) << " | " << md(cpu) << " | "
           << md(s(m, "arch")) << " | " << md(features) << " | " << machine_hosts[label].size()
           << " | "
           << md(detail::join(std::vector<std::string>(machine_kernels[label].begin(),

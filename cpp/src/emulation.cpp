@@ -79,22 +79,27 @@ Emulator locate_arm64() {
   } else {
     std::error_code ec;
     const fs::path self = executable_path(ec);
-    const fs::path beside = ec ? fs::path() : self.parent_path() / "arm64" / "etproof-worker";
+    const fs::path beside = ec ? fs::path() : self.parent_path() / "arm64" / "build" / "etproof-worker";
     if (executable(beside)) e.worker = beside;
     else if (executable(build::kArm64WorkerBuildPath)) e.worker = build::kArm64WorkerBuildPath;
     else
       missing.push_back("no etproof-worker built for aarch64 (looked at " +
                         (beside.empty() ? std::string() : beside.string() + ", ") + build::kArm64WorkerBuildPath + ")");
   }
-  e.sysroot = "/usr/aarch64-linux-gnu";
+  // The target's C and C++ runtime from Debian's multiarch packages (libc6:arm64, libstdc++6:arm64,
+  // libssl3:arm64), found by the guest's loader at the host's own paths: no -L. The cross
+  // toolchain's copy under /usr/aarch64-linux-gnu is another glibc build, and a loader from one
+  // with a libc from the other hangs the first pthread_create (measured: QEMU 7.2, glibc 2.36-8
+  // against 2.36-9+deb12u14).
   std::error_code ec;
-  if (!fs::exists(e.sysroot / "lib" / "ld-linux-aarch64.so.1", ec))
-    missing.push_back("no aarch64 C library at " + e.sysroot.string() + " (Debian's g++-aarch64-linux-gnu brings it)");
+  for (const char* lib : {"/lib/ld-linux-aarch64.so.1", "/usr/lib/aarch64-linux-gnu/libstdc++.so.6"})
+    if (!fs::exists(lib, ec))
+      missing.push_back(std::string("no ") + lib + " (Debian's libc6:arm64 and libstdc++6:arm64, multiarch)");
   if (!missing.empty())
     throw Error(ErrorKind::kCapabilityUnavailable,
                 "cannot run programs on an emulated arm64 CPU here: " + detail::join(missing, "; "),
-                "./setup.sh installs qemu-user and g++-aarch64-linux-gnu and cross-builds the worker into "
-                "build/arm64/ (on Debian or Ubuntu); or point ETPROOF_QEMU_AARCH64 and ETPROOF_ARM64_WORKER at them");
+                "./setup.sh installs qemu-user, g++-aarch64-linux-gnu and the arm64 runtime libraries and "
+                "cross-builds the worker into build/arm64/ (on Debian or Ubuntu); or point ETPROOF_QEMU_AARCH64 and ETPROOF_ARM64_WORKER at them");
   std::string v = output_of(e.qemu, "--version");
   e.version = trim(v.substr(0, v.find('\n')));
   // "  cortex-a53" lines (QEMU 7.2: "Available CPUs:" then one model a line).
@@ -163,7 +168,13 @@ void check_emulation(const Emulator& emulator, const Emulation& e) {
 }
 
 std::vector<std::string> emulated_worker_command(const Emulator& emulator, const Emulation& e) {
-  return {emulator.qemu.string(), "-cpu", e.cpu, "-L", emulator.sysroot.string(), emulator.worker.string()};
+  std::vector<std::string> argv = {emulator.qemu.string(), "-cpu", e.cpu};
+  if (!emulator.sysroot.empty()) {
+    argv.push_back("-L");
+    argv.push_back(emulator.sysroot.string());
+  }
+  argv.push_back(emulator.worker.string());
+  return argv;
 }
 
 json emulated_machine(const Emulation& e, const Emulator& emulator, const json& guest, const json& host) {

@@ -190,7 +190,7 @@ std::optional<json> not_run_record(const RecordContext& ctx, const Matrix& m, co
   // The column it belongs to, when one was found.
   for (size_t ci = 0; ci < m.columns.size(); ++ci) {
     const Column& col = m.columns[ci];
-    if (col.backend != n.backend || col.recipe != n.recipe ||
+    if (col.backend != n.backend || col.recipe != n.recipe || col.machine != n.machine ||
         !(n.model.empty() || col.model.empty() || n.model == col.model))
       continue;
     if (!col.bundle.empty()) {
@@ -282,11 +282,31 @@ std::vector<json> records_from_matrix(const RecordContext& ctx, const Matrix& m)
         r["reason"] = "the bundle's program has no delegate call: the partitioner tagged nothing";
       out.push_back(std::move(r));
     }
-    column_runtime_records(ctx, m, ci, said, out);
+    // A column run on an emulated machine is recorded under that machine (emulated: true).
+    if (col.machine_record.is_object()) {
+      RecordContext on = ctx;
+      on.machine = col.machine_record;
+      column_runtime_records(on, m, ci, said, out);
+    } else {
+      column_runtime_records(ctx, m, ci, said, out);
+    }
   }
-  // Columns (or parts of them) not measured, and the export half's refusals and failures.
-  for (const NotRun& n : m.not_run)
-    if (auto r = not_run_record(ctx, m, n, said)) out.push_back(std::move(*r));
+  // Columns (or parts of them) not measured, and the export half's refusals and failures; an
+  // emulated machine's under that machine.
+  std::map<std::string, json> emulated;  // label → record
+  for (const Column& c : m.columns)
+    if (!c.machine.empty() && c.machine_record.is_object()) emulated.emplace(c.machine, c.machine_record);
+  for (const NotRun& n : m.not_run) {
+    std::optional<json> r;
+    if (const auto it = emulated.find(n.machine); !n.machine.empty() && it != emulated.end()) {
+      RecordContext on = ctx;
+      on.machine = it->second;
+      r = not_run_record(on, m, n, said);
+    } else {
+      r = not_run_record(ctx, m, n, said);
+    }
+    if (r) out.push_back(std::move(*r));
+  }
   return out;
 }
 

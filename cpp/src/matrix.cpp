@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "etproof/backend_table.h"
 #include "etproof/bundle.h"
@@ -41,7 +42,8 @@ int Matrix::exit_code() const {
 // ---- coverage ------------------------------------------------------------------------------------
 
 std::string CoverageColumn::label() const {
-  return (backend.empty() ? "?" : backend) + "/" + (recipe.empty() ? "?" : recipe);
+  return (backend.empty() ? "?" : backend) + "/" + (recipe.empty() ? "?" : recipe) +
+         (machine.empty() ? "" : " @ " + machine);
 }
 
 namespace {
@@ -95,10 +97,10 @@ Coverage coverage(const Matrix& m) {
     if (is_judged(c.status)) ran[c.column] = true;
     if (!first_cell[c.column]) first_cell[c.column] = &c;
   }
-  std::map<std::pair<std::string, std::string>, size_t> by_bundle;  // (dir, bundle) → column
+  std::map<std::tuple<std::string, std::string, std::string>, size_t> by_bundle;  // (dir, bundle, machine) → column
   for (size_t i = 0; i < m.columns.size(); ++i) {
     const Column& c = m.columns[i];
-    CoverageColumn k{c.model, c.backend, c.recipe, c.dir, c.bundle, ran[i], Status::kAgreed, ""};
+    CoverageColumn k{c.model, c.backend, c.recipe, c.dir, c.bundle, ran[i], Status::kAgreed, "", c.machine};
     if (!k.ran) {
       if (first_cell[i]) {
         k.status = first_cell[i]->status;
@@ -108,13 +110,13 @@ Coverage coverage(const Matrix& m) {
         k.reason = c.bundle + ": no golden case ran (the manifest lists none)";
       }
     }
-    by_bundle.emplace(std::make_pair(c.dir, c.bundle), i);
+    by_bundle.emplace(std::make_tuple(c.dir, c.bundle, c.machine), i);
     cov.columns.push_back(std::move(k));
   }
   std::vector<bool> reason_set(m.columns.size(), false);
   for (const NotRun& n : m.not_run) {
     if (!n.bundle.empty()) {
-      const auto it = by_bundle.find({n.dir, n.bundle});
+      const auto it = by_bundle.find({n.dir, n.bundle, n.machine});
       if (it != by_bundle.end()) {
         CoverageColumn& k = cov.columns[it->second];
         if (!k.ran && !reason_set[it->second]) {
@@ -129,9 +131,10 @@ Coverage coverage(const Matrix& m) {
     // same column found in the directory stands for it.
     bool known = false;
     for (const CoverageColumn& k : cov.columns)
-      known = known || (k.dir == n.dir && k.model == n.model && k.backend == n.backend && k.recipe == n.recipe);
+      known = known || (k.dir == n.dir && k.model == n.model && k.backend == n.backend && k.recipe == n.recipe &&
+                        k.machine == n.machine);
     if (known) continue;
-    cov.columns.push_back({n.model, n.backend, n.recipe, n.dir, "", false, n.status, n.reason});
+    cov.columns.push_back({n.model, n.backend, n.recipe, n.dir, "", false, n.status, n.reason, n.machine});
   }
   for (const CoverageColumn& k : cov.columns) cov.ran += k.ran;
   for (const std::string& text : m.required) {
@@ -595,6 +598,23 @@ Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& calle
   return m;
 }
 
+namespace {
+// Appends m's columns, cells (their column indices moved past out's), cases, not-run and left-out
+// lines and measured count to `out`.
+void append_columns(Matrix& out, Matrix& m) {
+  const size_t offset = out.columns.size();
+  for (Column& c : m.columns) out.columns.push_back(std::move(c));
+  for (const std::string& id : m.cases) note_case(out, id);
+  for (Cell& c : m.cells) {
+    c.column += offset;
+    out.cells.push_back(std::move(c));
+  }
+  for (NotRun& n : m.not_run) out.not_run.push_back(std::move(n));
+  for (LeftOut& l : m.left_out) out.left_out.push_back(std::move(l));
+  out.measured += m.measured;
+}
+}  // namespace
+
 Matrix build_matrix(const std::vector<std::filesystem::path>& dirs, const BoundOverride& caller,
                     size_t jobs, const std::optional<Budget>& budget,
                     const std::vector<std::string>& methods, const Isolation& isolation) {
@@ -603,16 +623,7 @@ Matrix build_matrix(const std::vector<std::filesystem::path>& dirs, const BoundO
   out.methods = methods;
   for (const auto& dir : dirs) {
     Matrix m = build_matrix(dir, caller, jobs, budget, methods, isolation);
-    const size_t offset = out.columns.size();
-    for (Column& c : m.columns) out.columns.push_back(std::move(c));
-    for (const std::string& id : m.cases) note_case(out, id);
-    for (Cell& c : m.cells) {
-      c.column += offset;
-      out.cells.push_back(std::move(c));
-    }
-    for (NotRun& n : m.not_run) out.not_run.push_back(std::move(n));
-    for (LeftOut& l : m.left_out) out.left_out.push_back(std::move(l));
-    out.measured += m.measured;
+    append_columns(out, m);
     out.caller_bound = m.caller_bound;
     out.caller_budget = m.caller_budget;
     for (XfailOutcome& x : m.xfail) out.xfail.push_back(std::move(x));
@@ -623,8 +634,36 @@ Matrix build_matrix(const std::vector<std::filesystem::path>& dirs, const BoundO
   return out;
 }
 
+void add_emulated_columns(Matrix& m, const std::vector<std::filesystem::path>& dirs,
+                          const std::vector<Emulation>& emulations, const std::vector<nlohmann::json>& machines,
+                          const BoundOverride& caller, size_t jobs, const std::optional<Budget>& budget,
+                          const std::vector<std::string>& methods, const Isolation& isolation) {
+  if (machines.size() != emulations.size())
+    throw Error(ErrorKind::kInvalidArgument,
+                "add_emulated_columns: " + std::to_string(emulations.size()) + " emulation(s) but " +
+                    std::to_string(machines.size()) + " machine record(s)",
+                "give one machine record (emulated_machine) per emulation");
+  for (size_t i = 0; i < emulations.size(); ++i) {
+    Isolation on = isolation;
+    on.enabled = true;
+    on.emulation = emulations[i];
+    Matrix e = build_matrix(dirs, caller, jobs, budget, methods, on);
+    const std::string label = emulations[i].label();
+    for (Column& c : e.columns) {
+      c.machine = label;
+      c.machine_record = machines[i];
+    }
+    // The export half's lines (no bundle) are the host matrix's: not repeated per machine.
+    std::erase_if(e.not_run, [](const NotRun& n) { return n.bundle.empty(); });
+    for (NotRun& n : e.not_run) n.machine = label;
+    e.left_out.clear();  // the method selection leaves out the same bundles on every machine
+    append_columns(m, e);
+  }
+}
+
 void bench_columns(Matrix& m, const BenchOptions& options, const Isolation& isolation) {
   for (size_t col = 0; col < m.columns.size(); ++col) {
+    if (!m.columns[col].machine.empty()) continue;  // emulated: QEMU's speed is no device's
     bool ran = false;
     for (const Cell& c : m.cells) ran = ran || (c.column == col && (is_judged(c.status) || c.status == Status::kNoBound || c.status == Status::kInconclusive));
     if (ran) m.columns[col].speed = bench(m.columns[col].path, options, isolation);

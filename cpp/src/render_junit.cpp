@@ -42,7 +42,8 @@ std::string to_junit(const Matrix& m) {
     const Column& c = m.columns[col];
     std::ostringstream cases;
     size_t t = 0, f = 0, s = 0;
-    const std::string classname = model_label(c.model) + "." + c.backend + "." + c.recipe;
+    const std::string classname = model_label(c.model) + "." + c.backend + "." + c.recipe +
+                                  (c.machine.empty() ? "" : "." + c.machine);
     for (const Cell& cell : m.cells) {
       if (cell.column != col) continue;
       ++t;

@@ -435,6 +435,9 @@ nlohmann::json to_json(const Matrix& m) {
   for (size_t i = 0; i < m.columns.size(); ++i) {
     cols[i]["against"] = m.columns[i].against;
     if (!m.columns[i].judgement.empty()) cols[i]["judgement"] = m.columns[i].judgement;
+    // Where it ran: null here (the run's machine), else the emulated machine's record.
+    cols[i]["machine"] = m.columns[i].machine_record.is_null() ? nlohmann::json(nullptr) : m.columns[i].machine_record;
+    cols[i]["column"] = column_label(m.columns[i]);
     if (!m.columns[i].precision_reason.empty())
       cols[i]["precision_reason"] = m.columns[i].precision_reason;
     if (m.columns[i].speed) {
@@ -464,6 +467,8 @@ nlohmann::json to_json(const Matrix& m) {
                      {"atol", opt_num(c.atol)},
                      {"bound", col.bound ? to_json(*col.bound) : nlohmann::json(nullptr)},
                      {"detail", c.detail}});
+    // The machine it ran on: null here, else the emulated machine's record (Column::machine_record).
+    cells.back()["machine"] = col.machine_record.is_null() ? nlohmann::json(nullptr) : col.machine_record;
     if (c.cost_sqnr_db) cells.back()["cost_sqnr_db"] = opt_num(c.cost_sqnr_db);
     if (!c.cost_over_default.empty()) cells.back()["cost_over_default"] = c.cost_over_default;
   }
@@ -475,7 +480,8 @@ nlohmann::json to_json(const Matrix& m) {
                        {"fails_run", fails_run(n.status)},
                        {"reason", n.reason},
                        {"dir", n.dir},
-                       {"model", n.model}});
+                       {"model", n.model},
+                       {"machine", n.machine.empty() ? nlohmann::json(nullptr) : nlohmann::json(n.machine)}});
   nlohmann::json records = nlohmann::json::array();
   for (const XfailOutcome& x : m.xfail)
     records.push_back({{"model", x.record.model},

@@ -21,7 +21,10 @@ using detail::cosine_text;
 using detail::join;
 inline std::string fmt(double v, int precision = 3) { return detail::format_number(v, precision); }
 inline nlohmann::json opt_num(const std::optional<double>& v) { return detail::json_number(v); }
-inline std::string column_label(const Column& c) { return c.backend + "/" + c.recipe; }
+// "backend/recipe", with " @ MACHINE" for a column run on an emulated machine (Column::machine).
+inline std::string column_label(const Column& c) {
+  return c.backend + "/" + c.recipe + (c.machine.empty() ? "" : " @ " + c.machine);
+}
 
 // A column's label within its model: backend/recipe, plus what tells it apart where two columns
 // of the same model share a backend/recipe — its directory (copies of one bundle in two
@@ -122,7 +125,7 @@ inline std::string bound_text(const std::optional<Bound>& b) {
 
 inline std::string not_run_label(const NotRun& n) {
   return (n.model.empty() ? "" : n.model + " ") + (n.backend.empty() ? "?" : n.backend) + "/" +
-         (n.recipe.empty() ? "?" : n.recipe);
+         (n.recipe.empty() ? "?" : n.recipe) + (n.machine.empty() ? "" : " @ " + n.machine);
 }
 
 // "3 not-linked, 1 export-refused": a count per status, in the map's order.

@@ -46,8 +46,9 @@ struct Emulator {
   std::filesystem::path qemu;     // qemu-aarch64: $ETPROOF_QEMU_AARCH64, else on PATH
   std::string version;            // its first line of --version, e.g. "qemu-aarch64 version 7.2.22 (...)"
   std::filesystem::path worker;   // the cross-built etproof-worker: $ETPROOF_ARM64_WORKER, else
-                                  // arm64/etproof-worker in this binary's build folder (./setup.sh)
-  std::filesystem::path sysroot;  // the target's C and C++ libraries (-L): /usr/aarch64-linux-gnu
+                                  // arm64/build/etproof-worker in this binary's build folder (./setup.sh)
+  std::filesystem::path sysroot;  // QEMU's -L; empty (the default): the guest's loader finds
+                                  // Debian's multiarch arm64 libraries at the host's own paths
   std::vector<std::string> cpus;  // the CPU models it knows (qemu-aarch64 -cpu help)
 };
 
@@ -61,7 +62,7 @@ struct Emulator {
 void check_emulation(const Emulator& emulator, const Emulation& e);
 
 // The argv that starts the emulated worker, before the worker's own arguments:
-// {qemu, "-cpu", e.cpu, "-L", sysroot, worker}.
+// {qemu, "-cpu", e.cpu, worker}, with "-L", sysroot before the worker where sysroot is set.
 [[nodiscard]] std::vector<std::string> emulated_worker_command(const Emulator& emulator, const Emulation& e);
 
 // The machine an emulated column ran on, as the ledger and every report carry it:

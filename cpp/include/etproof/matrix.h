@@ -42,6 +42,13 @@ struct Column {
   std::string path;                    // the bundle's path as found in `dir`
   // With `matrix --bench` (bench_columns): the column's benchmark on its golden inputs.
   std::optional<BenchReport> speed;
+  // Where it ran: "" on this machine; an emulated machine's label ("arm64/neoverse-n1",
+  // etproof/emulation.h) for a column of add_emulated_columns, whose label then reads
+  // "xnnpack/fp32 @ arm64/neoverse-n1" in every report.
+  std::string machine;
+  // That machine as the ledger records it (emulated_machine: arch, cpu, features, emulated,
+  // emulator, host); null on this machine (the run's own machine_info()).
+  nlohmann::json machine_record;
 };
 
 struct Cell {
@@ -73,6 +80,7 @@ struct NotRun {
   // export half's refusals and failures and for a folder whose manifest could not be read, which
   // are columns of their own (coverage()).
   std::string bundle;
+  std::string machine;                 // as Column::machine: "" here, else the emulated machine
 };
 
 // A bundle the caller's method selection (--method) left out of the columns: it lists none of the
@@ -156,7 +164,9 @@ struct CoverageColumn {
   bool ran = false;
   Status status = Status::kAgreed;     // not run: why (ran: unused)
   std::string reason;                  // not run: the reason of its not-run line
-  // "backend/recipe", the column's name in every report and in --require ("?" for an unknown part).
+  std::string machine;                 // as Column::machine: "" here, else the emulated machine
+  // "backend/recipe", the column's name in every report and in --require ("?" for an unknown
+  // part), with " @ MACHINE" for a column run on an emulated machine.
   std::string label() const;
 };
 
@@ -238,7 +248,22 @@ inline constexpr size_t kTextWidth = 120;
                                   const std::vector<std::string>& methods = {},
                                   const Isolation& isolation = {});
 
-// `matrix --bench`: benchmarks (etproof/bench.h) every column whose program ran here (some cell
+// `matrix --emulate` (etproof/emulation.h): the same directories replayed again on each emulated
+// machine — every column through the worker cross-built for it, under its emulator — appended to
+// `m` as columns of their own, each with Column::machine (its label) and machine_record (`machines`:
+// one per emulation, emulated_machine's record, in the same order). Bundles of a delegate the
+// emulated worker does not register are its not-linked columns, named as such; the export half's
+// lines and the xfail outcomes are the host matrix's and are not repeated (an xfail record still
+// turns an emulated column's drifted cells into xfail). `isolation` gives the limits; it is
+// enabled, with the emulation set, for each machine.
+void add_emulated_columns(Matrix& m, const std::vector<std::filesystem::path>& dirs,
+                          const std::vector<Emulation>& emulations, const std::vector<nlohmann::json>& machines,
+                          const BoundOverride& caller = {}, size_t jobs = 1,
+                          const std::optional<Budget>& budget = std::nullopt,
+                          const std::vector<std::string>& methods = {}, const Isolation& isolation = {});
+
+// `matrix --bench`: benchmarks (etproof/bench.h) every column whose program ran here — not the
+// emulated ones (QEMU's speed says nothing of a device's) — (some cell
 // was judged or measured without a bound), one column at a time — never in parallel, so that no
 // timing shares the machine with another — with `isolation` (each in its own worker, as the
 // replay was). Sets Column::speed. The renderers then show each column's median latency of its
