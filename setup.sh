@@ -50,6 +50,15 @@ pip_install() { "$PY" -m pip install -q "$@" 2> >(grep -v 'is ignored: it is nei
 
 # --- 1. Debian packages (C++ libraries the runtime half uses; see docs/dependencies.md) -------
 DEBS=(build-essential nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libstb-dev libssl-dev libjpeg-dev)
+# The runtime half on emulated Arm CPUs (matrix --emulate, etproof/emulation.h): Debian's cross
+# compiler and QEMU's user-mode emulator on an x86-64 host, and the arm64 libraries the
+# cross-built worker links and runs with (multiarch: dpkg --add-architecture arm64).
+ARM64_DEBS=()
+ARM64_LIBS=()
+if [[ "$(uname -m)" == x86_64 ]] && command -v dpkg >/dev/null; then
+  ARM64_DEBS=(g++-aarch64-linux-gnu qemu-user)
+  ARM64_LIBS=(libssl-dev:arm64 libstdc++6:arm64)
+fi
 # --fuzz: clang and libFuzzer (bookworm's newest clang; 14, its default, cannot capture structured
 # bindings in lambdas, which cpp/src uses; llvm-19 for llvm-symbolizer: sanitizer stacks with
 # function names), without their recommendations (about 70 MB); and Debian's chromium (test.sh
@@ -78,23 +87,31 @@ elif ! command -v dpkg >/dev/null; then
   echo "warning: neither Debian's apt nor macOS: install ${DEBS[*]} (or their equivalents) yourself" >&2
   DEBS=(); FUZZ_DEBS=(); TEST_DEBS=()
 fi
-missing=(); fuzz_missing=()
-for p in ${DEBS[@]+"${DEBS[@]}"}; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+missing=(); fuzz_missing=(); arm64_missing=()
+for p in ${DEBS[@]+"${DEBS[@]}"} ${ARM64_DEBS[@]+"${ARM64_DEBS[@]}"}; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+for p in ${ARM64_LIBS[@]+"${ARM64_LIBS[@]}"}; do dpkg -s "$p" >/dev/null 2>&1 || arm64_missing+=("$p"); done
 if ((FUZZ)); then
   for p in ${FUZZ_DEBS[@]+"${FUZZ_DEBS[@]}"}; do dpkg -s "$p" >/dev/null 2>&1 || fuzz_missing+=("$p"); done
 fi
 if ((TEST)); then
   for p in ${TEST_DEBS[@]+"${TEST_DEBS[@]}"}; do dpkg -s "$p" >/dev/null 2>&1 || fuzz_missing+=("$p"); done
 fi
-if ((${#missing[@]} + ${#fuzz_missing[@]})); then
-  step "installing Debian packages: ${missing[*]} ${fuzz_missing[*]}"
+if ((${#missing[@]} + ${#fuzz_missing[@]} + ${#arm64_missing[@]})); then
+  step "installing Debian packages: ${missing[*]} ${fuzz_missing[*]} ${arm64_missing[*]}"
   SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  if ((${#arm64_missing[@]})) && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    $SUDO dpkg --add-architecture arm64
+  fi
   $SUDO apt-get update -q
   if ((${#missing[@]})); then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${missing[@]}"
   fi
   if ((${#fuzz_missing[@]})); then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${fuzz_missing[@]}"
+  fi
+  if ((${#arm64_missing[@]})); then  # --no-remove: an arm64 library never displaces an amd64 package
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-remove "${arm64_missing[@]}" \
+      || echo "warning: the arm64 libraries did not install: matrix --emulate will say it cannot run here" >&2
   fi
 fi
 
@@ -158,6 +175,38 @@ if [[ ! -f "$BUILD/CMakeCache.txt" ]]; then
 fi
 "$CMAKE" --build "$BUILD" -j"$NPROC" 2>&1 | grep -vE '^\[ *[0-9]+%\]' || true
 [[ -x "$BUILD/etproof" ]] || { echo "error: build failed (build/etproof missing)" >&2; exit 2; }
+
+# --- 4a. The worker cross-built for aarch64 (build/arm64/build/etproof-worker) for matrix --emulate:
+# the aarch64 executorch wheel of the same version, downloaded by pip for that platform, its C++ SDK
+# (lib, include, share) unpacked under build/arm64/sdk. Where the cross compiler or the arm64
+# libraries are missing it is skipped, and --emulate says so by name.
+if ((${#ARM64_DEBS[@]})) && command -v aarch64-linux-gnu-g++ >/dev/null && [[ -e /usr/lib/aarch64-linux-gnu/libcrypto.so ]]; then
+  step "cross-building the worker for aarch64 (build/arm64: matrix --emulate arm64/CPU)"
+  ARM64="$BUILD/arm64"
+  ET_VERSION="$("$PY" -c 'import importlib.metadata as m; print(m.version("executorch"))')"
+  if [[ "$(cat "$ARM64/.stamp-sdk" 2>/dev/null)" != "$ET_VERSION" ]]; then
+    rm -rf "$ARM64/wheel" "$ARM64/sdk"
+    "$PY" -m pip download -q "executorch==$ET_VERSION" --platform manylinux_2_28_aarch64 --only-binary=:all: \
+      --no-deps --python-version "$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')" -d "$ARM64/wheel" 2> >(grep -v 'is ignored: it is neither a file' >&2)
+    "$PY" - "$ARM64/wheel" "$ARM64/sdk" <<'PYEOF'
+import pathlib, sys, zipfile
+wheel = next(pathlib.Path(sys.argv[1]).glob("executorch-*.whl"))
+with zipfile.ZipFile(wheel) as z:  # the C++ SDK alone: lib/, include/, share/
+    z.extractall(sys.argv[2], [n for n in z.namelist()
+                               if n.startswith(("executorch/lib/", "executorch/include/", "executorch/share/"))])
+PYEOF
+    rm -rf "$ARM64/wheel"
+    echo "$ET_VERSION" > "$ARM64/.stamp-sdk"
+  fi
+  if [[ ! -f "$ARM64/build/CMakeCache.txt" ]]; then
+    "$CMAKE" -S "$ROOT" -B "$ARM64/build" -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake/aarch64-linux-gnu.cmake" \
+      -DETPROOF_WORKER_ONLY=ON -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$ARM64/sdk/executorch" >/dev/null
+  fi
+  # Errors alone: GCC 12's -Wrestrict false positive inside libstdc++'s std::string (GCC bug
+  # 105329) fills the aarch64 build's log otherwise.
+  "$CMAKE" --build "$ARM64/build" -j"$NPROC" --target etproof-worker 2>&1 | grep -E ' error |error:' || true
+  [[ -x "$ARM64/build/etproof-worker" ]] || echo "warning: the aarch64 worker did not build: matrix --emulate will say it cannot run here" >&2
+fi
 
 # --- 4b. --fuzz: the sanitizer build (build-fuzz/: clang, -DETPROOF_FUZZ=ON, address+undefined):
 # the libFuzzer harnesses (fuzz/) and the C++ tests. The exported bundles are build/'s, shared.
