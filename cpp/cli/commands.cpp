@@ -126,7 +126,17 @@ fs::path default_probe_dir() {
 }
 
 int cmd_backends(bool json, bool runtime_only, const std::string& probe_dir,
-                 const LedgerOption& ledger) {
+                 const LedgerOption& ledger, const std::vector<std::string>& emulate) {
+  // --emulate: what each emulated machine's worker is and registers (HELLO), asked before the rest.
+  nlohmann::json emulated = nlohmann::json::array();
+  for (const std::string& spec : emulate)
+    for (const etproof::Emulation& e : etproof::parse_emulation(spec)) {
+      const nlohmann::json guest = etproof::probe_emulated_worker(e);
+      emulated.push_back({{"profile", e.label()},
+                          {"machine", etproof::emulated_machine(e, etproof::find_emulator(e.arch), guest,
+                                                                etproof::machine_info())},
+                          {"registered", guest.at("registered")}});
+    }
   const etproof::RuntimeHalf rt =
       etproof::runtime_half(probe_dir.empty() ? default_probe_dir() : fs::path(probe_dir));
   std::string export_why_not = "skipped (--runtime-only)";
@@ -135,6 +145,7 @@ int cmd_backends(bool json, bool runtime_only, const std::string& probe_dir,
   nlohmann::json doc = etproof::to_json(rt);
   doc["export"] = exp ? *exp : nlohmann::json(nullptr);
   doc["export_error"] = exp ? nlohmann::json(nullptr) : nlohmann::json(export_why_not);
+  if (!emulate.empty()) doc["emulated"] = emulated;
   std::cout.flush();
   const bool recorded = record_evidence(ledger, "backends", [&](const etproof::RecordContext& ctx) {
     return etproof::records_from_backends(ctx, rt, exp.value_or(nlohmann::json()));
@@ -145,6 +156,16 @@ int cmd_backends(bool json, bool runtime_only, const std::string& probe_dir,
     return ok;
   }
   std::cout << etproof::to_text(rt);
+  for (const nlohmann::json& e : emulated) {
+    const nlohmann::json& m = e.at("machine");
+    std::string features, registered;
+    for (const auto& f : m.at("features")) features += (features.empty() ? "" : " ") + f.get<std::string>();
+    for (const auto& r : e.at("registered")) registered += (registered.empty() ? "" : ", ") + r.get<std::string>();
+    std::cout << "\nemulated " << e.at("profile").get<std::string>() << " (" << m.value("emulator", std::string())
+              << ", " << m.value("cpu", std::string()) << "; features: " << features
+              << "): runs portable kernels and " << (registered.empty() ? "no delegate" : registered)
+              << " (matrix --emulate " << e.at("profile").get<std::string>() << ")\n";
+  }
   std::cout << "\nexport half (" << etproof::export_python() << " -m etproof probe, cached):\n";
   if (!exp) {
     std::cout << "  not answered: " << export_why_not << "\n";
@@ -217,7 +238,7 @@ std::string with_bound_source(const std::string& text, const etproof::Bound& bou
 int cmd_parity(const std::string& path, bool json, const etproof::BoundOverride& caller,
                const std::optional<etproof::Budget>& budget, const std::vector<std::string>& methods,
                LedgerOption ledger, bool allow_edited_goldens, const etproof::Isolation& isolation,
-               bool verbose) {
+               bool verbose, const std::string& emulate) {
   // A --method the bundle does not list is a usage error, refused up front (exit 2, no evidence)
   // from the manifest alone; a manifest that cannot be read is left to the replay to report.
   if (!methods.empty()) {
@@ -235,6 +256,20 @@ int cmd_parity(const std::string& path, bool json, const etproof::BoundOverride&
   options.methods = methods;
   options.allow_edited_goldens = allow_edited_goldens;
   options.isolation = isolation;
+  // --emulate ARCH/CPU: one emulated machine (etproof/emulation.h), found and asked what it is
+  // before anything runs; the program runs in its worker, and the record carries that machine.
+  std::optional<nlohmann::json> machine;
+  if (!emulate.empty()) {
+    const std::vector<etproof::Emulation> es = etproof::parse_emulation(emulate);
+    if (es.size() != 1)
+      throw Error(ErrorKind::kInvalidArgument, "parity --emulate " + emulate + " names " + std::to_string(es.size()) +
+                                                   " machines; parity runs on one",
+                  "give one ARCH/CPU, or run matrix --emulate " + emulate + " for the set");
+    const nlohmann::json guest = etproof::probe_emulated_worker(es[0]);
+    machine = etproof::emulated_machine(es[0], etproof::find_emulator(es[0].arch), guest, etproof::machine_info());
+    options.isolation.enabled = true;
+    options.isolation.emulation = es[0];
+  }
   if (allow_edited_goldens && !ledger.off) {
     // Numbers against goldens that may not be the export's are no evidence about the bundle.
     std::cerr << "ledger: nothing recorded (--allow-edited-goldens: a run against edited goldens is "
@@ -249,13 +284,21 @@ int cmd_parity(const std::string& path, bool json, const etproof::BoundOverride&
   if (!error && r.bound_error) error = &*r.bound_error;
   const bool recorded = (error && error->kind() == ErrorKind::kInvalidArgument) ||
                         record_evidence(ledger, "parity", [&](const etproof::RecordContext& ctx) {
-                          return etproof::records_from_parity(ctx, r);
+                          etproof::RecordContext on = ctx;
+                          if (machine) on.machine = *machine;
+                          return etproof::records_from_parity(on, r);
                         });
   if (error) throw *error;
-  if (json)
-    std::cout << json_text(etproof::to_json(r)) << "\n";  // the bound's source always
-  else
+  if (json) {
+    nlohmann::json doc = etproof::to_json(r);  // the bound's source always
+    doc["machine"] = machine ? *machine : nlohmann::json(nullptr);
+    std::cout << json_text(doc) << "\n";
+  } else {
+    if (machine)
+      std::cout << "on " << emulate << ", emulated (" << machine->value("emulator", std::string()) << ", "
+                << machine->value("cpu", std::string()) << "): evidence about the program, not a device\n";
     std::cout << (verbose ? with_bound_source(etproof::to_text(r), r.bound) : etproof::to_text(r));
+  }
   if (!recorded) return kExitError;
   return r.passed ? 0 : 1;
 }

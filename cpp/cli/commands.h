@@ -51,7 +51,7 @@ bool record_evidence(const LedgerOption& o, const std::string& kind,
 fs::path default_probe_dir();
 
 int cmd_backends(bool json, bool runtime_only, const std::string& probe_dir,
-                 const LedgerOption& ledger);
+                 const LedgerOption& ledger, const std::vector<std::string>& emulate = {});
 
 int cmd_export(int argc, char** argv);
 
@@ -68,7 +68,7 @@ std::string with_bound_source(const std::string& text, const etproof::Bound& bou
 int cmd_parity(const std::string& path, bool json, const etproof::BoundOverride& caller,
                const std::optional<etproof::Budget>& budget, const std::vector<std::string>& methods,
                LedgerOption ledger, bool allow_edited_goldens, const etproof::Isolation& isolation,
-               bool verbose);
+               bool verbose, const std::string& emulate = "");
 
 int cmd_attribute(const std::vector<std::string>& paths, const AttributeArgs& args, const etproof::BoundOverride& caller,
                   const etproof::Isolation& isolation);

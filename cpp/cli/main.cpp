@@ -88,6 +88,11 @@ int run_cli(int argc, char** argv) {
     sub->add_flag("--no-ledger", ledger.off, "record nothing")->excludes(l);
   };
   add_ledger_options(backends);
+  std::vector<std::string> backends_emulate;
+  backends->add_option("--emulate", backends_emulate,
+                       "also say what each emulated machine runs (ARCH/CPU or arm64/phones; matrix --emulate): "
+                       "its features and the delegates its cross-built worker registers")
+      ->allow_extra_args(false);
 
   auto* exp = app.add_subcommand(
       "export", "export a model (runs the export half: python -m etproof export ARGS…)");
@@ -176,6 +181,10 @@ int run_cli(int argc, char** argv) {
                    "run the program in a worker process: a crash inside ExecuTorch becomes a crashed "
                    "case instead of ending etproof");
   add_worker_limits(parity);
+  std::string parity_emulate;
+  parity->add_option("--emulate", parity_emulate,
+                     "run the program on one emulated CPU instead (ARCH/CPU, e.g. arm64/neoverse-n1: the worker "
+                     "./setup.sh cross-built for aarch64, under qemu-aarch64); the report and the record say so");
 
   AttributeArgs attribute_args;
   bool attribute_isolate = false;
@@ -346,7 +355,7 @@ int run_cli(int argc, char** argv) {
     return rc == 0 ? 0 : kExitError;
   }
 
-  if (backends->parsed()) return cmd_backends(json, runtime_only, probe_dir, ledger);
+  if (backends->parsed()) return cmd_backends(json, runtime_only, probe_dir, ledger, backends_emulate);
   if (coverage->parsed()) return cmd_coverage(cov);
   if (inspect->parsed()) return cmd_inspect(bundle, json);
   if (gen->parsed())
@@ -371,7 +380,7 @@ int run_cli(int argc, char** argv) {
   if (parity->parsed()) {
     isolation.enabled = isolate;
     return cmd_parity(bundle, json, caller, budget, methods, ledger, allow_edited_goldens, isolation,
-                      parity_verbose);
+                      parity_verbose, parity_emulate);
   }
   if (matrix->parsed()) {
     isolation.enabled = !in_process;

@@ -159,6 +159,10 @@ Coverage coverage(const Matrix& m) {
 std::string coverage_text(const Coverage& c) {
   std::ostringstream os;
   os << c.ran << " of " << c.columns.size() << " column" << (c.columns.size() == 1 ? "" : "s") << " ran here";
+  // Columns on emulated machines (matrix --emulate) ran here too, but not on this hardware: said.
+  const size_t emulated = size_t(std::count_if(c.columns.begin(), c.columns.end(),
+                                               [](const CoverageColumn& k) { return k.ran && !k.machine.empty(); }));
+  if (emulated) os << ", " << emulated << " of them under emulation";
   if (c.ran == c.columns.size()) return os.str();
   // Grouped by status (first appearance), each label once with its count.
   std::vector<Status> statuses;

@@ -207,3 +207,37 @@ TEST(Emulation, QemuSevenTwosSmeProfileDriftsOnAWideInt8LinearAndIsNamed) {
   EXPECT_TRUE(status_by_machine["arm64/max"].count("drifted")) << j.at("verdict");
   EXPECT_NE(verdict.find("drifted"), std::string::npos) << verdict;
 }
+
+// parity --emulate: one machine; the report says it was emulated, the JSON and the record carry
+// the machine. A set is a usage error (parity runs on one machine). backends --emulate lists what
+// each profile's worker registers.
+TEST(Emulation, ParityAndBackendsTakeAnEmulatedMachine) {
+  REQUIRE_EMULATOR();
+  const fs::path bundle = test_bundles() / "tiny-xnnpack-fp32";
+  ETPROOF_REQUIRE_BUNDLE(bundle);
+  const fs::path ledger = scratch_dir() / "ledger.jsonl";
+  const auto text = cli("parity --ledger " + quote(ledger.string()) + " " + quote(bundle.string()) +
+                        " --emulate arm64/neoverse-n1");
+  EXPECT_EQ(text.rc, 0) << text.out << text.err;
+  EXPECT_EQ(text.out.rfind("on arm64/neoverse-n1, emulated (qemu-aarch64 ", 0), 0u) << text.out;
+  std::ifstream in(ledger);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  const json rec = json::parse(line);
+  EXPECT_EQ(rec.at("machine").at("emulated"), true) << rec.dump();
+  EXPECT_EQ(rec.at("machine").at("profile"), "arm64/neoverse-n1");
+  EXPECT_EQ(rec.at("status"), "agreed");
+  const json j = parse(cli("parity --no-ledger --json " + quote(bundle.string()) + " --emulate arm64/cortex-a53"));
+  EXPECT_EQ(j.at("machine").at("cpu"), "qemu-aarch64 -cpu cortex-a53") << j.dump();
+  const auto set = cli("parity --no-ledger " + quote(bundle.string()) + " --emulate arm64/phones");
+  EXPECT_EQ(set.rc, 2) << set.out << set.err;
+  EXPECT_NE(set.err.find("parity runs on one"), std::string::npos) << set.err;
+
+  const json b = parse(cli("backends --runtime-only --no-ledger --json --emulate arm64/phones"));
+  ASSERT_EQ(b.at("emulated").size(), 4u) << b.dump();
+  for (const json& e : b.at("emulated")) {
+    EXPECT_TRUE(has(e.at("registered"), "XnnpackBackend")) << e.dump();
+    EXPECT_EQ(e.at("machine").at("emulated"), true);
+  }
+  EXPECT_TRUE(has(b.at("emulated").back().at("machine").at("features"), "sme")) << b.dump();  // max
+}

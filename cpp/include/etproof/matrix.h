@@ -192,7 +192,8 @@ struct Coverage {
 // A --require's syntax ([MODEL:]BACKEND[/RECIPE], no empty part): Error{kInvalidArgument} naming
 // it otherwise (the CLI's exit 2, before anything runs).
 void check_requirement(const std::string& require);
-// "5 of 9 columns ran here (4 not-linked: coreml/fp16, coreml/fp32, vulkan/fp32, webgpu/fp32)":
+// "5 of 9 columns ran here (4 not-linked: coreml/fp16, coreml/fp32, vulkan/fp32, webgpu/fp32)"
+// (", N of them under emulation" after "ran here" where columns ran on emulated machines):
 // the columns that did not run grouped by status, each column name once with ×N where several
 // models (or directories) share it. The verdict line of every renderer ends with it.
 [[nodiscard]] std::string coverage_text(const Coverage& c);
