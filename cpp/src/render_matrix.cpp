@@ -67,6 +67,7 @@ void write_text_tail(std::ostringstream& os, const Matrix& m) {
   }
   os << "\n" << summary(m) << "\n" << verdict(m) << "\n";
   if (drifted_under_derived(m)) os << kBoundHint << "\n";
+  if (const std::string h = emulation_hint(m); !h.empty()) os << h << "\n";
 }
 
 // Display width (UTF-8 code points) and left-aligned padding to it.

@@ -289,13 +289,48 @@ inline std::string group_label(const Matrix& m, const NotRunGroup& g) {
   return join(names) + " in " + std::to_string(models.size()) + " models (" + join(models) + ")";
 }
 
-// Drift under a derived bound: say how to pass one, as parity does.
-inline bool drifted_under_derived(const Matrix& m) {
+// The emulated columns (Column::machine) that drifted while the same bundle's column here did not:
+// their labels, each once.
+inline std::vector<std::string> drifted_only_under_emulation(const Matrix& m) {
+  std::set<size_t> drifted;
   for (const Cell& c : m.cells)
-    if (c.status == CellStatus::kDrifted && m.columns[c.column].bound &&
-        !m.columns[c.column].bound->caller_supplied)
-      return true;
+    if (c.status == CellStatus::kDrifted) drifted.insert(c.column);
+  std::vector<std::string> out;
+  for (size_t i : drifted) {
+    const Column& e = m.columns[i];
+    if (e.machine.empty()) continue;
+    bool here_drifted = false;
+    for (size_t j : drifted)
+      here_drifted = here_drifted || (m.columns[j].machine.empty() && m.columns[j].dir == e.dir &&
+                                      m.columns[j].bundle == e.bundle);
+    if (!here_drifted) out.push_back((e.model.empty() ? "" : e.model + " ") + column_label(e));
+  }
+  return out;
+}
+
+// Drift under a derived bound: say how to pass one, as parity does — not for a column that drifted
+// only under emulation, whose bound agreed here (emulation_hint says what to do instead).
+inline bool drifted_under_derived(const Matrix& m) {
+  const std::vector<std::string> emulated = drifted_only_under_emulation(m);
+  for (const Cell& c : m.cells) {
+    const Column& col = m.columns[c.column];
+    if (c.status != CellStatus::kDrifted || !col.bound || col.bound->caller_supplied) continue;
+    if (!col.machine.empty() &&
+        std::find(emulated.begin(), emulated.end(), (col.model.empty() ? "" : col.model + " ") + column_label(col)) !=
+            emulated.end())
+      continue;
+    return true;
+  }
   return false;
+}
+
+// "" unless some column drifted only under emulation; then what to check before blaming the program.
+inline std::string emulation_hint(const Matrix& m) {
+  const std::vector<std::string> cols = drifted_only_under_emulation(m);
+  if (cols.empty()) return "";
+  return "hint: drifted only under emulation, where the arithmetic is QEMU's: " + join(cols) +
+         ". Run the same profile on another QEMU (ETPROOF_QEMU_AARCH64) or on a device before blaming the "
+         "program or its bound (docs/emulation.md)";
 }
 
 inline constexpr const char* kBoundHint =

@@ -237,6 +237,7 @@ std::string to_html(const Matrix& m) {
     os << "<p>Budget: the recipe's cost judged by " << esc(m.caller_budget)
        << " (--budget; keys not given come from each bundle's own budget).</p>\n";
   if (drifted_under_derived(m)) os << "<p class=\"muted\">" << esc(kBoundHint) << "</p>\n";
+  if (const std::string h = emulation_hint(m); !h.empty()) os << "<p class=\"muted\">" << esc(h) << "</p>\n";
   write_legend(os, m);
 
   const std::vector<std::string> models = m.models();
