@@ -235,6 +235,23 @@ std::string with_bound_source(const std::string& text, const etproof::Bound& bou
   return text.substr(0, end + 1) + etproof::fit_text("  source: " + bound.source + "\n") + text.substr(end + 1);
 }
 
+// --emulate ARCH/CPU for a command that runs on one machine (parity, bench): that machine found
+// and asked what it is before anything runs, `isolation` pointed at its worker; its record
+// (emulated_machine), or nullopt without --emulate. A set is a usage error.
+std::optional<nlohmann::json> use_emulated_machine(const std::string& command, const std::string& emulate,
+                                                   etproof::Isolation& isolation) {
+  if (emulate.empty()) return std::nullopt;
+  const std::vector<etproof::Emulation> es = etproof::parse_emulation(emulate);
+  if (es.size() != 1)
+    throw Error(ErrorKind::kInvalidArgument, command + " --emulate " + emulate + " names " + std::to_string(es.size()) +
+                                                 " machines; " + command + " runs on one",
+                "give one ARCH/CPU, or run matrix --emulate " + emulate + " for the set");
+  const nlohmann::json guest = etproof::probe_emulated_worker(es[0]);
+  isolation.enabled = true;
+  isolation.emulation = es[0];
+  return etproof::emulated_machine(es[0], etproof::find_emulator(es[0].arch), guest, etproof::machine_info());
+}
+
 int cmd_parity(const std::string& path, bool json, const etproof::BoundOverride& caller,
                const std::optional<etproof::Budget>& budget, const std::vector<std::string>& methods,
                LedgerOption ledger, bool allow_edited_goldens, const etproof::Isolation& isolation,
@@ -258,18 +275,7 @@ int cmd_parity(const std::string& path, bool json, const etproof::BoundOverride&
   options.isolation = isolation;
   // --emulate ARCH/CPU: one emulated machine (etproof/emulation.h), found and asked what it is
   // before anything runs; the program runs in its worker, and the record carries that machine.
-  std::optional<nlohmann::json> machine;
-  if (!emulate.empty()) {
-    const std::vector<etproof::Emulation> es = etproof::parse_emulation(emulate);
-    if (es.size() != 1)
-      throw Error(ErrorKind::kInvalidArgument, "parity --emulate " + emulate + " names " + std::to_string(es.size()) +
-                                                   " machines; parity runs on one",
-                  "give one ARCH/CPU, or run matrix --emulate " + emulate + " for the set");
-    const nlohmann::json guest = etproof::probe_emulated_worker(es[0]);
-    machine = etproof::emulated_machine(es[0], etproof::find_emulator(es[0].arch), guest, etproof::machine_info());
-    options.isolation.enabled = true;
-    options.isolation.emulation = es[0];
-  }
+  const std::optional<nlohmann::json> machine = use_emulated_machine("parity", emulate, options.isolation);
   if (allow_edited_goldens && !ledger.off) {
     // Numbers against goldens that may not be the export's are no evidence about the bundle.
     std::cerr << "ledger: nothing recorded (--allow-edited-goldens: a run against edited goldens is "
@@ -353,7 +359,9 @@ int cmd_attribute(const std::vector<std::string>& paths, const AttributeArgs& ar
 // argument (a bundle, or a directory of bundles) is measured or listed with why not; exit 1 when
 // one could not be measured for a reason that fails a run (fails_run), or nothing was measured.
 int cmd_bench(const std::vector<std::string>& args, bool json, bool markdown, const etproof::BenchOptions& o,
-              const LedgerOption& ledger, const etproof::Isolation& isolation) {
+              const LedgerOption& ledger, const etproof::Isolation& given_isolation, const std::string& emulate) {
+  etproof::Isolation isolation = given_isolation;
+  const std::optional<nlohmann::json> machine = use_emulated_machine("bench", emulate, isolation);
   std::vector<fs::path> paths;
   for (const std::string& a : args) {
     const fs::path p(a);
@@ -375,14 +383,25 @@ int cmd_bench(const std::vector<std::string>& args, bool json, bool markdown, co
   if (reports.size() == 1 && reports.front().refused && reports.front().error) throw *reports.front().error;
   // Performance records, one per method measured (ledger.h records_from_bench).
   const bool recorded = record_evidence(ledger, "bench", [&](const etproof::RecordContext& ctx) {
-    return etproof::records_from_bench(ctx, reports);
+    etproof::RecordContext on = ctx;
+    if (machine) on.machine = *machine;
+    return etproof::records_from_bench(on, reports);
   });
-  if (json)
-    std::cout << json_text(etproof::to_json(reports)) << "\n";
-  else if (markdown)
-    std::cout << etproof::to_markdown(reports);
-  else
-    std::cout << etproof::to_text(reports);
+  // Under emulation the times are QEMU's: comparable between profiles of one emulator at most.
+  const std::string emulated_note =
+      machine ? "on " + emulate + ", emulated (" + machine->value("emulator", std::string()) + ", " +
+                    machine->value("cpu", std::string()) + "): QEMU's times, not a device's\n"
+              : std::string();
+  if (json) {
+    nlohmann::json doc = etproof::to_json(reports);
+    doc["machine"] = machine ? *machine : nlohmann::json(nullptr);
+    std::cout << json_text(doc) << "\n";
+  } else if (markdown) {
+    std::cout << (machine ? "_" + emulated_note.substr(0, emulated_note.size() - 1) + "_\n\n" : std::string())
+              << etproof::to_markdown(reports);
+  } else {
+    std::cout << emulated_note << etproof::to_text(reports);
+  }
   bool any = false, failed = false;
   for (const etproof::BenchReport& r : reports) {
     any = any || r.ok();

@@ -74,7 +74,7 @@ int cmd_attribute(const std::vector<std::string>& paths, const AttributeArgs& ar
                   const etproof::Isolation& isolation);
 
 int cmd_bench(const std::vector<std::string>& args, bool json, bool markdown, const etproof::BenchOptions& o,
-              const LedgerOption& ledger, const etproof::Isolation& isolation);
+              const LedgerOption& ledger, const etproof::Isolation& isolation, const std::string& emulate = "");
 
 void check_writable(const std::string& file, const std::string& what, const std::string& flag);
 

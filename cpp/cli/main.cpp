@@ -332,6 +332,10 @@ int run_cli(int argc, char** argv) {
   bench->add_option("--method", bench_options.methods, "NAME of a method to time; repeatable (default: every method)")
       ->allow_extra_args(false);
   add_ledger_options(bench);
+  std::string bench_emulate;
+  bench->add_option("--emulate", bench_emulate,
+                    "run on one emulated CPU instead (ARCH/CPU, as matrix --emulate): QEMU's times, not a "
+                    "device's, comparable between profiles of one emulator at most; the report and records say so");
   bool bench_in_process = false;
   bench->add_flag("--in-process", bench_in_process,
                   "measure every bundle in this process instead of each in its own worker process (then "
@@ -370,7 +374,7 @@ int run_cli(int argc, char** argv) {
   if (worker_memory_mib >= 0) isolation.memory_limit_bytes = uint64_t(worker_memory_mib * double(1 << 20));
   if (bench->parsed()) {
     isolation.enabled = !bench_in_process;
-    return cmd_bench(bench_args, json, markdown, bench_options, ledger, isolation);
+    return cmd_bench(bench_args, json, markdown, bench_options, ledger, isolation, bench_emulate);
   }
   if (attribute->parsed()) {
     isolation.enabled = attribute_isolate;

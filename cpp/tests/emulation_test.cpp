@@ -214,10 +214,10 @@ TEST(Emulation, QemuSevenTwosSmeProfileDriftsOnAWideInt8LinearAndIsNamed) {
   EXPECT_EQ(out.find("if a derived bound does not fit this model"), std::string::npos) << r.out;
 }
 
-// parity --emulate: one machine; the report says it was emulated, the JSON and the record carry
+// parity and bench --emulate: one machine; the report says it was emulated, the JSON and the record carry
 // the machine. A set is a usage error (parity runs on one machine). backends --emulate lists what
 // each profile's worker registers.
-TEST(Emulation, ParityAndBackendsTakeAnEmulatedMachine) {
+TEST(Emulation, ParityBenchAndBackendsTakeAnEmulatedMachine) {
   REQUIRE_EMULATOR();
   const fs::path bundle = test_bundles() / "tiny-xnnpack-fp32";
   ETPROOF_REQUIRE_BUNDLE(bundle);
@@ -246,4 +246,14 @@ TEST(Emulation, ParityAndBackendsTakeAnEmulatedMachine) {
     EXPECT_EQ(e.at("machine").at("emulated"), true);
   }
   EXPECT_TRUE(has(b.at("emulated").back().at("machine").at("features"), "sme")) << b.dump();  // max
+
+  // bench --emulate: the program timed in the emulated worker, the report saying whose times they are.
+  const auto bt = cli("bench --no-ledger --runs 3 --warmup 1 " + quote(bundle.string()) + " --emulate arm64/cortex-a53");
+  EXPECT_EQ(bt.rc, 0) << bt.out << bt.err;
+  EXPECT_EQ(bt.out.rfind("on arm64/cortex-a53, emulated (qemu-aarch64 ", 0), 0u) << bt.out;
+  EXPECT_NE(bt.out.find("QEMU's times, not a device's"), std::string::npos) << bt.out;
+  const json bj = parse(cli("bench --no-ledger --json --runs 3 --warmup 1 " + quote(bundle.string()) +
+                            " --emulate arm64/cortex-a53"));
+  EXPECT_EQ(bj.at("machine").at("emulated"), true) << bj.dump();
+  ASSERT_EQ(bj.at("bench").size(), 1u) << bj.dump();
 }
