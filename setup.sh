@@ -204,7 +204,7 @@ PYEOF
   fi
   # Errors alone: GCC 12's -Wrestrict false positive inside libstdc++'s std::string (GCC bug
   # 105329) fills the aarch64 build's log otherwise.
-  "$CMAKE" --build "$ARM64/build" -j"$NPROC" --target etproof-worker 2>&1 | grep -E ' error |error:' || true
+  "$CMAKE" --build "$ARM64/build" -j"$NPROC" --target etproof-worker 2>&1 | grep -E ': error:|Error [0-9]' || true
   [[ -x "$ARM64/build/etproof-worker" ]] || echo "warning: the aarch64 worker did not build: matrix --emulate will say it cannot run here" >&2
 fi
 

@@ -24,6 +24,9 @@
 #if defined(__aarch64__) && defined(__linux__)
 #include <asm/hwcap.h>
 #include <sys/auxv.h>
+#ifndef HWCAP2_SME2
+#define HWCAP2_SME2 (1UL << 37)  // Linux 6.2's uapi asm/hwcap.h; bookworm's cross headers (6.1) lack it
+#endif
 #endif
 #if defined(__linux__)
 #include <sys/prctl.h>
@@ -214,9 +217,7 @@ std::vector<std::string> kernel_features() {
 #if defined(HWCAP2_SME)
       {(hw2 & HWCAP2_SME) != 0, "sme"},
 #endif
-#if defined(HWCAP2_SME2)
       {(hw2 & HWCAP2_SME2) != 0, "sme2"},
-#endif
   };
   for (const auto& [have, name] : bits)
     if (have) out.emplace_back(name);
