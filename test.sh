@@ -5,7 +5,7 @@
 #                            setting up whatever is missing (./setup.sh --no-run --test: the build,
 #                            and beside it the demo bundles, the golden set and the small test
 #                            bundles, each reused while its inputs are unchanged). What CI runs
-#                            (.ci/run): 19 to 34 minutes on 2 cores from a clean clone (Intel
+#                            (.ci/run): 20 to 34 minutes on 2 cores from a clean clone (Intel
 #                            Xeon VM, 2026-12-05; up to 75 on the earlier AMD VMs)
 #                            (docs/setup.md).
 #   ./test.sh --sanitizers   also the reliability stages (docs/reliability.md): the C++ tests again
