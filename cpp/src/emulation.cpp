@@ -42,10 +42,13 @@ fs::path on_path(const std::string& name) {
   return {};
 }
 
-// A command's standard output (stderr discarded), or "" when it cannot be run. Only for fixed
-// argument lists of executables found above (no shell quoting of user text).
+// A command's standard output (stderr discarded), or "" when it cannot be run. `args` is a fixed
+// text of this file's; `exe` (from PATH or $ETPROOF_QEMU_AARCH64) is single-quoted for the shell,
+// each ' in it written '\''.
 std::string output_of(const fs::path& exe, const std::string& args) {
-  const std::string cmd = "'" + exe.string() + "' " + args + " 2>/dev/null";
+  std::string quoted = "'";
+  for (const char c : exe.string()) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  const std::string cmd = quoted + "' " + args + " 2>/dev/null";
   std::string out;
   if (FILE* f = ::popen(cmd.c_str(), "r")) {
     char buf[4096];
