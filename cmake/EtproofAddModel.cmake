@@ -6,7 +6,7 @@
 # It runs `etproof gen <bundle> --out DIR` (DIR = <build dir>/etproof-gen/<target>/<bundle name>)
 # when CMake configures, to learn the files' names and fail early, and again at build time
 # whenever the bundle's manifest changes; adds the generated source and its directory to
-# <target>; links etproof::core and etproof::demo; and copies the bundle directory beside the
+# <target>; links etproof::codegen (and the layers below it); and copies the bundle directory beside the
 # target's binary, as etproof-bundles/<bundle name>/, whenever one of its files changed (the
 # generated class's open() with no argument opens that copy). <bundle> may also be its manifest
 # or .pte, as for etproof gen. CLASS / NAMESPACE: etproof gen's --class /
@@ -85,7 +85,7 @@ function(etproof_add_model target bundle)
                      COMMENT "etproof gen: the typed API of ${_name}" VERBATIM)
   target_sources(${target} PRIVATE ${_source} ${_header})
   target_include_directories(${target} PRIVATE "${_out}")
-  target_link_libraries(${target} PRIVATE etproof::core etproof::demo)
+  target_link_libraries(${target} PRIVATE etproof::codegen)
   # The bundle beside the binary, copied again whenever any of its files changes (a stamp file
   # depending on each), as part of building the target.
   file(GLOB_RECURSE _files LIST_DIRECTORIES false "${_dir}/*")

@@ -27,9 +27,10 @@
 
 #include <openssl/evp.h>
 
-#include "etproof/bundle.h"
-#include "etproof/replay.h"
-#include "etproof/runtime_log.h"
+#include "etproof/runtime/bundle.h"
+#include "etproof/replay/replay.h"
+#include "etproof/render/parity.h"
+#include "etproof/runtime/runtime_log.h"
 #include "fuzz_support.h"
 
 namespace fs = std::filesystem;

@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "etproof/error.h"
+#include "etproof/core/error.h"
 
 namespace etproof::fuzz {
 

@@ -11,7 +11,7 @@
 
 #include <stb_image.h>
 
-#include "etproof/image.h"
+#include "etproof/demo/image.h"
 #include "fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

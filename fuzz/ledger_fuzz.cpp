@@ -9,8 +9,8 @@
 #include <sstream>
 #include <string>
 
-#include "etproof/coverage.h"
-#include "etproof/ledger.h"
+#include "etproof/evidence/coverage.h"
+#include "etproof/evidence/ledger.h"
 #include "fuzz_support.h"
 
 namespace {

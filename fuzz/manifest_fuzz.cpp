@@ -10,9 +10,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "etproof/attribute.h"
-#include "etproof/bundle.h"
-#include "etproof/manifest.h"
+#include "etproof/replay/attribute.h"
+#include "etproof/render/attribute.h"
+#include "etproof/runtime/bundle.h"
+#include "etproof/core/manifest.h"
 #include "fuzz_support.h"
 
 namespace fs = std::filesystem;

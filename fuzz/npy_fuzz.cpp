@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "etproof/npy.h"
+#include "etproof/core/npy.h"
 #include "fuzz_support.h"
 
 namespace fs = std::filesystem;

@@ -1,6 +1,6 @@
 // fuzz/xfail_fuzz.cpp — the expected-failure reader (etproof/xfail.h, DIR/xfail.json) on arbitrary
 // bytes; the records it accepts are then matched as the replay engine and the matrix match them.
-#include "etproof/xfail.h"
+#include "etproof/core/xfail.h"
 #include "fuzz_support.h"
 
 namespace {

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """How far each bundle's reference computations are from their float64 truth: the measurement
-behind the widening's cap (cpp/include/etproof/references.h, kExplainableRoundoffs; docs/design.md
+behind the widening's cap (cpp/include/etproof/gate/references.h, kExplainableRoundoffs; docs/design.md
 §5). For every bundle under the directories given (searched recursively), every golden case and
 float output with a float64 truth:
 

@@ -32,9 +32,9 @@
 #include <executorch/extension/module/module.h>
 #include <executorch/extension/tensor/tensor.h>
 
-#include "etproof/isolation.h"
-#include "etproof/bundle.h"
-#include "etproof/error.h"
+#include "etproof/runtime/isolation.h"
+#include "etproof/runtime/bundle.h"
+#include "etproof/core/error.h"
 
 namespace {
 namespace fs = std::filesystem;

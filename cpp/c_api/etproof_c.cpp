@@ -16,14 +16,15 @@
 #include <utility>
 #include <vector>
 
-#include "etproof/bundle.h"
-#include "etproof/error.h"
-#include "etproof/manifest.h"
-#include "etproof/npy.h"
-#include "etproof/registry.h"
-#include "etproof/replay.h"
-#include "etproof/runtime_log.h"
-#include "etproof/status.h"
+#include "etproof/runtime/bundle.h"
+#include "etproof/core/error.h"
+#include "etproof/core/manifest.h"
+#include "etproof/core/npy.h"
+#include "etproof/runtime/registry.h"
+#include "etproof/render/parity.h"
+#include "etproof/replay/replay.h"
+#include "etproof/runtime/runtime_log.h"
+#include "etproof/core/status.h"
 
 #ifndef ETPROOF_VERSION
 #define ETPROOF_VERSION "unknown"

@@ -23,30 +23,35 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "etproof/attribute.h"
-#include "etproof/backends_report.h"
-#include "etproof/bench.h"
-#include "etproof/bundle.h"
-#include "etproof/codegen.h"
-#include "etproof/coverage.h"
-#include "etproof/error.h"
-#include "etproof/export_half.h"
-#include "etproof/gate.h"
-#include "etproof/classify.h"
-#include "etproof/image.h"
-#include "etproof/inspect.h"
-#include "etproof/emulation.h"
-#include "etproof/isolation.h"
-#include "etproof/ledger.h"
-#include "etproof/manifest.h"
-#include "etproof/junit.h"
-#include "etproof/matrix.h"
-#include "etproof/npy.h"
-#include "etproof/registry.h"
-#include "etproof/replay.h"
-#include "etproof/run.h"
-#include "etproof/runtime_log.h"
-#include "etproof/tolerances.h"
+#include "etproof/replay/attribute.h"
+#include "etproof/render/attribute.h"
+#include "etproof/replay/backends_report.h"
+#include "etproof/render/backends.h"
+#include "etproof/replay/bench.h"
+#include "etproof/runtime/bundle.h"
+#include "etproof/codegen/codegen.h"
+#include "etproof/evidence/coverage.h"
+#include "etproof/core/error.h"
+#include "etproof/runtime/export_half.h"
+#include "etproof/gate/gate.h"
+#include "etproof/demo/classify.h"
+#include "etproof/demo/image.h"
+#include "etproof/replay/inspect.h"
+#include "etproof/runtime/emulation.h"
+#include "etproof/runtime/isolation.h"
+#include "etproof/evidence/ledger.h"
+#include "etproof/core/manifest.h"
+#include "etproof/render/junit.h"
+#include "etproof/replay/matrix.h"
+#include "etproof/render/matrix.h"
+#include "etproof/core/npy.h"
+#include "etproof/runtime/registry.h"
+#include "etproof/replay/replay.h"
+#include "etproof/render/parity.h"
+#include "etproof/runtime/run.h"
+#include "etproof/runtime/runtime_log.h"
+#include "etproof/replay/tolerances.h"
+#include "etproof/render/tolerances.h"
 
 
 #include "commands.h"
@@ -194,8 +199,8 @@ int cmd_gen(const std::string& bundle, const std::string& out_dir, const std::st
   std::cout << (g.written ? "wrote " : "up to date: ") << (fs::path(out_dir) / g.header_name).string()
             << " and " << g.source_name
             << ": class " << (o.namespace_name.empty() ? "" : o.namespace_name + "::") << g.class_name
-            << "\nnext: compile " << g.source_name << " into your program and link etproof::core and "
-            << "etproof::demo (docs/api.md; or let CMake's etproof_add_model do both)\n";
+            << "\nnext: compile " << g.source_name << " into your program and link etproof::codegen "
+            << "(docs/api.md; or let CMake's etproof_add_model do it)\n";
   return 0;
 }
 

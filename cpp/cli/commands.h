@@ -11,14 +11,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "etproof/bench.h"
-#include "etproof/coverage.h"
-#include "etproof/error.h"
-#include "etproof/gate.h"
-#include "etproof/isolation.h"
-#include "etproof/ledger.h"
-#include "etproof/matrix.h"
-#include "etproof/tolerances.h"
+#include "etproof/replay/bench.h"
+#include "etproof/evidence/coverage.h"
+#include "etproof/core/error.h"
+#include "etproof/gate/gate.h"
+#include "etproof/runtime/isolation.h"
+#include "etproof/evidence/ledger.h"
+#include "etproof/replay/matrix.h"
+#include "etproof/render/matrix.h"
+#include "etproof/replay/tolerances.h"
+#include "etproof/render/tolerances.h"
 
 namespace etproof_cli {
 

@@ -19,8 +19,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "etproof/attribute.h"
-#include "etproof/replay.h"
+#include "etproof/replay/attribute.h"
+#include "etproof/render/attribute.h"
+#include "etproof/replay/replay.h"
+#include "etproof/render/parity.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;

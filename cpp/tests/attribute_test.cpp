@@ -11,9 +11,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "etproof/attribute.h"
-#include "etproof/bundle.h"
-#include "etproof/registry.h"
+#include "etproof/replay/attribute.h"
+#include "etproof/render/attribute.h"
+#include "etproof/runtime/bundle.h"
+#include "etproof/runtime/registry.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;

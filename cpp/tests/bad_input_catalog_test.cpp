@@ -27,17 +27,19 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "etproof/bundle.h"
-#include "etproof/coverage.h"
-#include "etproof/error.h"
-#include "etproof/ledger.h"
-#include "etproof/manifest.h"
-#include "etproof/matrix.h"
-#include "etproof/npy.h"
-#include "etproof/replay.h"
-#include "etproof/run.h"
-#include "etproof/status.h"
-#include "etproof/xfail.h"
+#include "etproof/runtime/bundle.h"
+#include "etproof/evidence/coverage.h"
+#include "etproof/core/error.h"
+#include "etproof/evidence/ledger.h"
+#include "etproof/core/manifest.h"
+#include "etproof/replay/matrix.h"
+#include "etproof/render/matrix.h"
+#include "etproof/core/npy.h"
+#include "etproof/replay/replay.h"
+#include "etproof/render/parity.h"
+#include "etproof/runtime/run.h"
+#include "etproof/core/status.h"
+#include "etproof/core/xfail.h"
 #include "test_support.h"
 
 namespace etproof {

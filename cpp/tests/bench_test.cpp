@@ -11,9 +11,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "etproof/bench.h"
-#include "etproof/error.h"
-#include "etproof/replay.h"
+#include "etproof/replay/bench.h"
+#include "etproof/core/error.h"
+#include "etproof/replay/replay.h"
+#include "etproof/render/parity.h"
 #include "test_support.h"
 
 namespace etproof {

@@ -12,12 +12,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "etproof/backend_table.h"
-#include "etproof/bundle.h"
-#include "etproof/error.h"
-#include "etproof/gate.h"
-#include "etproof/replay.h"
-#include "etproof/manifest.h"
+#include "etproof/core/backend_table.h"
+#include "etproof/runtime/bundle.h"
+#include "etproof/core/error.h"
+#include "etproof/gate/gate.h"
+#include "etproof/replay/replay.h"
+#include "etproof/render/parity.h"
+#include "etproof/core/manifest.h"
 #include "test_support.h"
 
 namespace etproof {

@@ -15,12 +15,13 @@
 
 #include <gtest/gtest.h>
 
-#include "etproof/bundle.h"
-#include "etproof/error.h"
-#include "etproof/kernels.h"
-#include "etproof/registry.h"
-#include "etproof/replay.h"
-#include "etproof/status.h"
+#include "etproof/runtime/bundle.h"
+#include "etproof/core/error.h"
+#include "etproof/runtime/kernels.h"
+#include "etproof/runtime/registry.h"
+#include "etproof/replay/replay.h"
+#include "etproof/render/parity.h"
+#include "etproof/core/status.h"
 #include "test_support.h"
 
 namespace etproof {

@@ -13,8 +13,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "etproof/bundle.h"
-#include "etproof/npy.h"
+#include "etproof/runtime/bundle.h"
+#include "etproof/core/npy.h"
 #include "test_support.h"
 
 namespace etproof {

@@ -13,11 +13,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "etproof/backend_table.h"
-#include "etproof/coverage.h"
-#include "etproof/error.h"
-#include "etproof/ledger.h"
-#include "etproof/status.h"
+#include "etproof/core/backend_table.h"
+#include "etproof/evidence/coverage.h"
+#include "etproof/core/error.h"
+#include "etproof/evidence/ledger.h"
+#include "etproof/core/status.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;

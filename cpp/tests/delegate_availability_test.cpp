@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "etproof/registry.h"
+#include "etproof/runtime/registry.h"
 
 namespace etproof {
 namespace {

@@ -15,8 +15,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "etproof/emulation.h"
-#include "etproof/error.h"
+#include "etproof/runtime/emulation.h"
+#include "etproof/core/error.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;

@@ -11,8 +11,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "etproof/replay.h"
-#include "etproof/status.h"
+#include "etproof/replay/replay.h"
+#include "etproof/render/parity.h"
+#include "etproof/core/status.h"
 #include "test_support.h"
 
 namespace etproof {

@@ -1,8 +1,9 @@
 // The gate: its rules on constructed tensors, the bound table, and parity on real exported
 // programs run through the real ExecuTorch runtime.
-#include "etproof/gate.h"
-#include "etproof/references.h"
-#include "etproof/replay.h"
+#include "etproof/gate/gate.h"
+#include "etproof/gate/references.h"
+#include "etproof/replay/replay.h"
+#include "etproof/render/parity.h"
 
 #include <cmath>
 #include <cstring>
@@ -15,9 +16,10 @@
 
 #include <gtest/gtest.h>
 
-#include "etproof/bundle.h"
-#include "etproof/error.h"
-#include "etproof/tolerances.h"
+#include "etproof/runtime/bundle.h"
+#include "etproof/core/error.h"
+#include "etproof/replay/tolerances.h"
+#include "etproof/render/tolerances.h"
 #include "test_support.h"
 
 namespace etproof {

@@ -11,8 +11,8 @@
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
-#include "etproof/bundle.h"
-#include "etproof/npy.h"
+#include "etproof/runtime/bundle.h"
+#include "etproof/core/npy.h"
 #include "test_support.h"
 
 namespace etproof {

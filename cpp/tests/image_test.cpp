@@ -1,6 +1,6 @@
 // The classification demo: decode + preprocess + rank, on constructed images and on the demo
 // photos through the three exported EfficientNet-Lite0 bundles.
-#include "etproof/image.h"
+#include "etproof/demo/image.h"
 
 #include <algorithm>
 #include <cmath>
@@ -17,8 +17,8 @@
 #include <gtest/gtest.h>
 #include <stb/stb_image_write.h>
 
-#include "etproof/bundle.h"
-#include "etproof/error.h"
+#include "etproof/runtime/bundle.h"
+#include "etproof/core/error.h"
 #include "test_support.h"
 
 namespace etproof {

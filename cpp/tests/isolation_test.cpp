@@ -23,11 +23,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "etproof/bundle.h"
-#include "etproof/error.h"
-#include "etproof/isolation.h"
-#include "etproof/matrix.h"
-#include "etproof/replay.h"
+#include "etproof/runtime/bundle.h"
+#include "etproof/core/error.h"
+#include "etproof/runtime/isolation.h"
+#include "etproof/replay/matrix.h"
+#include "etproof/render/matrix.h"
+#include "etproof/replay/replay.h"
+#include "etproof/render/parity.h"
 #include "test_support.h"
 
 namespace etproof {

@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "etproof/kernels.h"
+#include "etproof/runtime/kernels.h"
 
 namespace etproof {
 namespace {

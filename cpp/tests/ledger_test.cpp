@@ -16,13 +16,16 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "etproof/backends_report.h"
-#include "etproof/error.h"
-#include "etproof/ledger.h"
-#include "etproof/manifest.h"
-#include "etproof/matrix.h"
-#include "etproof/replay.h"
-#include "etproof/status.h"
+#include "etproof/replay/backends_report.h"
+#include "etproof/render/backends.h"
+#include "etproof/core/error.h"
+#include "etproof/evidence/ledger.h"
+#include "etproof/core/manifest.h"
+#include "etproof/replay/matrix.h"
+#include "etproof/render/matrix.h"
+#include "etproof/replay/replay.h"
+#include "etproof/render/parity.h"
+#include "etproof/core/status.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;

@@ -11,9 +11,9 @@
 
 #include <gtest/gtest.h>
 
-#include "etproof/bundle.h"
-#include "etproof/error.h"
-#include "etproof/manifest.h"
+#include "etproof/runtime/bundle.h"
+#include "etproof/core/error.h"
+#include "etproof/core/manifest.h"
 #include "test_support.h"
 
 namespace etproof {

@@ -11,9 +11,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "etproof/attribute.h"
-#include "etproof/error.h"
-#include "etproof/matrix.h"
+#include "etproof/replay/attribute.h"
+#include "etproof/render/attribute.h"
+#include "etproof/core/error.h"
+#include "etproof/replay/matrix.h"
+#include "etproof/render/matrix.h"
 #include "test_support.h"
 
 namespace etproof {

@@ -1,6 +1,7 @@
 // The matrix over real exported bundles: every column found is measured or listed with a reason.
-#include "etproof/junit.h"
-#include "etproof/matrix.h"
+#include "etproof/render/junit.h"
+#include "etproof/replay/matrix.h"
+#include "etproof/render/matrix.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -13,9 +14,9 @@
 
 #include <gtest/gtest.h>
 
-#include "etproof/bundle.h"
-#include "etproof/error.h"
-#include "etproof/npy.h"
+#include "etproof/runtime/bundle.h"
+#include "etproof/core/error.h"
+#include "etproof/core/npy.h"
 #include "test_support.h"
 
 namespace etproof {

@@ -13,13 +13,15 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "etproof/bundle.h"
-#include "etproof/error.h"
-#include "etproof/junit.h"
-#include "etproof/ledger.h"
-#include "etproof/manifest.h"
-#include "etproof/matrix.h"
-#include "etproof/replay.h"
+#include "etproof/runtime/bundle.h"
+#include "etproof/core/error.h"
+#include "etproof/render/junit.h"
+#include "etproof/evidence/ledger.h"
+#include "etproof/core/manifest.h"
+#include "etproof/replay/matrix.h"
+#include "etproof/render/matrix.h"
+#include "etproof/replay/replay.h"
+#include "etproof/render/parity.h"
 #include "test_support.h"
 
 namespace etproof {

@@ -8,8 +8,8 @@
 
 #include <gtest/gtest.h>
 
-#include "etproof/error.h"
-#include "etproof/npy.h"
+#include "etproof/core/error.h"
+#include "etproof/core/npy.h"
 #include "test_support.h"
 
 namespace etproof {

@@ -12,9 +12,9 @@
 
 #include <gtest/gtest.h>
 
-#include "etproof/error.h"
-#include "etproof/gate.h"
-#include "etproof/references.h"
+#include "etproof/core/error.h"
+#include "etproof/gate/gate.h"
+#include "etproof/gate/references.h"
 #include "test_support.h"
 
 namespace etproof {

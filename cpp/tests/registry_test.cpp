@@ -9,10 +9,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "etproof/backend_table.h"
-#include "etproof/error.h"
-#include "etproof/backends_report.h"
-#include "etproof/registry.h"
+#include "etproof/core/backend_table.h"
+#include "etproof/core/error.h"
+#include "etproof/replay/backends_report.h"
+#include "etproof/render/backends.h"
+#include "etproof/runtime/registry.h"
 #include "test_support.h"
 
 namespace etproof {

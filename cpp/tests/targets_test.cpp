@@ -11,10 +11,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "etproof/bundle.h"
-#include "etproof/replay.h"
-#include "etproof/status.h"
-#include "etproof/targets.h"
+#include "etproof/runtime/bundle.h"
+#include "etproof/replay/replay.h"
+#include "etproof/render/parity.h"
+#include "etproof/core/status.h"
+#include "etproof/runtime/targets.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;

@@ -20,8 +20,8 @@
 #include <nlohmann/json.hpp>
 #include <openssl/evp.h>
 
-#include "etproof/npy.h"
-#include "etproof/registry.h"
+#include "etproof/core/npy.h"
+#include "etproof/runtime/registry.h"
 
 namespace etproof::testing {
 

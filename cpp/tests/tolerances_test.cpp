@@ -1,6 +1,7 @@
 // `measure-tolerances` on the real demo and test bundles, and the matrix over several models and
 // directories (rows (model, case), grouped text, JUnit).
-#include "etproof/tolerances.h"
+#include "etproof/replay/tolerances.h"
+#include "etproof/render/tolerances.h"
 
 #include <cmath>
 #include <cstdio>
@@ -17,10 +18,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "etproof/bundle.h"
-#include "etproof/error.h"
-#include "etproof/junit.h"
-#include "etproof/matrix.h"
+#include "etproof/runtime/bundle.h"
+#include "etproof/core/error.h"
+#include "etproof/render/junit.h"
+#include "etproof/replay/matrix.h"
+#include "etproof/render/matrix.h"
 #include "test_support.h"
 
 namespace etproof {

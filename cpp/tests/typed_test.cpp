@@ -6,8 +6,8 @@
 
 #include <fstream>
 
-#include "etproof/codegen.h"
-#include "etproof/typed.h"
+#include "etproof/codegen/codegen.h"
+#include "etproof/codegen/typed.h"
 #include "test_support.h"
 
 namespace etproof {

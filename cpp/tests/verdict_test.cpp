@@ -15,11 +15,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "etproof/bundle.h"
-#include "etproof/gate.h"
-#include "etproof/npy.h"
-#include "etproof/references.h"
-#include "etproof/replay.h"
+#include "etproof/runtime/bundle.h"
+#include "etproof/gate/gate.h"
+#include "etproof/core/npy.h"
+#include "etproof/gate/references.h"
+#include "etproof/replay/replay.h"
+#include "etproof/render/parity.h"
 #include "test_support.h"
 
 namespace etproof {

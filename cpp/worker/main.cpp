@@ -8,7 +8,8 @@
 #include <cstring>
 #include <string>
 
-#include "etproof/isolation.h"
+#include "etproof/replay/bench.h"
+#include "etproof/runtime/isolation.h"
 
 int main(int argc, char** argv) {
   int fd = -1;
@@ -28,5 +29,5 @@ int main(int argc, char** argv) {
                  "(etproof/isolation.h), not by hand\nusage: etproof-worker --fd N --memory-limit BYTES\n");
     return 2;
   }
-  return etproof::worker_main(fd, memory_limit);
+  return etproof::worker_main(fd, memory_limit, {.bench = etproof::serve_bench});
 }

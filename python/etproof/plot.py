@@ -24,7 +24,7 @@ from etproof.errors import InvalidArgument
 
 __all__ = ["FLOAT32_RESOLUTION_DB", "load_attributions", "plot_attribution"]
 
-# cpp/include/etproof/attribute.h kFloat32ResolutionDb: 6.02 * 24 + 1.76 dB, the SQNR of a value
+# cpp/include/etproof/replay/attribute.h kFloat32ResolutionDb: 6.02 * 24 + 1.76 dB, the SQNR of a value
 # rounded once to float32's 24-bit significand.
 FLOAT32_RESOLUTION_DB = 146.2
 

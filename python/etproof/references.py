@@ -79,7 +79,7 @@ def reference_names(backend: str, recipe: str, precision: str, quantized: bool) 
 
 
 # The cap on a float32 golden's gap to float64 truth (the runtime half's kExplainableRoundoffs in
-# cpp/include/etproof/references.h, held equal by a test): 2^14 unit roundoffs of float32
+# cpp/include/etproof/gate/references.h, held equal by a test): 2^14 unit roundoffs of float32
 # (u = 2^-24) on the range of the output's truth, 9.8e-4 of it. A golden further from its truth
 # was not computed from the same model state (a model that mutates a buffer while the goldens are
 # taken), or one of them is wrong; rounding does not explain it.

@@ -399,7 +399,7 @@ def test_goldens_within_float32_rounding_of_their_truth_pass_the_check(test_bund
 
 def test_the_cap_is_the_runtime_halfs():
     """One number in two languages: the export half's cap equals the runtime half's
-    kExplainableRoundoffs (cpp/include/etproof/references.h)."""
+    kExplainableRoundoffs (cpp/include/etproof/gate/references.h)."""
     from etproof.references import EXPLAINABLE_ROUNDOFFS
 
     header = (Path(__file__).resolve().parents[2] / "cpp" / "include" / "etproof" /

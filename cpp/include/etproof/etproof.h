@@ -1,38 +1,61 @@
-// etproof/etproof.h — the umbrella header: every public header of the three libraries.
-//
-//   core      (etproof::core)      error.h status.h npy.h manifest.h bundle.h registry.h
-//                                  backend_table.h runtime_log.h gate.h xfail.h replay.h
-//                                  matrix.h tolerances.h backends_report.h inspect.h labels.h
-//                                  run.h
-//   evidence  (etproof::evidence)  ledger.h coverage.h junit.h
-//   demo      (etproof::demo)      image.h classify.h
+// etproof/etproof.h — the umbrella header: every public header, layer by layer in the order data
+// flows (docs/layout.md). Each folder etproof/LAYER/ is one library, etproof::LAYER, which links the
+// layers below it; etproof::etproof is all of them. CTest layers.include_direction holds this list
+// to the tree.
 //
 // etproof/gtest.h (EXPECT_PARITY) is not included: it needs GoogleTest, the caller's dependency.
-// Include the headers you use to link only the part you need; this one needs etproof::etproof.
+// Include the headers you use to link only the layers you need; this one needs etproof::etproof.
 #pragma once
 
-#include "etproof/error.h"
-#include "etproof/status.h"
-#include "etproof/npy.h"
-#include "etproof/manifest.h"
-#include "etproof/bundle.h"
-#include "etproof/registry.h"
-#include "etproof/backend_table.h"
-#include "etproof/runtime_log.h"
-#include "etproof/gate.h"
-#include "etproof/xfail.h"
-#include "etproof/replay.h"
-#include "etproof/attribute.h"
-#include "etproof/matrix.h"
-#include "etproof/tolerances.h"
-#include "etproof/backends_report.h"
-#include "etproof/inspect.h"
-#include "etproof/labels.h"
-#include "etproof/run.h"
+// core (etproof::core)
+#include "etproof/core/backend_table.h"
+#include "etproof/core/error.h"
+#include "etproof/core/labels.h"
+#include "etproof/core/manifest.h"
+#include "etproof/core/npy.h"
+#include "etproof/core/status.h"
+#include "etproof/core/xfail.h"
 
-#include "etproof/ledger.h"
-#include "etproof/coverage.h"
-#include "etproof/junit.h"
+// runtime (etproof::runtime)
+#include "etproof/runtime/bundle.h"
+#include "etproof/runtime/emulation.h"
+#include "etproof/runtime/export_half.h"
+#include "etproof/runtime/isolation.h"
+#include "etproof/runtime/kernels.h"
+#include "etproof/runtime/registry.h"
+#include "etproof/runtime/run.h"
+#include "etproof/runtime/runtime_log.h"
+#include "etproof/runtime/targets.h"
 
-#include "etproof/image.h"
-#include "etproof/classify.h"
+// gate (etproof::gate)
+#include "etproof/gate/gate.h"
+#include "etproof/gate/references.h"
+
+// replay (etproof::replay)
+#include "etproof/replay/attribute.h"
+#include "etproof/replay/backends_report.h"
+#include "etproof/replay/bench.h"
+#include "etproof/replay/inspect.h"
+#include "etproof/replay/matrix.h"
+#include "etproof/replay/replay.h"
+#include "etproof/replay/tolerances.h"
+
+// evidence (etproof::evidence)
+#include "etproof/evidence/coverage.h"
+#include "etproof/evidence/ledger.h"
+
+// render (etproof::render)
+#include "etproof/render/attribute.h"
+#include "etproof/render/backends.h"
+#include "etproof/render/junit.h"
+#include "etproof/render/matrix.h"
+#include "etproof/render/parity.h"
+#include "etproof/render/tolerances.h"
+
+// demo (etproof::demo)
+#include "etproof/demo/classify.h"
+#include "etproof/demo/image.h"
+
+// codegen (etproof::codegen)
+#include "etproof/codegen/codegen.h"
+#include "etproof/codegen/typed.h"

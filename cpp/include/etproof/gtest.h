@@ -75,10 +75,11 @@
 
 #include <gtest/gtest.h>
 
-#include "etproof/bundle.h"
-#include "etproof/error.h"
-#include "etproof/gate.h"
-#include "etproof/replay.h"
+#include "etproof/render/parity.h"
+#include "etproof/runtime/bundle.h"
+#include "etproof/core/error.h"
+#include "etproof/gate/gate.h"
+#include "etproof/replay/replay.h"
 
 namespace etproof::gtest_detail {
 

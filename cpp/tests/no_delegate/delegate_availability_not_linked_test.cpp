@@ -2,8 +2,8 @@
 // caller refuses an XNNPACK bundle from its manifest, before reading its program.
 #include <gtest/gtest.h>
 
-#include "etproof/bundle.h"
-#include "etproof/registry.h"
+#include "etproof/runtime/bundle.h"
+#include "etproof/runtime/registry.h"
 #include "../test_support.h"
 
 namespace etproof {

@@ -3,7 +3,8 @@
 // and agrees.
 #include <gtest/gtest.h>
 
-#include "etproof/matrix.h"
+#include "etproof/replay/matrix.h"
+#include "etproof/render/matrix.h"
 #include "../test_support.h"
 
 namespace etproof {

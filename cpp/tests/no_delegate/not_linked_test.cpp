@@ -5,10 +5,11 @@
 
 #include <gtest/gtest.h>
 
-#include "etproof/backends_report.h"
-#include "etproof/bundle.h"
-#include "etproof/error.h"
-#include "etproof/registry.h"
+#include "etproof/replay/backends_report.h"
+#include "etproof/render/backends.h"
+#include "etproof/runtime/bundle.h"
+#include "etproof/core/error.h"
+#include "etproof/runtime/registry.h"
 #include "../test_support.h"
 
 namespace etproof {

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <string>
 
-#include <etproof/bundle.h>
-#include <etproof/image.h>
+#include <etproof/runtime/bundle.h>
+#include <etproof/demo/image.h>
 
 #include "effnet.h"
 #include "encdec.h"

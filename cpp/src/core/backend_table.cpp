@@ -1,0 +1,158 @@
+// etproof/backend_table.cpp — data/backends.json, embedded at configure time (CMakeLists.txt).
+#include "etproof/core/backend_table.h"
+
+#include "etproof/core/error.h"
+#include "etproof/backend_table_data.h"  // generated: kBackendTableJson
+#include "core/json_parse.h"
+
+namespace etproof {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kRemedy = "fix data/backends.json (see docs/backends.md) and rebuild";
+
+[[noreturn]] void bad(const std::string& origin, const std::string& where, const std::string& what) {
+  throw Error(ErrorKind::kManifestInvalid, origin + ": " + where + ": " + what, kRemedy);
+}
+
+const json& field(const json& obj, const char* name, const std::string& origin,
+                  const std::string& where) {
+  if (!obj.is_object()) bad(origin, where, "is not an object");
+  auto it = obj.find(name);
+  if (it == obj.end()) bad(origin, where, std::string("missing field '") + name + "'");
+  return *it;
+}
+
+std::string str(const json& v, const std::string& origin, const std::string& where) {
+  if (!v.is_string()) bad(origin, where, "is not a string");
+  return v.get<std::string>();
+}
+
+std::optional<std::string> opt_str(const json& v, const std::string& origin,
+                                   const std::string& where) {
+  if (v.is_null()) return std::nullopt;
+  return str(v, origin, where);
+}
+
+std::vector<std::string> strs(const json& v, const std::string& origin, const std::string& where) {
+  if (!v.is_array()) bad(origin, where, "is not a list");
+  std::vector<std::string> out;
+  for (size_t i = 0; i < v.size(); ++i)
+    out.push_back(str(v[i], origin, where + "[" + std::to_string(i) + "]"));
+  return out;
+}
+
+BackendTable read_table(const json& doc, const std::string& origin) {
+  BackendTable t;
+  const json& sv = field(doc, "schema_version", origin, "table");
+  if (!sv.is_number_integer() || sv.get<int>() != 1)
+    bad(origin, "schema_version", "is not 1 (this binary reads schema 1)");
+  t.schema_version = 1;
+  t.executorch = str(field(doc, "executorch", origin, "table"), origin, "executorch");
+  const json& list = field(doc, "backends", origin, "table");
+  if (!list.is_array()) bad(origin, "backends", "is not a list");
+  for (size_t i = 0; i < list.size(); ++i) {
+    const json& b = list[i];
+    const std::string where = "backends[" + std::to_string(i) + "]";
+    BackendEntry e;
+    e.key = str(field(b, "key", origin, where), origin, where + ".key");
+    const std::string w = "backend '" + e.key + "'";
+    for (const auto& prev : t.backends)
+      if (prev.key == e.key) bad(origin, w, "is listed twice");
+    e.name = str(field(b, "name", origin, w), origin, w + ".name");
+    e.kind = str(field(b, "kind", origin, w), origin, w + ".kind");
+    if (e.kind != "delegate" && e.kind != "portable" && e.kind != "operators")
+      bad(origin, w + ".kind", "'" + e.kind + "' is not delegate, portable or operators");
+    e.runtime_ids = strs(field(b, "runtime_ids", origin, w), origin, w + ".runtime_ids");
+    const json& rn = field(b, "runtime_needs", origin, w);
+    const std::string wr = w + ".runtime_needs";
+    e.wheel_component = opt_str(field(rn, "wheel_component", origin, wr), origin, wr + ".wheel_component");
+    e.build_flag = opt_str(field(rn, "build_flag", origin, wr), origin, wr + ".build_flag");
+    e.runtime_os = strs(field(rn, "os", origin, wr), origin, wr + ".os");
+    e.hardware = opt_str(field(rn, "hardware", origin, wr), origin, wr + ".hardware").value_or("");
+    e.runtime_env = strs(field(rn, "env", origin, wr), origin, wr + ".env");
+    const json& up = field(b, "upstream", origin, w);
+    e.upstream_status = str(field(up, "status", origin, w + ".upstream"), origin, w + ".upstream.status");
+    if (e.upstream_status != "active" && e.upstream_status != "removed")
+      bad(origin, w + ".upstream.status", "'" + e.upstream_status + "' is not active or removed");
+    if (up.contains("since")) e.upstream_since = str(up["since"], origin, w + ".upstream.since");
+    if (up.contains("note")) e.upstream_note = str(up["note"], origin, w + ".upstream.note");
+    e.notes = strs(field(b, "notes", origin, w), origin, w + ".notes");
+    t.backends.push_back(std::move(e));
+  }
+  const json& libs = field(doc, "kernel_libraries", origin, "table");
+  if (!libs.is_array()) bad(origin, "kernel_libraries", "is not a list");
+  for (size_t i = 0; i < libs.size(); ++i) {
+    const std::string w = "kernel_libraries[" + std::to_string(i) + "]";
+    KernelLibraryEntry k;
+    k.name_space = str(field(libs[i], "namespace", origin, w), origin, w + ".namespace");
+    k.library = str(field(libs[i], "library", origin, w), origin, w + ".library");
+    k.wheel_component = opt_str(field(libs[i], "wheel_component", origin, w), origin, w + ".wheel_component");
+    for (const auto& prev : t.kernel_libraries)
+      if (prev.name_space == k.name_space) bad(origin, w, "namespace '" + k.name_space + "' is listed twice");
+    t.kernel_libraries.push_back(std::move(k));
+  }
+  return t;
+}
+
+}  // namespace
+
+BackendTable parse_backend_table(const json& doc, const std::string& origin) {
+  // A document built by the caller: refused before anything copies it when it nests too deep.
+  detail::check_json_depth(doc, {ErrorKind::kManifestInvalid, origin, kRemedy});
+  BackendTable t = detail::reading_json({ErrorKind::kManifestInvalid, origin, kRemedy},
+                                        [&] { return read_table(doc, origin); });
+  t.raw = doc;
+  return t;
+}
+
+const char* embedded_backend_table_json() { return build::kBackendTableJson; }
+
+const BackendTable& backend_table() {
+  static const BackendTable table = [] {
+    json doc = detail::parse_json(build::kBackendTableJson,
+                                  {ErrorKind::kManifestInvalid, build::kBackendTablePath, kRemedy});
+    BackendTable t = detail::reading_json({ErrorKind::kManifestInvalid, build::kBackendTablePath, kRemedy},
+                                          [&] { return read_table(doc, build::kBackendTablePath); });
+    t.raw = std::move(doc);
+    return t;
+  }();
+  return table;
+}
+
+const BackendEntry* find_backend_entry(const std::string& key) {
+  for (const auto& e : backend_table().backends)
+    if (e.key == key) return &e;
+  return nullptr;
+}
+
+std::vector<const BackendEntry*> entries_for_runtime_id(const std::string& id) {
+  std::vector<const BackendEntry*> out;
+  for (const auto& e : backend_table().backends)
+    for (const auto& r : e.runtime_ids)
+      if (r == id) {
+        out.push_back(&e);
+        break;
+      }
+  return out;
+}
+
+std::string runtime_needs_text(const std::string& id, const std::string& backend_key) {
+  const auto entries = entries_for_runtime_id(id);
+  if (entries.empty()) return "";
+  const BackendEntry* chosen = entries.front();
+  for (const BackendEntry* e : entries)
+    if (e->key == backend_key) chosen = e;
+  std::string os;
+  for (const auto& o : chosen->runtime_os) os += (os.empty() ? "" : "/") + o;
+  std::string text = id + " runs on " + (os.empty() ? "any OS" : os);
+  if (!chosen->hardware.empty()) text += " (" + chosen->hardware + ")";
+  if (chosen->wheel_component)
+    text += ", component executorch::" + *chosen->wheel_component;
+  else if (chosen->build_flag)
+    text += ", no wheel ships it: build ExecuTorch with " + *chosen->build_flag + "=ON";
+  return text;
+}
+
+}  // namespace etproof

@@ -1,0 +1,470 @@
+// What a column is judged against (etproof/references.h; docs/design.md §5).
+#include "etproof/gate/references.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <mutex>
+
+#include "etproof/core/error.h"
+#include "etproof/runtime/registry.h"
+#include "core/common.h"
+#include "runtime/openvino_c.h"
+
+namespace etproof {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kPi = 3.14159265358979323846;
+
+std::string precision_of_hint(const std::string& hint) {
+  if (hint == "f32") return "float32";
+  if (hint == "bf16") return "bfloat16";
+  if (hint == "f16") return "float16";
+  return hint;
+}
+
+bool has_reference(const Manifest& m, const std::string& name) {
+  auto it = m.references.find(name);
+  return it != m.references.end() && it->second.captured;
+}
+
+std::string why_missing(const Manifest& m, const std::string& name) {
+  auto it = m.references.find(name);
+  if (it == m.references.end()) return "the bundle carries no " + name + " reference";
+  return "the " + name + " reference was not captured at export (" + it->second.reason + ")";
+}
+
+// Why a plan falls back to the golden basis when the table has no reference-basis row.
+std::string no_reference_row(bool float_recipe, const std::string& precision) {
+  return float_recipe ? "the bound table has no " + precision + " row against the reference"
+                      : "XNNPACK's int8 kernels are not within a few steps of this recipe's PT2E "
+                        "emulation (measured: cpp/src/gate/bounds.cpp), so it is judged against the "
+                        "golden; the emulation gives the recipe's cost";
+}
+
+// A recipe emulation the delegate's arithmetic is known to follow (ReferenceInfo::emulates):
+// only those are judged against. The PT2E graph as it is quantizes dynamic activations per
+// tensor where XNNPACK's qd8 kernels quantize per row, so a bundle exported before the qd8
+// emulation stays judged against the golden.
+bool faithful_emulation(const Manifest& m, const std::string& name) {
+  auto it = m.references.find(name);
+  return it != m.references.end() && it->second.emulates == "xnnpack-qd8";
+}
+
+// The export half's run of the program against the emulation `name`, where recorded.
+const ProgramAtExport* at_export(const Manifest& m, const std::string& name) {
+  auto it = m.references.find(name);
+  return it != m.references.end() && it->second.program_at_export
+             ? &*it->second.program_at_export
+             : nullptr;
+}
+
+// "0 output steps and 1.3e-07 of the range over 4 cases on x86_64 AMD EPYC (Linux)".
+std::string at_export_text(const ProgramAtExport& x) {
+  auto figure = [](double v, const std::string& unit) {
+    return std::isfinite(v) ? detail::format_number(v, 3) + unit
+                            : "non-finite values where the emulation is finite (or the reverse)";
+  };
+  std::vector<std::string> parts;
+  if (x.max_steps) parts.push_back(figure(*x.max_steps, " output steps"));
+  if (x.max_range_error) parts.push_back(figure(*x.max_range_error, " of the range"));
+  return "worst " + detail::join(parts, " and ") + " over " + std::to_string(x.cases) +
+         " golden case" + (x.cases == 1 ? "" : "s") + " on " + x.machine;
+}
+
+}  // namespace
+
+HostTensor as_float64(const HostTensor& t) {
+  HostTensor out;
+  out.dtype = DType::kFloat64;
+  out.shape = t.shape;
+  const std::vector<double> v = t.to_double();
+  out.data.resize(v.size() * sizeof(double));
+  if (!v.empty()) std::memcpy(out.data.data(), v.data(), out.data.size());
+  return out;
+}
+
+std::optional<std::string> openvino_inference_precision(std::string& why_not) {
+  static detail::OpenvinoAnswer precision;
+  return precision.get([](detail::OpenvinoCore& ov, std::string& why) -> std::optional<std::string> {
+    // The C API (openvino/c/ov_core.h): ov_core_get_property, ov_free; status 0 is OK.
+    using Get = int (*)(const void*, const char*, const char*, char**);
+    using FreeStr = void (*)(const char*);
+    auto get = reinterpret_cast<Get>(ov.sym("ov_core_get_property"));
+    auto free_str = reinterpret_cast<FreeStr>(ov.sym("ov_free"));
+    if (!get || !free_str) {
+      why = ov.library + " lacks the OpenVINO C API (ov_core_get_property)";
+      return std::nullopt;
+    }
+    char* value = nullptr;
+    if (get(ov.core, "CPU", "INFERENCE_PRECISION_HINT", &value) != 0 || !value) {
+      why = "the CPU plugin did not answer INFERENCE_PRECISION_HINT";
+      return std::nullopt;
+    }
+    std::string answer(value);
+    free_str(value);
+    return answer;
+  }, why_not);
+}
+
+PrecisionHere precision_given(const Manifest& m, const std::optional<std::string>& hint) {
+  PrecisionHere p{m.precision, ""};
+  if (m.backend != "openvino" || !hint) return p;
+  const std::string here = precision_of_hint(*hint);
+  if (here == m.precision) return p;
+  p.reason = "OpenVINO's CPU plugin here compiles with INFERENCE_PRECISION_HINT " + *hint +
+             " (computes in " + here + "; exported where it was " + m.precision + ")";
+  p.precision = here;
+  return p;
+}
+
+PrecisionHere precision_here(const Manifest& m) {
+  if (m.backend != "openvino") return {m.precision, ""};
+  std::string why_not;
+  return precision_given(m, openvino_inference_precision(why_not));
+}
+
+ReferenceError reference_error(const HostTensor& ref, const HostTensor& truth) {
+  if (ref.shape != truth.shape)
+    throw Error(ErrorKind::kShapeMismatch,
+                "a reference of shape " + shape_to_string(ref.shape) +
+                    " against truth of shape " + shape_to_string(truth.shape),
+                "re-export the bundle; its references disagree");
+  const std::vector<double> r = ref.to_double(), t = truth.to_double();
+  ReferenceError e;
+  double dot = 0, nr = 0, nt = 0, noise = 0;
+  bool nonfinite = false;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (!std::isfinite(r[i]) || !std::isfinite(t[i])) {
+      const bool same = (std::isnan(r[i]) && std::isnan(t[i])) || r[i] == t[i];
+      if (!same) nonfinite = true;
+      continue;
+    }
+    const double d = r[i] - t[i];
+    e.max_abs_error = std::max(e.max_abs_error, std::fabs(d));
+    dot += r[i] * t[i];
+    nr += r[i] * r[i];
+    nt += t[i] * t[i];
+    noise += d * d;
+  }
+  if (nonfinite) return {kInf, -1, -kInf};
+  e.cosine = (nr == 0 && nt == 0) ? 1
+             : (nr == 0 || nt == 0) ? 0
+                                    : std::clamp(dot / (std::sqrt(nr) * std::sqrt(nt)), -1.0, 1.0);
+  e.sqnr_db = noise == 0 ? kInf : nt == 0 ? -kInf : 10 * std::log10(nt / noise);
+  return e;
+}
+
+Bound widen_by_reference(const Bound& b, const ReferenceError& e, double margin) {
+  Bound w = b;
+  w.atol = b.atol + margin * e.max_abs_error;
+  const double theta = std::acos(std::clamp(b.min_cosine, -1.0, 1.0)) +
+                       margin * std::acos(std::clamp(e.cosine, -1.0, 1.0));
+  w.min_cosine = theta >= kPi ? -1 : std::cos(theta);
+  if (b.min_sqnr_db != -kInf) {
+    const double nb = std::pow(10.0, -b.min_sqnr_db / 20);
+    const double ne = e.sqnr_db == kInf ? 0 : std::pow(10.0, -e.sqnr_db / 20);
+    w.min_sqnr_db = -20 * std::log10(nb + margin * ne);
+  }
+  w.atol_range = w.atol_qsteps = w.atol_range_unquantized = 0;
+  return w;
+}
+
+double unit_roundoff(const std::string& precision) {
+  if (precision == "float32") return std::ldexp(1.0, -24);
+  if (precision == "float16") return std::ldexp(1.0, -11);
+  if (precision == "bfloat16") return std::ldexp(1.0, -8);
+  if (precision == "float64") return std::ldexp(1.0, -53);
+  return 0;
+}
+
+std::string references_disagree(const std::string& reference, const std::string& precision,
+                                 const ReferenceError& e, double truth_range) {
+  const double u = unit_roundoff(precision);
+  const std::string fmt_e = detail::format_number(e.max_abs_error, 3);
+  if (!std::isfinite(e.max_abs_error))
+    return "the references disagree: " + reference + " has non-finite values (NaN or inf) where "
+           "float64 truth has finite ones, or the other way round: an overflow or 0/0 in " +
+           precision + " that float64 does not have, or an edited file; no rounding explains it, "
+           "so no bound follows from it";
+  if (u == 0) return "";
+  const double cap = kExplainableRoundoffs * u * truth_range;
+  if (e.max_abs_error <= cap) return "";
+  return "the references disagree: " + reference + " is " + fmt_e + " off float64 truth on an "
+         "output whose truth spans ±" + detail::format_number(truth_range, 4) + " (" +
+         detail::format_number(truth_range > 0 ? e.max_abs_error / truth_range : kInf, 3) +
+         " of the range), more than " + precision + " rounding explains (at most " +
+         detail::format_number(kExplainableRoundoffs, 6) + " unit roundoffs of the range, " +
+         detail::format_number(cap, 3) + "): they were not computed from the same model state, "
+         "or one of them was edited";
+}
+
+std::string no_bound_reason(const Bound& b, double range) {
+  std::vector<std::string> why;
+  if (range > 0 && b.atol >= range)
+    why.push_back("atol " + detail::format_number(b.atol, 3) + " ≥ max|ref| " +
+                  detail::format_number(range, 3));
+  if (range > 0 && b.min_cosine <= 0)
+    why.push_back("cosine floor " + detail::cosine_text(b.min_cosine) + " ≤ 0");
+  if (range > 0 && b.min_sqnr_db != -kInf && b.min_sqnr_db <= 0)
+    why.push_back("SQNR floor " + detail::format_number(b.min_sqnr_db, 3) + " dB ≤ 0");
+  if (why.empty()) return "";
+  return "no bound: the widened bound would admit more than the output spans (" +
+         detail::join(why, ", ") + ")";
+}
+
+AppliedBound applied_bound(const JudgePlan& plan, const Bound& rule, const HostTensor& golden,
+                           const std::function<const HostTensor&(const std::string&)>& reference_of,
+                           const std::optional<double>& scale) {
+  AppliedBound a;
+  a.against = plan.against;
+  a.bound = a.noise_rule = rule;
+  if (plan.against != "float64" || is_integer_dtype(golden.dtype)) {
+    // Against the golden (integer outputs always) or the recipe's emulation: the rule itself,
+    // which compare_tensor resolves on that reference.
+    if (is_integer_dtype(golden.dtype)) a.against = "golden";
+    a.reference_range =
+        reference_range(a.against == "golden" ? golden : reference_of(a.against));
+    a.resolved = resolve_bound(rule, a.reference_range, scale);
+    return a;
+  }
+  const HostTensor& truth = reference_of("float64");
+  const HostTensor& own = plan.widen_by == "golden" ? golden : reference_of(plan.widen_by);
+  a.widened_by = plan.widen_by;
+  a.widening = reference_error(own, truth);
+  a.reference_range = reference_range(truth);
+  const Bound resolved = resolve_bound(rule, a.reference_range, scale);
+  a.resolved = resolved;
+  const std::string who = plan.widen_by == "golden" ? std::string("the float32 golden")
+                                                    : "the " + plan.widen_by + " emulation";
+  const std::string precision = plan.widen_by == "golden" ? std::string("float32") : plan.widen_by;
+  a.inconclusive = references_disagree(who, precision, *a.widening, a.reference_range);
+  if (!a.inconclusive.empty()) return a;  // judged (for its numbers) by the unwidened rule
+  Bound widened = widen_by_reference(resolved, *a.widening);
+  widened.source = rule.source;
+  const std::string none = no_bound_reason(widened, a.reference_range);
+  if (!none.empty()) {
+    a.inconclusive = none + ": " + who + " itself is " +
+                     detail::format_number(a.widening->max_abs_error, 3) + " off float64 truth (" +
+                     detail::format_number(a.reference_range > 0
+                                               ? a.widening->max_abs_error / a.reference_range
+                                               : kInf,
+                                           3) +
+                     " of the range), so " + precision + " arithmetic cannot carry this output";
+    return a;
+  }
+  a.bound = a.resolved = widened;
+  // The sign-flip noise level (CompareOptions::noise_rule): the rule's own η = atol/M plus the
+  // widening reference's measured gap once (what an honest kernel may add to it against truth),
+  // never the M times that gap which widens the bound.
+  a.noise_rule.atol = rule.atol + kBoundMargin * a.widening->max_abs_error;
+  return a;
+}
+
+JudgePlan plan_judgement(const Manifest& m, const PrecisionHere& here, bool use_truth) {
+  JudgePlan p;
+  p.precision = here.precision;
+  p.precision_reason = here.reason;
+  // Float recipes carry no quantization: "fp32", and "fp16" (Core ML, QNN: precision float16).
+  const bool float_recipe = m.recipe == "fp32" || m.recipe == "fp16";
+  const bool reduced = p.precision == "float16" || p.precision == "bfloat16";
+  // The reference computation of the column's own recipe and precision: the float32 golden, or
+  // the emulation of the recipe (int8) or of the reduced precision.
+  const std::string own = !float_recipe ? m.recipe : reduced ? p.precision : "golden";
+  const bool own_present = own == "golden" || has_reference(m, own);
+  if (own != "golden" && own_present) p.cost_reference = own;
+  auto try_rule = [&](BoundBasis basis) {
+    try {
+      p.rule = derive_bound(m.recipe, p.precision, m.compute_unit, basis);
+      p.basis = basis;
+      p.no_rule.reset();
+      return true;
+    } catch (const Error& e) {
+      p.no_rule = e;
+      return false;
+    }
+  };
+  std::string fallback;  // why the golden basis, when it comes to that
+  if (!own_present) {
+    fallback = why_missing(m, own);
+  } else if (!use_truth) {
+    // measure-tolerances: each column against its own reference computation, which is what the
+    // reference-basis rows measure (the golden-basis row where the own reference IS the golden);
+    // a pair with no such row (int8) on the golden basis, as judged.
+    if ((float_recipe || faithful_emulation(m, own)) &&
+        try_rule(own == "golden" ? BoundBasis::kGolden : BoundBasis::kReference)) {
+      p.against = own;
+      p.why = "against " +
+              (own == "golden" ? std::string("the float32 golden") : "the " + own + " emulation") +
+              " (measuring the reference-basis row)";
+      return p;
+    }
+    fallback = no_reference_row(float_recipe, p.precision);
+  } else if (float_recipe && !has_reference(m, "float64")) {
+    fallback = why_missing(m, "float64");
+  } else if (const ProgramAtExport* x = float_recipe ? nullptr : at_export(m, own);
+             x && x->matched &&
+             (try_rule(BoundBasis::kReference) || try_rule(BoundBasis::kGolden))) {
+    p.rule = matched_program_bound(p.rule, *x);
+    p.basis = BoundBasis::kReference;
+    p.against = own;
+    p.why = "against the recipe's own eager emulation (" + own +
+            "), which the program matched when the export half ran it (" + at_export_text(*x) +
+            "): " + detail::format_number(kReferenceMargin, 3) + " x the match criterion";
+    return p;
+  } else if (!float_recipe && !faithful_emulation(m, own)) {
+    fallback = m.recipe == "int8-dynamic-per-channel"
+                   ? "the bundle's int8-dynamic emulation quantizes activations per tensor (the "
+                     "PT2E graph as it is), which XNNPACK does not compute; re-export it for the "
+                     "qd8 emulation the column is judged against"
+                   : no_reference_row(float_recipe, p.precision);
+    if (const ProgramAtExport* x = at_export(m, own))
+      fallback += "; the program departed from the " + own + " emulation when the export half "
+                  "ran it (" + at_export_text(*x) + ")";
+  } else if (try_rule(BoundBasis::kReference)) {
+    if (float_recipe) {
+      p.against = "float64";
+      p.widen_by = own;
+      p.why = "against float64 truth; the " + p.precision + " bound widened by " +
+              detail::format_number(kReferenceMargin, 3) + "x the " +
+              (reduced ? p.precision + " emulation" : std::string("float32 golden")) +
+              "'s own error against truth";
+    } else {
+      p.against = own;
+      p.why = "against the recipe's own eager emulation (" + own +
+              (faithful_emulation(m, own) ? ", activations quantized as XNNPACK's qd8 kernels do"
+                                          : std::string()) +
+              ")";
+      if (const ProgramAtExport* x = at_export(m, own))
+        p.why += " with the recipe's row: the program departed from it when the export half ran "
+                 "it (" + at_export_text(*x) + ")";
+    }
+    return p;
+  } else {
+    fallback = no_reference_row(float_recipe, p.precision);
+  }
+  p.against = "golden";
+  p.widen_by.clear();
+  if (try_rule(BoundBasis::kGolden)) p.why = "against the float32 golden (" + fallback + ")";
+  return p;
+}
+
+// The match criterion admits one step up to the float32 rounding of the dequantized values it is
+// measured on (python/etproof/references.py STEP_ROUNDING, held equal by a test): an output spans
+// at most 256 steps, so two float32 values differ from their exact difference by at most
+// 2 x 2^-24 x 256 = 2^-15 steps; 2^-10 admits that 32 times over.
+constexpr double kStepRounding = 0x1p-10;
+
+Bound matched_program_bound(const Bound& row, const ProgramAtExport& x) {
+  Bound b = row;
+  b.atol = kAtolFloor;
+  b.rtol = 0;
+  b.atol_range = 0;
+  b.atol_qsteps = kReferenceMargin * (kMatchSteps + kStepRounding);
+  b.atol_range_unquantized =
+      kReferenceMargin * kExplainableRoundoffs * unit_roundoff("float32");
+  b.target = false;
+  b.caller_supplied = false;
+  b.source = "the program matched its recipe's emulation at export (" + at_export_text(x) +
+             "; matched: within " + detail::format_number(kMatchSteps, 3) +
+             " output step where the scale is recorded, else within 2^14 float32 unit roundoffs "
+             "of the range): atol " + detail::format_number(b.atol_qsteps, 3) +
+             " output steps, or " + detail::format_number(b.atol_range_unquantized, 3) +
+             "·max|ref| where no scale is recorded (references.h, kReferenceMargin x the "
+             "criterion); cosine and SQNR floors the recipe's row's";
+  return b;
+}
+
+RecipeCost recipe_cost(const std::string& name, const HostTensor& emulation,
+                       const HostTensor& golden, bool classifier,
+                       const std::optional<Budget>& budget) {
+  RecipeCost c;
+  c.reference = name;
+  const ReferenceError e = reference_error(emulation, golden);
+  c.max_abs_error = e.max_abs_error;
+  c.cosine = e.cosine;
+  c.sqnr_db = e.sqnr_db;
+  if (classifier && !golden.shape.empty() && golden.numel() > 0) {
+    // argmax per row of the last axis (the classes)
+    const size_t n = static_cast<size_t>(golden.shape.back());
+    const std::vector<double> a = emulation.to_double(), g = golden.to_double();
+    for (size_t row = 0; n && row * n < g.size(); ++row) {
+      auto first = [&](const std::vector<double>& v) {
+        return std::max_element(v.begin() + row * n, v.begin() + (row + 1) * n) - v.begin();
+      };
+      ++c.top1_rows;
+      if (first(a) == first(g)) ++c.top1_agreed;
+    }
+    c.top1_agrees = c.top1_agreed == c.top1_rows;
+  }
+  if (budget) {
+    std::vector<std::string> over;
+    if (budget->min_sqnr_db && !(c.sqnr_db >= *budget->min_sqnr_db))
+      over.push_back("SQNR " + detail::sqnr_text(c.sqnr_db) + " dB < budget " +
+                     detail::format_number(*budget->min_sqnr_db, 4) + " dB");
+    if (budget->min_cosine && !(c.cosine >= *budget->min_cosine))
+      over.push_back("cosine " + detail::cosine_text(c.cosine) + " < budget " +
+                     detail::cosine_text(*budget->min_cosine));
+    c.over_budget = detail::join(over, "; ");
+  }
+  return c;
+}
+
+std::optional<Budget> effective_budget(const std::optional<Budget>& manifest,
+                                       const std::optional<Budget>& caller) {
+  if (!caller) return manifest;
+  Budget b = manifest.value_or(Budget{});
+  if (caller->min_sqnr_db) b.min_sqnr_db = caller->min_sqnr_db;
+  if (caller->min_cosine) b.min_cosine = caller->min_cosine;
+  if (caller->top1_agreement) b.top1_agreement = caller->top1_agreement;
+  return b;
+}
+
+void parse_budget_argument(const std::string& kv, Budget& b) {
+  const std::string forms =
+      "pass --budget KEY=VALUE with KEY one of min_sqnr_db (dB), min_cosine (in [-1, 1]), "
+      "top1_agreement (in [0, 1]), e.g. --budget min_sqnr_db=20 --budget top1_agreement=0.9";
+  const size_t eq = kv.find('=');
+  if (eq == std::string::npos)
+    throw Error(ErrorKind::kInvalidArgument, "--budget " + kv + " has no '='", forms);
+  const std::string key = kv.substr(0, eq), text = kv.substr(eq + 1);
+  double v = 0;
+  size_t used = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || !std::isfinite(v))
+    throw Error(ErrorKind::kInvalidArgument,
+                "--budget " + key + ": \"" + text + "\" is not a finite number", forms);
+  auto in = [&](double lo, double hi, const char* range) {
+    if (v < lo || v > hi)
+      throw Error(ErrorKind::kInvalidArgument,
+                  "--budget " + key + "=" + text + " is outside " + range, forms);
+    return v;
+  };
+  if (key == "min_sqnr_db")
+    b.min_sqnr_db = v;
+  else if (key == "min_cosine")
+    b.min_cosine = in(-1, 1, "[-1, 1]");
+  else if (key == "top1_agreement")
+    b.top1_agreement = in(0, 1, "[0, 1]");
+  else
+    throw Error(ErrorKind::kInvalidArgument, "--budget has no key \"" + key + "\"", forms);
+}
+
+std::string describe_budget(const Budget& b) {
+  std::vector<std::string> parts;
+  if (b.min_sqnr_db) parts.push_back("SQNR ≥ " + detail::format_number(*b.min_sqnr_db, 4) + " dB");
+  if (b.min_cosine) parts.push_back("cosine ≥ " + detail::cosine_text(*b.min_cosine));
+  if (b.top1_agreement)
+    parts.push_back("top-1 agreement ≥ " + detail::format_number(*b.top1_agreement, 4));
+  return detail::join(parts, ", ");
+}
+
+}  // namespace etproof

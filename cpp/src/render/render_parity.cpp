@@ -1,0 +1,267 @@
+// etproof/render_parity.cpp — a replay's report as text and JSON (etproof/replay.h).
+#include <algorithm>
+#include <limits>
+#include <sstream>
+
+#include "etproof/render/parity.h"
+#include "etproof/replay/matrix.h"  // fit_text: the reports' width
+#include "etproof/replay/replay.h"
+#include "core/common.h"
+
+namespace etproof {
+namespace {
+using detail::cosine_text;
+using detail::json_number;
+using detail::sqnr_text;
+std::string fmt(double v, int precision = 6) { return detail::format_number(v, precision); }
+std::string fixed(double v, int decimals) { return detail::fixed_number(v, decimals); }
+std::string index_to_string(const std::vector<int64_t>& idx) {
+  return idx.empty() ? std::string("[]") : shape_to_string(idx);
+}
+// The bound's rule in one short line: its terms as they apply to this report's outputs. A
+// quantization term is shown in the form the outputs use (steps of the recorded output scale, or
+// the range form where none is recorded; both only when the outputs differ); describe_bound (and
+// --json's "rule") has the full form.
+std::string brief_bound(const ParityReport& r) {
+  const Bound& b = r.bound;
+  bool scaled = false, unscaled = false;
+  for (const CaseReport& c : r.cases)
+    for (const TensorReport& t : c.outputs)
+      if (!t.exact) (t.quant_scale ? scaled : unscaled) = true;
+  std::ostringstream os;
+  os << "atol " << fmt(b.atol);
+  if (b.atol_qsteps != 0 && scaled && !unscaled) {
+    if (b.atol_range != 0) os << " + " << fmt(b.atol_range, 4) << "·max|ref|";
+    os << " + " << fmt(b.atol_qsteps, 4) << (b.atol_qsteps == 1 ? " quant step" : " quant steps");
+  } else if (b.atol_qsteps != 0 && unscaled && !scaled) {
+    os << " + " << fmt(b.atol_range + b.atol_range_unquantized, 4) << "·max|ref|";
+  } else if (b.atol_qsteps != 0) {
+    if (b.atol_range != 0) os << " + " << fmt(b.atol_range, 4) << "·max|ref|";
+    os << " + " << fmt(b.atol_qsteps, 4) << (b.atol_qsteps == 1 ? " quant step" : " quant steps") << " (else " << fmt(b.atol_range_unquantized, 4)
+       << "·max|ref|)";
+  } else if (b.atol_range != 0 || b.atol_range_unquantized != 0) {
+    os << " + " << fmt(b.atol_range + b.atol_range_unquantized, 4) << "·max|ref|";
+  }
+  os << ", rtol " << fmt(b.rtol) << ", cosine ≥ " << cosine_text(b.min_cosine);
+  if (b.min_sqnr_db != -std::numeric_limits<double>::infinity()) os << ", SQNR ≥ " << fmt(b.min_sqnr_db, 4) << " dB";
+  return os.str();
+}
+}  // namespace
+
+std::string to_text(const ParityReport& r) {
+  std::ostringstream os;
+  os << "parity: " << r.bundle << "  backend " << r.backend << ", recipe " << r.recipe
+     << ", precision " << r.precision << "\n";
+  os << "delegates in program: ";
+  if (r.delegates.empty()) {
+    os << "none (portable kernels)";
+  } else {
+    for (size_t i = 0; i < r.delegates.size(); ++i) os << (i ? ", " : "") << r.delegates[i];
+  }
+  os << "\n";
+  if (r.several_methods) os << "methods: " << detail::join_or_none(r.methods) << "\n";
+  // One short line; where its numbers come from (the source and its citations) is in --json and
+  // in `parity --verbose`.
+  os << "bound: " << brief_bound(r)
+     << (r.bound.caller_supplied ? " (supplied by the caller, not derived)" : " (derived)") << "\n";
+  if (!r.judgement.empty()) os << "judged: " << r.judgement << "\n";
+  if (!r.precision_reason.empty()) os << "precision here: " << r.precision_reason << "\n";
+  size_t passed = 0;
+  for (const CaseReport& c : r.cases) {
+    if (c.passed) ++passed;
+    os << "case " << c.case_id << " (" << c.data << "): "
+       << (c.passed ? "PASS" : c.status == Status::kInconclusive ? "INCONCLUSIVE" : "DRIFT");
+    if (c.status != Status::kAgreed && c.status != Status::kDrifted &&
+        c.status != Status::kInconclusive)
+      os << "  [" << to_string(c.status) << "] " << c.detail;
+    os << "\n";
+    // A drift no output's numbers explain (an edited golden, the recipe's top-1 budget): say why.
+    const bool outputs_pass = std::all_of(c.outputs.begin(), c.outputs.end(), [](const TensorReport& t) { return t.passed; });
+    if (c.status == Status::kDrifted && !c.outputs.empty() && outputs_pass && !c.detail.empty())
+      os << "  why: " << c.detail << "\n";
+    for (const TensorReport& t : c.outputs) {
+      os << "  " << t.output << " (" << t.numel << " elements): "
+         << (t.passed ? "pass" : !t.inconclusive.empty() ? "INCONCLUSIVE (not judged)" : "FAIL")
+         << "\n";
+      os << "    worst element " << index_to_string(t.worst_index) << ": actual "
+         << fmt(t.worst_actual, 8) << ", reference " << fmt(t.worst_reference, 8) << "\n";
+      // The worst ratio only: headroom is 1 − it (both are in --json).
+      os << "    max abs error " << fmt(t.max_abs_error, 4) << ", worst ratio "
+         << fmt(t.worst_ratio, 4) << " of the bound, over the bound "
+         << fixed(100 * t.fraction_over, 2) << "%\n";
+      if (t.exact) {
+        os << "    bound: exact (integer output, the float bound does not apply";
+        if (t.integer_atol) os << ", integer_atol " << fmt(*t.integer_atol);
+        os << "): " << t.mismatches << " of " << t.numel << " elements differ\n    ";
+        if (!t.first_mismatch.empty())
+          os << "first at " << index_to_string(t.first_mismatch) << ": actual " << t.first_mismatch_actual
+             << ", reference " << t.first_mismatch_reference << "; ";
+        os << "cosine " << cosine_text(t.cosine) << " (measured, not judged)\n";
+        if (!t.passed) os << "    failed: " << t.failure << "\n";
+        continue;
+      }
+      os << "    bound resolved: atol " << fmt(t.atol, 4) << " + rtol " << fmt(t.rtol) << "·|ref|";
+      if (r.bound.scale_relative()) {
+        os << " (max|ref| " << fmt(t.reference_range, 4);
+        if (t.quant_scale) os << ", output scale " << fmt(*t.quant_scale, 4);
+        os << ")";
+      }
+      os << "; error " << fmt(t.range_error, 3) << "·max|ref|";
+      if (t.qstep_error) os << ", " << fmt(*t.qstep_error, 3) << (*t.qstep_error == 1 ? " quant step" : " quant steps");
+      os << "\n";
+      if (t.sign_flips)
+        os << "    sign flips: " << t.sign_flips << " above the noise level atol/"
+           << fmt(t.noise_margin) << " = " << fmt(t.noise_level, 4) << ", largest at "
+           << index_to_string(t.worst_sign_flip) << ": actual " << fmt(t.sign_flip_actual, 8)
+           << ", reference " << fmt(t.sign_flip_reference, 8) << "\n";
+      if (t.slice_axis && t.worst_slice) {
+        const SliceReport& w = t.slices[*t.worst_slice];
+        size_t failing = 0;
+        for (const SliceReport& s : t.slices) failing += s.passed ? 0 : 1;
+        os << "    slices along axis " << *t.slice_axis << ": " << t.slices.size() << ", "
+           << failing << " failing; worst slice " << w.index << ": cosine "
+           << cosine_text(w.cosine) << ", SQNR " << sqnr_text(w.sqnr_db) << " dB, max abs error "
+           << fmt(w.max_abs_error, 4) << (w.passed ? "" : " — FAIL: " + w.failure) << "\n";
+      }
+      // The floors as applied to this output (widened against truth where they were), never
+      // the row's: the report's numbers are the ones the verdict used.
+      os << "    cosine " << cosine_text(t.cosine);
+      if (!t.cosine_skipped) os << " (floor " << cosine_text(t.min_cosine) << ")";
+      os << ", SQNR " << sqnr_text(t.sqnr_db) << " dB";
+      if (t.sqnr_skipped)
+        os << " (SQNR rule skipped: the reference is all zeros; so is the cosine rule)";
+      else if (t.min_sqnr_db != -std::numeric_limits<double>::infinity())
+        os << " (floor " << fmt(t.min_sqnr_db, 4) << " dB)";
+      os << "\n";
+      if (t.against != "golden" || !t.widened_by.empty()) {
+        os << "    against "
+           << (t.against == "float64" ? std::string("float64 truth")
+                                      : "the " + t.against + " emulation");
+        if (!t.widened_by.empty() && t.widening_error)
+          os << "; bound widened by " << fmt(kReferenceMargin, 3) << "x the " << t.widened_by
+             << "'s own error against truth, " << fmt(*t.widening_error, 3);
+        os << "\n";
+      }
+      if (!t.inconclusive.empty())
+        os << "    inconclusive: " << t.inconclusive << "\n";
+      else if (!t.passed)
+        os << "    failed: " << t.failure << "\n";
+    }
+    for (const RecipeCost& k : c.costs) {
+      os << "  recipe cost" << (k.output.empty() ? "" : " of " + k.output) << " (" << k.reference
+         << " emulation against the float32 golden): max abs "
+         << "error " << fmt(k.max_abs_error, 4) << ", cosine " << cosine_text(k.cosine)
+         << ", SQNR " << sqnr_text(k.sqnr_db) << " dB";
+      if (k.top1_agrees) os << ", top-1 " << (*k.top1_agrees ? "kept" : "CHANGED");
+      if (!k.over_budget.empty()) os << " — OVER BUDGET: " << k.over_budget;
+      os << "\n";
+      if (k.program_vs_emulation)
+        os << "    the program against that emulation: max abs error "
+           << fmt(k.program_vs_emulation->max_abs_error, 4) << ", cosine "
+           << cosine_text(k.program_vs_emulation->cosine) << ", SQNR "
+           << sqnr_text(k.program_vs_emulation->sqnr_db) << " dB\n";
+    }
+  }
+  if (r.budget) os << "budget (what the recipe may cost): " << describe_budget(*r.budget) << "\n";
+  if (r.top1)
+    os << "top-1 agreement of the " << r.top1->reference << " emulation with the golden ("
+       << r.top1->output << "): " << r.top1->agreed << "/" << r.top1->rows << " = "
+       << fmt(r.top1->fraction(), 4)
+       << (!r.top1->budget        ? std::string(" (no budget: reported, not judged)")
+           : r.top1->over_budget() ? " — OVER BUDGET " + fmt(*r.top1->budget, 4)
+                                   : " (within the budget " + fmt(*r.top1->budget, 4) + ")")
+       << "\n";
+  if (!r.budget_note.empty()) os << "budget: " << r.budget_note << "\n";
+  size_t inconclusive = 0, drifted = 0;
+  for (const CaseReport& c : r.cases) {
+    inconclusive += c.status == Status::kInconclusive ? 1 : 0;
+    drifted += c.status == Status::kDrifted ? 1 : 0;
+  }
+  const bool only_inconclusive = !r.passed && inconclusive > 0 && drifted == 0;
+  os << "result: " << (r.passed ? "PASS" : only_inconclusive ? "INCONCLUSIVE" : "DRIFT") << " ("
+     << passed << " of " << r.cases.size() << " cases within the bound";
+  if (inconclusive) os << ", " << inconclusive << " inconclusive";
+  os << ")";
+  if (r.cases.empty()) os << " — no golden cases ran, nothing was measured";
+  os << "\n";
+  if (inconclusive)
+    os << "inconclusive: a case whose references disagree, or whose bound would admit more than "
+          "its output spans, is neither agreed nor drifted; re-export the bundle so its golden, "
+          "float64 truth and emulations come from one model state, or judge it in a precision "
+          "that can carry its outputs\n";
+  if (!r.passed && !r.cases.empty() && !r.bound.caller_supplied && !only_inconclusive)
+    os << "hint: if this bound does not fit this model, pass --atol/--rtol/--min-cosine/--min-sqnr (derived: "
+          "cpp/src/gate/bounds.cpp)\n";
+  return fit_text(os.str());
+}
+
+
+nlohmann::json to_json(const ParityReport& r) {
+  nlohmann::json cases = nlohmann::json::array();
+  for (const CaseReport& c : r.cases) {
+    nlohmann::json outs = nlohmann::json::array();
+    for (const TensorReport& t : c.outputs) outs.push_back(to_json(t));
+    nlohmann::json costs = nlohmann::json::array();
+    for (const RecipeCost& k : c.costs) {
+      nlohmann::json jk = {{"reference", k.reference},
+                           {"output", k.output},
+                           {"max_abs_error", json_number(k.max_abs_error)},
+                           {"cosine", json_number(k.cosine)},
+                           {"sqnr_db", json_number(k.sqnr_db)}};
+      if (k.top1_agrees) {
+        jk["top1_agrees"] = *k.top1_agrees;
+        jk["top1_rows"] = k.top1_rows;
+        jk["top1_agreed"] = k.top1_agreed;
+      }
+      if (!k.over_budget.empty()) jk["over_budget"] = k.over_budget;
+      if (k.program_vs_emulation)
+        jk["program_vs_emulation"] = {
+            {"max_abs_error", json_number(k.program_vs_emulation->max_abs_error)},
+            {"cosine", json_number(k.program_vs_emulation->cosine)},
+            {"sqnr_db", json_number(k.program_vs_emulation->sqnr_db)}};
+      costs.push_back(std::move(jk));
+    }
+    nlohmann::json jc = {{"case", c.case_id},
+                         {"data", c.data},
+                         {"passed", c.passed},
+                         {"status", to_string(c.status)},
+                         {"outputs", outs}};
+    if (r.several_methods) jc["method"] = c.method;  // with one method: as before, no key
+    if (!costs.empty()) jc["recipe_cost"] = costs;
+    if (!c.detail.empty()) jc["detail"] = c.detail;
+    if (c.error) jc["error"] = to_string(c.error->kind());
+    cases.push_back(std::move(jc));
+  }
+  nlohmann::json doc = {{"bundle", r.bundle},       {"backend", r.backend}, {"recipe", r.recipe},
+                        {"precision", r.precision}, {"delegates", r.delegates},
+                        {"bound", to_json(r.bound)}, {"cases", cases},     {"passed", r.passed}};
+  if (!r.model.empty()) doc["model"] = r.model;
+  if (r.several_methods) doc["methods"] = r.methods;
+  doc["against"] = r.against;
+  if (!r.judgement.empty()) doc["judgement"] = r.judgement;
+  if (!r.precision_reason.empty()) doc["precision_reason"] = r.precision_reason;
+  if (!r.no_bound.empty()) doc["no_bound"] = r.no_bound;
+  if (r.budget) {
+    nlohmann::json b = nlohmann::json::object();
+    if (r.budget->min_sqnr_db) b["min_sqnr_db"] = json_number(*r.budget->min_sqnr_db);
+    if (r.budget->min_cosine) b["min_cosine"] = json_number(*r.budget->min_cosine);
+    if (r.budget->top1_agreement) b["top1_agreement"] = json_number(*r.budget->top1_agreement);
+    doc["budget"] = b;
+  }
+  if (r.top1)
+    doc["top1_agreement"] = {{"output", r.top1->output},
+                             {"reference", r.top1->reference},
+                             {"agreed", r.top1->agreed},
+                             {"rows", r.top1->rows},
+                             {"fraction", json_number(r.top1->fraction())},
+                             {"over_budget", r.top1->over_budget()}};
+  if (!r.budget_note.empty()) doc["budget_note"] = r.budget_note;
+  if (r.refused) {
+    doc["refused"] = to_string(*r.refused);
+    if (r.error) doc["error"] = {{"kind", to_string(r.error->kind())}, {"cause", r.error->cause()},
+                                 {"remedy", r.error->remedy()}};
+  }
+  return doc;
+}
+
+}  // namespace etproof

@@ -1,0 +1,577 @@
+// etproof/replay.cpp — the one replay engine (etproof/replay.h).
+#include "etproof/replay/replay.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <new>
+
+#include <executorch/runtime/platform/runtime.h>
+
+#include "etproof/core/backend_table.h"
+#include "etproof/runtime/registry.h"
+#include "core/common.h"
+#include "replay/report_identity.h"
+
+namespace etproof {
+namespace fs = std::filesystem;
+using detail::error_line;
+using detail::join;
+using detail::join_or_none;
+
+namespace {
+
+// The manifest of a bundle whose full open failed (e.g. the artifact does not match): the cases
+// are still known and shown. nullopt when the manifest itself is unreadable.
+std::optional<Manifest> manifest_only(const fs::path& path) {
+  try {
+    return open_bundle(path, OpenOptions{.verify_artifact = false}).manifest;
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+void take_identity(ParityReport& r, const Manifest& m) {
+  detail::copy_identity(r, m);
+  r.compute_unit = m.compute_unit;
+  r.manifest_read = true;
+  r.several_methods = has_several_methods(m);
+}
+
+// Whether case `g` is among the methods replayed (an empty selection: every method).
+bool selected(const std::vector<std::string>& methods, const GoldenCase& g) {
+  return methods.empty() || std::find(methods.begin(), methods.end(), g.method) != methods.end();
+}
+
+// The bundle could not be run at all: every golden case (where the manifest names them) gets
+// the refusal's status, so a matrix column still shows its rows.
+void refuse(ParityReport& r, const std::optional<Manifest>& m, Status status,
+            const std::string& reason, std::optional<Error> error,
+            const std::vector<std::string>& methods) {
+  r.refused = status;
+  r.error = std::move(error);
+  r.passed = false;
+  if (!m) return;
+  r.methods = select_methods(*m, methods).selected;
+  for (const GoldenCase& g : m->goldens) {
+    if (!selected(methods, g)) continue;
+    CaseReport c;
+    c.case_id = case_label(*m, g);
+    c.method = g.method;
+    c.data = g.data;
+    c.status = status;
+    c.detail = reason;
+    r.cases.push_back(std::move(c));
+  }
+}
+
+// The bound of the report and what it is judged against (step 5): the caller's bound or the
+// derived bound with the caller's fields replaced (both against the float32 golden), or the
+// plan for this machine (references.h); none known: no_bound says why.
+JudgePlan choose_bound(ParityReport& r, const Manifest& m, const ReplayOptions& o) {
+  JudgePlan plan;
+  auto no_bound = [&](const Error& e) {
+    r.bound_error = e;
+    r.no_bound = "ran, but no bound is known for recipe " + m.recipe + " / precision " +
+                 plan.precision + "; pass one (--atol/--rtol/--min-cosine/--min-sqnr) or measure "
+                 "it into the table in cpp/src/gate/bounds.cpp: " + error_line(e);
+    // Measured against a bound no output can exceed: the numbers, not a verdict.
+    r.bound = Bound{};
+    r.bound.atol = std::numeric_limits<double>::infinity();
+    r.bound.min_cosine = -std::numeric_limits<double>::infinity();
+    r.bound.source = "none: " + error_line(e);
+  };
+  if (o.bound || !o.caller.empty()) {
+    plan.precision = m.precision;
+    plan.why = "against the float32 golden (a caller's bound is stated against it)";
+    // What the recipe cost does not depend on the bound: still measured, and judged by a budget.
+    plan.cost_reference = plan_judgement(m, precision_here(m), o.use_truth).cost_reference;
+    if (o.bound) {
+      r.bound = *o.bound;
+      r.bound.caller_supplied = true;
+      if (r.bound.source.empty()) r.bound.source = "caller";
+    } else {
+      try {
+        r.bound = override_bound(o.caller, m.recipe, m.precision, m.compute_unit);
+      } catch (const Error& e) {
+        no_bound(e);
+      }
+    }
+  } else {
+    plan = plan_judgement(m, precision_here(m), o.use_truth);
+    if (plan.no_rule)
+      no_bound(*plan.no_rule);
+    else
+      r.bound = plan.rule;
+  }
+  r.precision = plan.precision;
+  r.precision_reason = plan.precision_reason;
+  r.against = plan.against;
+  r.judgement = plan.why;
+  return plan;
+}
+
+const TensorSpec* output_spec(const std::vector<TensorSpec>& outputs, const std::string& name) {
+  for (const TensorSpec& t : outputs)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+// The outputs of a case's method (its MethodSpec; a hand-built Manifest without methods, or a case
+// naming none: the top-level outputs).
+const std::vector<TensorSpec>& method_outputs(const Manifest& m, const GoldenCase& g) {
+  for (const MethodSpec& s : m.methods)
+    if (s.name == g.method) return s.outputs;
+  return m.outputs;
+}
+
+// One output judged as the plan says (question 1), with the gate's options from the output's spec
+// (the case's method's).
+TensorReport judge_output(const std::vector<TensorSpec>& outputs, const std::string& name,
+                          const HostTensor& actual, const HostTensor& golden,
+                          const std::map<std::string, std::map<std::string, HostTensor>>& refs,
+                          const JudgePlan& plan, const Bound& bound) {
+  const TensorSpec* spec = output_spec(outputs, name);
+  CompareOptions copts;
+  std::optional<double> scale;
+  if (spec) {
+    copts.slice_axis = spec->slice_axis;
+    copts.integer_atol = spec->integer_atol;
+    if (spec->quantization) scale = spec->quantization->scale;
+  }
+  auto reference_of = [&](const std::string& ref_name) -> const HostTensor& {
+    auto it = refs.find(ref_name);
+    const auto* by_output = it == refs.end() ? nullptr : &it->second;
+    auto o = by_output ? by_output->find(name) : decltype(by_output->end()){};
+    if (!by_output || o == by_output->end())
+      throw Error(ErrorKind::kManifestInvalid,
+                  "output \"" + name + "\" has no " + ref_name + " reference in this case",
+                  "re-export the bundle; the manifest says the reference was captured");
+    return o->second;
+  };
+  // Integer and bool outputs: exactly against the float32 golden (gate.h).
+  if (plan.against == "golden" || is_integer_dtype(actual.dtype)) {
+    TensorReport t = compare_tensor(name, actual, golden, bound, scale, copts);
+    t.against = "golden";
+    return t;
+  }
+  if (plan.against == "float64") {
+    // Only against truth is the bound widened and checked (the other plans' rule is resolved by
+    // compare_tensor itself): applied_bound is the one place that does it, as inspect prints it.
+    const AppliedBound applied = applied_bound(plan, bound, golden, reference_of, scale);
+    copts.noise_rule = applied.noise_rule;
+    TensorReport t = compare_tensor(name, as_float64(actual), as_float64(reference_of("float64")),
+                                    applied.bound, scale, copts);
+    t.against = "float64";
+    t.widened_by = plan.widen_by;
+    if (applied.widening) t.widening_error = applied.widening->max_abs_error;
+    if (!applied.inconclusive.empty()) {
+      // Measured against the unwidened rule, judged by nothing (Status::kInconclusive).
+      t.inconclusive = applied.inconclusive;
+      t.passed = false;
+      t.failure = applied.inconclusive;
+    }
+    return t;
+  }
+  const HostTensor& emulation = reference_of(plan.against);
+  TensorReport t = emulation.dtype == actual.dtype
+                       ? compare_tensor(name, actual, emulation, bound, scale, copts)
+                       : compare_tensor(name, as_float64(actual), as_float64(emulation), bound,
+                                        scale, copts);
+  t.against = plan.against;
+  return t;
+}
+
+bool is_floating(DType d) { return d == DType::kFloat32 || d == DType::kFloat16 || d == DType::kFloat64; }
+
+bool any_finite(const HostTensor& t) {
+  for (size_t i = 0; i < t.numel(); ++i)
+    if (std::isfinite(t.value_as_double(i))) return true;
+  return false;
+}
+
+// A golden that certifies nothing (the export half's check_goldens_certify, at replay: a bundle
+// edited or written by another tool): every floating input (there is one) entirely non-finite, or
+// a non-empty floating output whose golden has no finite value. NaN matches NaN in the gate and
+// cosine and SQNR skip non-finite values, so a program emitting only NaN would agree with it.
+void check_certifies(const std::string& label, const std::map<std::string, HostTensor>& inputs,
+                     const std::map<std::string, HostTensor>& reference) {
+  constexpr const char* kRemedy =
+      "re-export the bundle with golden inputs whose values are finite; where the model's own output on "
+      "that input is all NaN (an overflow or 0/0), fix the model or pick another input";
+  std::vector<std::string> floats;
+  bool all_non_finite = true;
+  for (const auto& [name, t] : inputs)
+    if (is_floating(t.dtype)) {
+      floats.push_back(name);
+      all_non_finite = all_non_finite && t.numel() > 0 && !any_finite(t);
+    }
+  if (!floats.empty() && all_non_finite)
+    throw Error(ErrorKind::kGoldenInvalid,
+                "golden case '" + label + "': every floating input (" + join(floats) +
+                    ") is entirely NaN or infinite, so the case certifies nothing",
+                kRemedy);
+  for (const auto& [name, t] : reference)
+    if (is_floating(t.dtype) && t.numel() > 0 && !any_finite(t))
+      throw Error(ErrorKind::kGoldenInvalid,
+                  "golden case '" + label + "': output '" + name + "' has no finite value in its golden (" +
+                      std::to_string(t.numel()) + " elements, all NaN or infinite), so any program emitting NaN "
+                      "would agree with it",
+                  kRemedy);
+}
+
+// Runs one golden case and gates each output (step 6). allow_edited: read goldens that no longer
+// match the manifest's hashes (--allow-edited-goldens); such a case is drifted whatever it measures.
+CaseReport run_case(const Bundle& b, LoadedModel& model, const GoldenCase& g, const Bound& bound,
+                    const JudgePlan& plan, const std::optional<Budget>& budget, bool allow_edited) {
+  CaseReport c;
+  c.case_id = case_label(b.manifest, g);
+  c.method = g.method;
+  c.data = g.data;
+  std::map<std::string, HostTensor> inputs, reference, actual;
+  std::map<std::string, std::map<std::string, HostTensor>> refs;
+  std::vector<std::string> edited;
+  try {
+    const GoldenCheck check = allow_edited ? GoldenCheck::kAllowEdited : GoldenCheck::kHashes;
+    if (allow_edited) edited = golden_file_problems(b, g);
+    inputs = read_golden_inputs(b, g, check);
+    reference = read_golden_outputs(b, g, check);
+    check_certifies(c.case_id, inputs, reference);
+    for (const std::string& name : {plan.against, plan.widen_by, plan.cost_reference})
+      if (!name.empty() && name != "golden" && !refs.count(name))
+        refs[name] = read_golden_reference(b, g, name);
+  } catch (const Error& e) {
+    c.status = Status::kBundleInvalid;
+    c.detail = "goldens unreadable: " + error_line(e);
+    c.error = e;
+    return c;
+  }
+  try {
+    actual = g.method.empty() ? model.run(inputs) : model.run(g.method, inputs);
+  } catch (const Error& e) {
+    c.status = status_of(e);
+    c.detail = error_line(e);
+    c.error = e;
+    return c;
+  }
+  std::vector<std::string> failures;
+  try {
+    for (const auto& [name, ref] : reference) {
+      auto it = actual.find(name);
+      if (it == actual.end())
+        throw Error(ErrorKind::kManifestInvalid,
+                    "golden case \"" + c.case_id + "\" has output \"" + name +
+                        "\" but the program returned no output of that name",
+                    "re-export the bundle; its goldens and outputs disagree");
+      TensorReport t = judge_output(method_outputs(b.manifest, g), name, it->second, ref, refs, plan, bound);
+      if (!t.passed) failures.push_back(name + ": " + t.failure);
+      c.outputs.push_back(std::move(t));
+      if (!plan.cost_reference.empty() && !is_integer_dtype(ref.dtype)) {
+        const auto& labels = b.manifest.labels;  // schema 1 only: the top-1 part (judge_top1)
+        const auto emu = refs.at(plan.cost_reference).find(name);
+        if (emu != refs.at(plan.cost_reference).end()) {
+          RecipeCost cost = recipe_cost(plan.cost_reference, emu->second, ref,
+                                        labels && labels->output == name, budget);
+          cost.output = name;
+          cost.program_vs_emulation = reference_error(it->second, emu->second);
+          if (!budget && !(cost.sqnr_db >= kDefaultCostSqnrDb))
+            cost.over_default = "SQNR " + detail::sqnr_text(cost.sqnr_db) + " dB < the default budget " +
+                                detail::format_number(kDefaultCostSqnrDb, 3) + " dB";
+          if (!cost.over_budget.empty())
+            failures.push_back(name + ": the recipe's cost is over the budget (" +
+                               cost.over_budget + ")");
+          c.costs.push_back(std::move(cost));
+        }
+      }
+    }
+  } catch (const Error& e) {
+    c.outputs.clear();
+    c.costs.clear();
+    c.status = status_of(e);
+    c.detail = error_line(e);
+    c.error = e;
+    return c;
+  }
+  if (!edited.empty())  // measured against goldens that are not the export's: never a pass
+    failures.insert(failures.begin(), "golden edited since export (" + join(edited, "; ") +
+                                          "): its numbers are shown, never certified");
+  c.passed = !c.outputs.empty() && failures.empty();
+  c.status = c.passed ? Status::kAgreed : Status::kDrifted;
+  // Inconclusive: every failure is an output whose references disagree or whose widened bound is
+  // no bound (references.h: applied_bound); a drift of another output, an edited golden or a
+  // cost over budget still says drifted.
+  const size_t inconclusive = static_cast<size_t>(std::count_if(
+      c.outputs.begin(), c.outputs.end(), [](const TensorReport& t) { return !t.inconclusive.empty(); }));
+  if (!c.passed && inconclusive > 0 && inconclusive == failures.size() && edited.empty())
+    c.status = Status::kInconclusive;
+  c.detail = join(failures, "; ");
+  return c;
+}
+
+// Question 2 over the bundle (Top1Agreement): the classifier output's top-1 agreement over every
+// measured case, judged against the budget's top1_agreement; under it, each measured case with a
+// changed row drifts, naming the budget.
+void judge_top1(ParityReport& r, const Manifest& m) {
+  const std::optional<double> want = r.budget ? r.budget->top1_agreement : std::nullopt;
+  Top1Agreement t;
+  t.budget = want;
+  for (const CaseReport& c : r.cases)
+    for (const RecipeCost& k : c.costs)
+      if (k.top1_rows) {
+        t.output = m.labels ? m.labels->output : std::string();
+        t.reference = k.reference;
+        t.rows += k.top1_rows;
+        t.agreed += k.top1_agreed;
+      }
+  if (t.rows) r.top1 = t;
+  if (!want) return;
+  if (!t.rows) {
+    r.budget_note = !m.labels ? "top1_agreement not judged: the bundle has no classifier output "
+                                "(the manifest names no labels)"
+                              : "top1_agreement not judged: no recipe emulation to compare with "
+                                "the golden (recipe " + m.recipe + " costs nothing by definition, "
+                                "or the bundle predates references)";
+    return;
+  }
+  if (!t.over_budget()) return;
+  const std::string why = "the recipe's top-1 agreement over the bundle, " +
+                          std::to_string(t.agreed) + "/" + std::to_string(t.rows) + " = " +
+                          detail::format_number(t.fraction(), 4) + ", is under the budget " +
+                          detail::format_number(*want, 4) + ", and this case changed the class";
+  for (CaseReport& c : r.cases) {
+    if (c.status != Status::kAgreed && c.status != Status::kDrifted) continue;  // not measured
+    bool changed = false;
+    for (const RecipeCost& k : c.costs) changed = changed || k.top1_agreed < k.top1_rows;
+    if (!changed) continue;
+    c.passed = false;
+    c.status = Status::kDrifted;
+    c.detail = c.detail.empty() ? why : c.detail + "; " + why;
+  }
+}
+
+// The case's final status: no-bound, undelegated, and the expected-failure record that covers it.
+void settle(CaseReport& c, const ParityReport& r, bool undelegated, const ReplayOptions& o) {
+  if (c.status != Status::kAgreed && c.status != Status::kDrifted) return;  // not measured
+  const XfailRecord* x =
+      find_runtime_xfail(o.xfail, r.model, r.bundle, r.backend, r.recipe, c.case_id);
+  if (x) c.xfail = *x;
+  if (!r.no_bound.empty()) {
+    c.status = Status::kNoBound;
+    c.detail = r.no_bound;
+    return;
+  }
+  if (c.status == Status::kAgreed && undelegated) {
+    c.status = Status::kAgreedUndelegated;
+    c.detail = "no delegate in the program: ran on portable kernels, not " + r.backend;
+  }
+  if (!x) return;
+  if (c.status == Status::kDrifted) {
+    c.status = Status::kXfail;
+    c.detail = "expected failure (" + o.xfail_file + ", recorded " + x->recorded + "): " +
+               x->reason + "; measured: " + c.detail;
+  } else {
+    c.status = Status::kXpass;
+    c.detail = "unexpected pass: update or remove the xfail record in " + o.xfail_file +
+               " (recorded " + x->recorded + ": " + x->reason + ")";
+  }
+}
+
+void finish(ParityReport& r) {
+  bool all = !r.cases.empty() && r.no_bound.empty() && !r.refused;
+  for (const CaseReport& c : r.cases) all = all && c.passed;
+  r.passed = all;
+}
+
+// run_parity's refusal of a bundle no bound is known for: plan_judgement's capability-unavailable.
+void throw_if_no_bound(const Manifest& m) {
+  const JudgePlan plan = plan_judgement(m, precision_here(m));
+  if (plan.no_rule) throw *plan.no_rule;
+}
+
+}  // namespace
+
+const Error* ParityReport::first_error() const {
+  if (error) return &*error;
+  for (const CaseReport& c : cases)
+    if (c.error) return &*c.error;
+  return nullptr;
+}
+
+std::optional<Refusal> check_delegates(const std::vector<std::string>& ids,
+                                       const std::string& backend_key) {
+  const DelegateAvailability a = delegate_availability(ids);
+  if (a.ok()) return std::nullopt;
+  if (!a.not_linked.empty()) {
+    const std::string needs = runtime_needs_text(a.not_linked.front(), backend_key);
+    return Refusal{Status::kNotLinked, "delegate " + join(a.not_linked) +
+                                           " is not linked into this binary (registered here: " +
+                                           join_or_none(a.registered) + ")" +
+                                           (needs.empty() ? "" : "; " + needs)};
+  }
+  std::string said;  // what each unavailable backend said while answering (registry.h)
+  for (const std::string& id : a.unavailable)
+    if (const auto b = find_backend(id); b && !b->unavailable_detail.empty())
+      said += (said.empty() ? ": " : "; ") + b->unavailable_detail;
+  return Refusal{Status::kUnavailable,
+                 "delegate " + join(a.unavailable) +
+                     " is registered but reports itself unavailable on this machine" + said};
+}
+
+void prepare_for_threads() {
+  static const bool done = [] {
+    ::executorch::runtime::runtime_init();
+    (void)prepare_backend_environment();
+    (void)registered_backends();
+    return true;
+  }();
+  (void)done;
+}
+
+std::vector<BundleReplay> replay_all(const std::vector<fs::path>& paths,
+                                     const ReplayOptions& options, size_t jobs) {
+  return replay_all(paths, std::vector<ReplayOptions>(paths.size(), options), jobs);
+}
+
+std::vector<BundleReplay> replay_all(const std::vector<fs::path>& paths,
+                                     const std::vector<ReplayOptions>& options, size_t jobs) {
+  if (options.size() != paths.size())
+    throw Error(ErrorKind::kInvalidArgument,
+                "replay_all: " + std::to_string(paths.size()) + " path(s) but " +
+                    std::to_string(options.size()) + " set(s) of options",
+                "give one ReplayOptions per path");
+  std::vector<BundleReplay> out(paths.size());
+  if (jobs > 1) prepare_for_threads();
+  detail::parallel_for(paths.size(), jobs, [&](size_t i) {
+    out[i].path = paths[i];
+    try {
+      out[i].report = replay(paths[i], options[i]);
+    } catch (const Error& e) {
+      out[i].unforeseen = error_line(e);
+    } catch (const std::bad_alloc&) {
+      // Not a bug, nor this bundle's fault as such: its column could not be run here (status_of
+      // gives run-failed), shown as any bundle refused before its manifest was read.
+      try {
+        const Error e = out_of_memory_error("replaying " + paths[i].string());
+        ParityReport r;
+        r.path = paths[i].string();
+        r.bundle = paths[i].filename().string();
+        refuse(r, std::nullopt, status_of(e), error_line(e), e, options[i].methods);
+        out[i].report = std::move(r);
+      } catch (...) {
+        out[i].report.reset();
+        out[i].unforeseen = "out of memory";  // short enough to need no allocation
+      }
+    } catch (const std::exception& e) {
+      out[i].unforeseen = std::string("unexpected exception: ") + e.what();
+    }
+  });
+  return out;
+}
+
+namespace {
+// prepare(), refusing first (before anything is hashed or loaded) a bundle without a method the
+// caller asked for. That refusal is a caller's mistake, not the bundle's: its Error is
+// kInvalidArgument (the CLI reports it as a usage error, exit 2, and records no evidence), and
+// its status bundle-invalid — the status status_of gives that kind, and one that fails a run,
+// so a request that could not be honoured never passes as not-linked or unavailable would.
+Prepared prepare_methods(const fs::path& path, const std::vector<std::string>& methods,
+                         const Isolation& isolation = {}) {
+  Prepared p;
+  try {
+    p.bundle = open_bundle(path, OpenOptions{.verify_artifact = false});  // hashed at load, if runnable
+  } catch (const Error& e) {
+    p.refused = status_of(e);
+    p.error = e;
+    return p;
+  }
+  const Manifest& m = p.bundle->manifest;
+  if (auto e = unknown_methods_error(m, methods)) {
+    p.refused = Status::kBundleInvalid;
+    p.error = *e;
+    return p;
+  }
+  // On an emulated machine the worker built for it says what it registers (its LoadedModel::load
+  // refuses a delegate it lacks by name); this binary's registry says nothing about it.
+  if (auto why = isolation.emulation ? std::nullopt : check_delegates(m.delegates, m.backend)) {
+    p.refused = why->status;
+    p.error = Error(why->status == Status::kNotLinked ? ErrorKind::kBackendNotLinked
+                                                      : ErrorKind::kBackendUnavailable,
+                    "bundle '" + m.name + "': " + why->reason,
+                    why->status == Status::kNotLinked
+                        ? "run it where its runtime is linked, or use a bundle exported for a "
+                          "backend registered here (etproof backends lists them)"
+                        : "run on a machine where the backend is available, or use a bundle "
+                          "exported for an available backend");
+    return p;
+  }
+  try {
+    p.model.emplace(LoadedModel::load(*p.bundle, isolation));
+  } catch (const Error& e) {
+    p.refused = status_of(e);
+    p.error = e;
+  }
+  return p;
+}
+}  // namespace
+
+Prepared prepare(const fs::path& path) { return prepare_methods(path, {}); }
+
+ParityReport replay(const Bundle& goldens, LoadedModel& model, const ReplayOptions& options) {
+  ParityReport r;
+  r.path = goldens.dir.string();
+  take_identity(r, goldens.manifest);
+  if (auto e = unknown_methods_error(goldens.manifest, options.methods)) {
+    (void)choose_bound(r, goldens.manifest, options);
+    refuse(r, goldens.manifest, Status::kBundleInvalid, error_line(*e), *e, options.methods);
+    return r;
+  }
+  r.methods = select_methods(goldens.manifest, options.methods).selected;
+  r.delegates = model.program_delegates();
+  const JudgePlan plan = choose_bound(r, goldens.manifest, options);
+  r.budget = effective_budget(goldens.manifest.budget, options.budget);
+  const bool undelegated = r.backend != "portable" && r.delegates.empty();
+  for (const GoldenCase& g : goldens.manifest.goldens)
+    if (selected(options.methods, g)) r.cases.push_back(run_case(goldens, model, g, r.bound, plan, r.budget,
+                                                               options.allow_edited_goldens));
+  judge_top1(r, goldens.manifest);
+  for (CaseReport& c : r.cases) settle(c, r, undelegated, options);
+  finish(r);
+  return r;
+}
+
+ParityReport replay(const fs::path& path, const ReplayOptions& options) {
+  Prepared p = prepare_methods(path, options.methods, options.isolation);
+  if (!p.refused) return replay(*p.bundle, *p.model, options);
+  ParityReport r;
+  r.path = path.string();
+  std::optional<Manifest> m = p.bundle ? std::optional<Manifest>(p.bundle->manifest)
+                                       : manifest_only(path);
+  if (m) {
+    take_identity(r, *m);
+    (void)choose_bound(r, *m, options);
+  } else {
+    r.bundle = path.filename().string();
+  }
+  // Every case of the methods asked for (all, by default) gets the refusal's status.
+  refuse(r, m, *p.refused, error_line(*p.error), p.error, options.methods);
+  return r;
+}
+
+ParityReport run_parity(const Bundle& bundle, const std::optional<Bound>& bound) {
+  // Derive before loading so an unknown recipe is refused without touching the runtime.
+  if (!bound) throw_if_no_bound(bundle.manifest);
+  LoadedModel model = LoadedModel::load(bundle);
+  return run_parity(bundle, model, bound);
+}
+
+ParityReport run_parity(const Bundle& bundle, LoadedModel& model,
+                        const std::optional<Bound>& bound) {
+  if (!bound) throw_if_no_bound(bundle.manifest);  // the throwing form says so
+  ReplayOptions o;
+  o.bound = bound;
+  ParityReport r = replay(bundle, model, o);
+  if (const Error* e = r.first_error()) throw *e;
+  return r;
+}
+
+}  // namespace etproof
