@@ -89,7 +89,7 @@ class NothingToQuantize(QuantizationError):
 
 class ReferencesDisagree(ExportError):
     """The float32 golden and the float64 truth of a golden case are further apart than float32
-    rounding explains (stage "goldens"; etproof.references.inconsistent_cases): they come from
+    rounding explains (stage "goldens"; etproof.export.references.inconsistent_cases): they come from
     different model states, so no bound can judge a program against them. Recorded as
     ``export-failed``; ``kind`` names the cause."""
 
