@@ -23,6 +23,7 @@ from pathlib import Path
 from etproof import backends
 from etproof.cli import quiet
 from etproof.probe import probe
+from etproof.status import EXPORT_REFUSED, EXPORTED, NOT_FAILED
 from etproof.errors import EtproofError, InvalidArgument, command_name
 from etproof.contract.recipes import (
     EXECUTORCH_BACKENDS,
@@ -142,7 +143,7 @@ def _error_lines(results: list[dict]) -> list[str]:
     groups: dict[tuple[str, str], list[str]] = {}
     details: dict[tuple[str, str], dict | None] = {}
     for r in results:
-        if r["status"] != "exported":
+        if r["status"] != EXPORTED:
             groups.setdefault((r["stage"], r["reason"]), []).append(
                 f"{r['backend']}/{r['recipe']}")
             details.setdefault((r["stage"], r["reason"]), r.get("error"))
@@ -240,14 +241,14 @@ def _step_log(msg: str) -> None:
 def _export_summary(results: list[dict], out: Path, capture) -> None:
     """The export's closing lines: what was written, refused and failed, where the report (and
     the log) are, and the command to run next."""
-    n = {k: sum(1 for r in results if r["status"] == k) for k in ("exported", "export-refused")}
-    failed = len(results) - n["exported"] - n["export-refused"]
+    n = {k: sum(1 for r in results if r["status"] == k) for k in NOT_FAILED}
+    failed = len(results) - n[EXPORTED] - n[EXPORT_REFUSED]
     where = f"{out / 'export-report.json'}" + (f", library output {out / quiet.LOG_NAME}"
                                                 if capture is not None else "")
-    bundles = "bundle" if n["exported"] == 1 else "bundles"
-    print(f"export: {n['exported']} {bundles} written, {n['export-refused']} refused, {failed} "
+    bundles = "bundle" if n[EXPORTED] == 1 else "bundles"
+    print(f"export: {n[EXPORTED]} {bundles} written, {n[EXPORT_REFUSED]} refused, {failed} "
           f"failed ({where})", file=quiet.out(), flush=True)
-    if n["exported"]:
+    if n[EXPORTED]:
         print(f"next: {_etproof_command()} matrix {out}   (every column against its bound)",
               file=quiet.out(), flush=True)
 
@@ -267,7 +268,7 @@ def _etproof_command() -> str:
 
 def _export_columns(a, loaded, pairs: list[tuple[str, str]], out: Path, capture) -> int:
     from etproof.export.pipeline import export_model
-    from etproof.export.runner import export_pairs, result_for_error
+    from etproof.export.runner import export_pairs, exported_result, result_for_error
 
     step_log = _step_log if capture is not None else _log
     names = [a.name or f"{loaded.stem}-{b}-{r}" for b, r in pairs]
@@ -296,8 +297,7 @@ def _export_columns(a, loaded, pairs: list[tuple[str, str]], out: Path, capture)
         _with_runtime_log(e, capture)
         _try_report(out, [result_for_error(backend, recipe, e, loaded.stem)])
         raise
-    result = {"backend": backend, "recipe": recipe, "bundle": path.name, "model": loaded.stem,
-              "status": "exported"}
+    result = exported_result(backend, recipe, path.name, loaded.stem)
     _try_report(out, [result])
     _log(f"{path.name}: exported in {time.monotonic() - t0:.1f} s")
     print(path, file=quiet.out())
@@ -348,8 +348,8 @@ def _test_bundles(a) -> int:
     # A program this runtime cannot load (an operator without a kernel), one level down too.
     missing = export_kernel_missing_bundles(Path(a.out) / KERNEL_MISSING_DIR, force=a.force,
                                             log=_log)
-    ok = (all(r["status"] == "exported" for r in results + missing)
-          and all(r["status"] in ("exported", "export-refused") for r in verdicts))
+    ok = (all(r["status"] == EXPORTED for r in results + missing)
+          and all(r["status"] in NOT_FAILED for r in verdicts))
     return EXIT_OK if ok else EXIT_ERROR
 
 
@@ -363,8 +363,8 @@ def _demo(a) -> int:
 
     report = run_demo(Path(a.out), force=a.force, log=_log, all_columns=a.all_columns)
     # A column refused for a missing prerequisite is reported, not a failure of the demo.
-    return (EXIT_OK if all(r["status"] in ("exported", "export-refused")
-                           for r in report["results"]) else EXIT_ERROR)
+    return (EXIT_OK if all(r["status"] in NOT_FAILED for r in report["results"])
+            else EXIT_ERROR)
 
 
 def cmd_golden_set(a) -> int:
@@ -383,7 +383,7 @@ def _golden_set(a) -> int:
     models: dict[str, bool] = {}
     for r in report["results"]:
         models[r.get("model", "?")] = models.get(r.get("model", "?"), False) or (
-            r["status"] == "exported")
+            r["status"] == EXPORTED)
     empty = [m for m, ok in models.items() if not ok]
     for m in empty:
         print(f"error [export]: {m}: no column exported", file=sys.stderr)

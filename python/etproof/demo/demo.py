@@ -25,6 +25,7 @@ from etproof.demo import efficientnet_lite0
 from etproof.demo.photos import golden_photos
 from etproof.contract.recipes import supported_pairs
 from etproof.export.runner import export_pairs, write_report
+from etproof.status import EXPORTED
 
 # (backend, recipe) -> why it is left out of the demo by default. None is slow: every column
 # exports EfficientNet-Lite0 in under 50 s on a 2-core machine (xnnpack int8-static, with its
@@ -134,13 +135,13 @@ def run_demo(out: Path, force: bool = False, log=print, all_columns: bool = Fals
     write_report(bundles, results)
     xfail = write_xfail(bundles)
 
-    done = [r for r in results if r["status"] == "exported"]
+    done = [r for r in results if r["status"] == EXPORTED]
     if done:
         log("eager top-1 per photo (float32 source model, from the goldens):")
         for cid, k, name, p in _top1_from_goldens(bundles / done[0]["bundle"]):
             log(f"  {cid:10s} {k:4d} {name} ({p:.3f})")
     for r in results:
-        extra = f" [{r['stage']}]: {r['reason']}" if r["status"] != "exported" else ""
+        extra = f" [{r['stage']}]: {r['reason']}" if r["status"] != EXPORTED else ""
         log(f"{r['backend']}/{r['recipe']}: {r['status']}{extra}")
     for x in xfail:
         log(f"{x['backend']}/{x['recipe']}: expected to fail ({x['half']} half, recorded "

@@ -19,6 +19,7 @@ from etproof.backends import table_hash
 from etproof.export.bundle import file_ref, install, staging_dir
 from etproof.errors import EtproofError
 from etproof.manifest import all_goldens, read_manifest
+from etproof.status import EXPORTED
 from etproof.export.taps import twin_name
 from etproof.export.toolchain import toolchain_versions
 
@@ -95,13 +96,13 @@ def adopt(src: Path, out: Path, name: str, stamp: str) -> dict | None:
     """Copies bundle ``name`` from the bundle directory ``src`` into ``out`` when ``src`` holds it
     up to date for ``stamp`` (same stamp, intact); returns its report result, else None.
 
-    The caller records the stamp in ``out``. A result other than "exported" is adopted as is.
+    The caller records the stamp in ``out``. A result other than EXPORTED is adopted as is.
     """
     prev = load_stamps(src).get(name)
     if not prev or prev.get("stamp") != stamp:
         return None
     result = prev["result"]
-    if result["status"] != "exported":
+    if result["status"] != EXPORTED:
         return result
     if not bundle_intact(src / name):
         return None

@@ -14,8 +14,15 @@ from etproof.errors import (EtproofError, InvalidArgument, NothingToQuantize, er
 from etproof.export.pipeline import export_model
 from etproof.manifest import canonical_dumps
 from etproof.export.taps import twin_name
+from etproof.status import EXPORT_FAILED, EXPORT_REFUSED, EXPORTED
 
 REPORT = "export-report.json"
+
+
+def exported_result(backend: str, recipe: str, bundle: str, model: str) -> dict:
+    """The export-report entry of an exported column (etproof.status: the entry's fields)."""
+    return {"backend": backend, "recipe": recipe, "bundle": bundle, "model": model,
+            "status": EXPORTED}
 
 
 def result_for_error(backend: str, recipe: str, e: EtproofError,
@@ -29,8 +36,8 @@ def result_for_error(backend: str, recipe: str, e: EtproofError,
     """
     # Refused: a usage error or missing prerequisite (InvalidArgument), or a quantized recipe
     # that quantizes nothing here (NothingToQuantize); anything else is a failure.
-    status = ("export-refused" if isinstance(e, (InvalidArgument, NothingToQuantize))
-              else "export-failed")
+    status = (EXPORT_REFUSED if isinstance(e, (InvalidArgument, NothingToQuantize))
+              else EXPORT_FAILED)
     r = {"backend": backend, "recipe": recipe, "status": status,
          "stage": e.stage or "export", "reason": str(e)}
     if e.detail:
@@ -47,7 +54,8 @@ def _same_entry(a: dict, b: dict) -> bool:
 
 
 def write_report(out: Path, results: list[dict], merge: bool = False) -> Path:
-    """Writes ``OUT/export-report.json`` = {"results": [...]} (canonical JSON).
+    """Writes ``OUT/export-report.json`` = {"results": [...]} (canonical JSON; each entry's
+    fields: etproof.status).
 
     merge: keep entries already in the report; an entry for the same (model, backend, recipe) is
     replaced in place. A report holds one entry per (model, backend, recipe): several models may
@@ -106,7 +114,7 @@ def export_pairs(spec_factory: Callable[[], dict], model_key: str, pairs, out: P
                                  *([f"taps_from={taps_from}"] if taps and taps_from else []))
         prev = stamps.get(name)
         if not force and prev and prev.get("stamp") == stamp and (
-                prev["result"]["status"] != "exported" or (
+                prev["result"]["status"] != EXPORTED or (
                     cache.bundle_intact(out / name) and (
                         not taps or cache.bundle_intact(out / name / twin_name(name))))):
             log(f"{name}: up to date ({prev['result']['status']})")
@@ -114,7 +122,7 @@ def export_pairs(spec_factory: Callable[[], dict], model_key: str, pairs, out: P
             continue
         adopted = (cache.adopt(Path(reuse_from), out, name, stamp)
                    if reuse_from is not None and not force and Path(reuse_from) != out else None)
-        if (adopted is not None and taps and adopted["status"] == "exported"
+        if (adopted is not None and taps and adopted["status"] == EXPORTED
                 and not cache.bundle_intact(out / name / twin_name(name))):
             adopted = None  # copied without its twin: exported again below
         if adopted is not None:
@@ -131,8 +139,7 @@ def export_pairs(spec_factory: Callable[[], dict], model_key: str, pairs, out: P
                 extra["taps_from"] = taps_from
             path = export_model(name=name, out_dir=out, backend=backend, recipe=recipe,
                                 log=step_log or log, **extra, **spec)
-            result = {"backend": backend, "recipe": recipe, "bundle": path.name,
-                      "model": model_key, "status": "exported"}
+            result = exported_result(backend, recipe, path.name, model_key)
             log(f"{name}: exported in {time.monotonic() - t0:.1f} s")
         except EtproofError as e:
             result = result_for_error(backend, recipe, e, model_key)
@@ -140,10 +147,10 @@ def export_pairs(spec_factory: Callable[[], dict], model_key: str, pairs, out: P
                 + (f": {e}" if log_errors else ""))
         except Exception as e:  # noqa: BLE001 - one column's failure never stops the others
             result = {"backend": backend, "recipe": recipe, "model": model_key,
-                      "status": "export-failed", "stage": "export", "reason": summary_line(e),
+                      "status": EXPORT_FAILED, "stage": "export", "reason": summary_line(e),
                       "error": error_detail(e)}
-            log(f"{name}: export-failed [export]" + (f": {result['reason']}" if log_errors
-                                                     else ""))
+            log(f"{name}: {EXPORT_FAILED} [export]" + (f": {result['reason']}" if log_errors
+                                                       else ""))
         results.append(result)
         cache.record_stamp(out, name, {"stamp": stamp, "result": result})
     return results

@@ -27,6 +27,7 @@ from etproof.errors import InvalidArgument
 from etproof.goldens import minilm, mobilenet_v3_small, ops
 from etproof.demo.photos import golden_photos
 from etproof.export.runner import export_pairs, write_report
+from etproof.status import EXPORTED
 
 EFFICIENTNET = "efficientnet_lite0"
 # The golden set's own expected failures (docs/xfail.md), merged with the demo's into
@@ -150,9 +151,9 @@ def summary(results: list[dict], log=print) -> None:
     for r in results:
         by_model.setdefault(r.get("model", "?"), []).append(r)
     for model, rs in by_model.items():
-        done = sum(r["status"] == "exported" for r in rs)
+        done = sum(r["status"] == EXPORTED for r in rs)
         log(f"{model}: {done}/{len(rs)} columns exported")
         for r in rs:
-            if r["status"] != "exported":
+            if r["status"] != EXPORTED:
                 log(f"  {r['backend']}/{r['recipe']}: {r['status']} [{r.get('stage', '?')}]: "
                     f"{r.get('reason', '')}")

@@ -5,7 +5,7 @@ etproof.export.lower, as an export would) and requires at least one delegate cal
 program. Each probe runs in its own process (``python -m etproof.probe --child KEY``) with a time
 limit, never reaches the network (sockets are refused in the child, and prerequisites whose
 absence makes an import download something are checked before importing), and answers
-``{"backend", "status": "available"|"refused"|"removed-upstream", "reason", "needs"}``.
+``{"backend", "status", "reason", "needs"}`` (status: etproof.status.PROBE_STATUSES).
 ``probe_all`` probes several, caches the answers and is what ``python -m etproof probe`` prints.
 
 Sits above the exporter: may import the table (etproof.backends), the lowering stage
@@ -28,14 +28,12 @@ from etproof.export import lower
 from etproof.backends import REPO, load_table, missing_prerequisite, needs_text, table_hash
 from etproof.errors import EtproofError, error_line
 from etproof.export.toolchain import delegates_in_program
+from etproof.status import AVAILABLE, REFUSED, REMOVED_UPSTREAM
 
 DEFAULT_CACHE_DIR = REPO / "build" / ".etproof-cache"
 CACHE_FILE = "export-probe.json"
 DEFAULT_TIMEOUT_S = 120.0
 MAX_JOBS = 2
-
-# What probe_export answers in "status" (docs/backends.md).
-STATUSES = ("available", "refused", "removed-upstream")
 
 
 # --- the probe (parent side) ---------------------------------------------------------------------
@@ -51,11 +49,11 @@ def _without_child(key: str, entry: dict) -> dict | None:
     """Answers that need no probing: removed upstream, or not a delegate at all."""
     if entry["upstream"]["status"] == "removed":
         u = entry["upstream"]
-        return _result(key, "removed-upstream",
+        return _result(key, REMOVED_UPSTREAM,
                        f"removed upstream in ExecuTorch {u.get('since', '?')}"
                        + (f" ({u['note']})" if u.get("note") else ""), entry)
     if entry["kind"] == "operators":
-        return _result(key, "refused", "not a delegate: " + entry["notes"][0].split(": ", 1)[-1]
+        return _result(key, REFUSED, "not a delegate: " + entry["notes"][0].split(": ", 1)[-1]
                        if entry["notes"] else "not a delegate", entry)
     return None
 
@@ -121,7 +119,7 @@ def _probe_children(keys: list[str], timeout_s: float, jobs: int, faults: dict,
     last = _last_line(err)
     for k in keys:
         if k not in answers:
-            answers[k] = _result(k, "refused", f"the probe server died ({why}) before this "
+            answers[k] = _result(k, REFUSED, f"the probe server died ({why}) before this "
                                  f"backend's answer: {last[:300]}", table[k])
     return answers
 
@@ -156,13 +154,13 @@ def _stop_server(proc) -> None:
 
 
 def _timed_out(key: str, entry: dict, timeout_s: float, seconds: float) -> dict:
-    return _result(key, "refused", f"probe timed out after {timeout_s:g} s (the backend's "
+    return _result(key, REFUSED, f"probe timed out after {timeout_s:g} s (the backend's "
                    "lowering hung or is far slower than a one-operation model should be)",
                    entry, seconds=seconds)
 
 
 def _died(key: str, entry: dict, how: str, last: str, seconds: float) -> dict:
-    return _result(key, "refused", f"probe process died ({how}) before answering: {last[:300]}",
+    return _result(key, REFUSED, f"probe process died ({how}) before answering: {last[:300]}",
                    entry, seconds=seconds)
 
 
@@ -367,7 +365,7 @@ def child_probe(key: str, model_name: str | None = None) -> dict:
     needs = needs_text(entry)
 
     def refuse(what: str) -> dict:
-        return _result(key, "refused", f"{what} (needs: {needs})", entry)
+        return _result(key, REFUSED, f"{what} (needs: {needs})", entry)
 
     # 1. prerequisites whose absence makes an import reach for the network (or fail): no import.
     missing = missing_prerequisite(entry)
@@ -406,18 +404,18 @@ def child_probe(key: str, model_name: str | None = None) -> dict:
         return refuse(f"lowering a one-operation model ({name}) failed: {error_line(e)}")
     if entry["kind"] == "portable":
         if delegates:
-            return _result(key, "refused", f"the portable program carries delegates {delegates}",
+            return _result(key, REFUSED, f"the portable program carries delegates {delegates}",
                            entry)
-        return _result(key, "available", f"lowered a one-operation model ({name}) with no "
+        return _result(key, AVAILABLE, f"lowered a one-operation model ({name}) with no "
                        "partitioner; no delegate call, as expected", entry, delegates=[])
     if not calls or not delegates:
-        return _result(key, "refused", f"the partitioner tagged nothing: lowering a one-operation "
+        return _result(key, REFUSED, f"the partitioner tagged nothing: lowering a one-operation "
                        f"model ({name}) left no delegate call in the program", entry,
                        delegates=delegates)
     if entry["runtime_ids"] and not set(delegates) & set(entry["runtime_ids"]):
-        return _result(key, "refused", f"lowered to delegate(s) {delegates}, expected one of "
+        return _result(key, REFUSED, f"lowered to delegate(s) {delegates}, expected one of "
                        f"{entry['runtime_ids']}", entry, delegates=delegates)
-    return _result(key, "available", f"lowered a one-operation model ({name}): "
+    return _result(key, AVAILABLE, f"lowered a one-operation model ({name}): "
                    f"{len(calls)} delegate call(s) to {', '.join(delegates)}", entry,
                    delegates=delegates)
 
