@@ -11,7 +11,7 @@ May import: errors, the manifest's vocabulary (etproof.manifest) and the support
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from etproof.errors import InvalidArgument, ManifestError, command_name
@@ -60,6 +60,83 @@ class ExportArguments:
     dynamic_shapes: tuple | None = None
     # the manifest's inputs[i].dynamic_dims as declared, per input ([] where static)
     dynamic_dims: list | None = None
+
+
+@dataclass
+class ExportOptions:
+    """export_model's optional arguments: everything but the model, its example and golden
+    inputs, their names, the bundle's name, the output directory, backend and recipe. A model
+    spec's optional keys (etproof.contract.userspec.OPTIONAL) are these fields' names.
+
+    preprocessing: the manifest's ``preprocessing`` (what the inputs went through), where known.
+    labels: ``{"output", "source", "names"}``: the class names of one output.
+    model_name: the manifest's ``model`` (default: the bundle's name).
+    golden_meta: ``{case_id: {"data": "real"|"synthetic", "origin": str}}`` for golden inputs
+    given as ``(case_id, tensors)``.
+    layouts: ``{input_or_output_name: "nchw"|"nhwc"}`` for rank-4 tensors whose layout is known;
+    absent means unknown and is not written.
+    compute_unit: the backend's compute unit where the table offers a choice (default: the
+    table's).
+    weights: ``{"kind": "pretrained"|"seeded", "source": str}``, where known (docs/manifest.md).
+    slice_axis: ``{output name: int >= 0 | None}``, the axis the gate judges slices along (None:
+    do not slice; absent: the gate's default). integer_atol: ``{integer or bool output name:
+    number >= 0}`` (absent: exact). budget: ``{"min_sqnr_db"?, "min_cosine"?,
+    "top1_agreement"?}``, the accuracy the recipe may cost. All three go into the manifest.
+    dynamic_shapes: torch.export's, with a finite ``max`` on every Dim (check_dynamic_shapes);
+    the manifest records each input's dynamic dimensions with the range torch.export kept, and
+    golden cases may have any size inside it (at least the minimum, the maximum and one between).
+    external_weights: True writes the program's constant weights into ``NAME.ptd`` beside the
+    .pte (ExecuTorch's external constants, delegated XNNPACK weights included) and lists it in
+    the manifest's data_files; portable and xnnpack only (check_external_weights).
+    methods: a program with several methods (``encode``, ``decode``): ``{METHOD: {"example_inputs",
+    "input_names", "output_names", "golden_inputs", "golden_meta"?, "dynamic_shapes"?}}``, each
+    entry what the four (and golden_meta, dynamic_shapes) are for a one-method program, for
+    ``model.METHOD``; those arguments of export_model are then None. Every method is exported,
+    lowered together into one program, and the manifest is schema_version 2 (docs/manifest.md),
+    goldens written as ``METHOD.CASE.*.npy``. layouts, slice_axis and integer_atol name tensors
+    of any method; external_weights moves every method's weights into the one NAME.ptd; labels
+    and preprocessing are refused with methods.
+    verify: run the written program once per method in ExecuTorch's Python runtime (first golden)
+    when the runtime has the program's delegates; a program that fails to run is an export
+    failure (stage "lower").
+    taps: True (every eligible node, up to etproof.export.taps.DEFAULT_CAP) or N (N evenly spaced)
+    also writes the tapped twin ``OUT/NAME/NAME.taps/`` (etproof.export.taps; docs/manifest.md
+    "The tapped twin"), staged and renamed with the bundle; the shipped bundle is byte for byte
+    what it is without taps. Float and PT2E-quantized recipes of a one-method model with static
+    shapes only (InvalidArgument otherwise, before anything runs). None/False: no twin.
+    taps_range: ``(FIRST, LAST)``, the twin's taps chosen among the program's eligible nodes
+    FIRST..LAST only (0-based, inclusive; what ``etproof attribute --bisect`` asks for).
+    taps_from: the MODEL this was exported from, recorded as ``taps.exported_from``.
+    """
+
+    preprocessing: dict | None = None
+    labels: dict | None = None
+    model_name: str | None = None
+    golden_meta: dict | None = None
+    layouts: dict | None = None
+    compute_unit: str | None = None
+    weights: dict | None = None
+    slice_axis: dict | None = None
+    integer_atol: dict | None = None
+    budget: dict | None = None
+    dynamic_shapes: Any = None
+    external_weights: bool = False
+    methods: dict | None = None
+    verify: bool = True
+    taps: bool | int | None = None
+    taps_range: tuple[int, int] | None = None
+    taps_from: str | None = None
+
+
+def options_from(options: ExportOptions | None, keywords: dict) -> ExportOptions:
+    """export_model's options: ``options`` (copied: export_model resolves some of them), with the
+    keyword arguments of the same names set over it. An unknown keyword is TypeError, as for any
+    function."""
+    names = {f.name for f in fields(ExportOptions)}
+    unknown = sorted(set(keywords) - names)
+    if unknown:
+        raise TypeError(f"export_model() got unexpected keyword argument(s) {unknown}")
+    return replace(options or ExportOptions(), **keywords)
 
 
 def _bad(cause: str, remedy: str) -> InvalidArgument:
@@ -226,84 +303,16 @@ def _check_arguments(model, example_inputs, name, backend, recipe, input_names,
     torch_dynamic, dynamic_dims = check_dynamic_shapes(dynamic_shapes, example_inputs,
                                                        input_names)
 
-    # golden cases
-    cases = []
-    for g in list(golden_inputs or []):
-        if isinstance(g, GoldenCase):
-            cid, data, origin, tensors = g.id, g.data, g.origin, g.inputs
-        elif len(g) == 4:
-            cid, data, origin, tensors = g
-        elif len(g) == 2:
-            cid, tensors = g
-            meta = (golden_meta or {}).get(cid)
-            if not meta:
-                raise _bad(f"golden case {cid!r} has no data/origin",
-                           "pass (case_id, data, origin, tensors) or golden_meta[case_id]")
-            data, origin = meta.get("data"), meta.get("origin")
-        else:
-            raise _bad("golden inputs must be (case_id, data, origin, tensors)",
-                       "pass one tuple per golden case")
-        _check_name("golden case id", cid)
-        if data not in ("real", "synthetic"):
-            raise _bad(f"golden case {cid!r}: data must be 'real' or 'synthetic', got {data!r}",
-                       f"data says what the inputs are: {GOLDEN_DATA_MEANING}")
-        if not isinstance(origin, str) or not origin:
-            raise _bad(f"golden case {cid!r}: origin must be a non-empty string",
-                       "say where the inputs came from (file, package, seed)")
-        if isinstance(tensors, torch.Tensor):
-            tensors = (tensors,)
-        tensors = tuple(tensors)
-        if len(tensors) != len(example_inputs):
-            raise _bad(f"golden case {cid!r} has {len(tensors)} inputs, the model takes "
-                       f"{len(example_inputs)}", "give every golden case all inputs")
-        for t, e, n, dims in zip(tensors, example_inputs, input_names, dynamic_dims):
-            want = _spec_shape(e, dims)
-            if (not isinstance(t, torch.Tensor) or t.dtype != e.dtype
-                    or not shape_fits(t.shape, want)):
-                raise _bad(f"golden case {cid!r}: input {n!r} must be a {e.dtype} tensor of shape "
-                           f"{want}" + (" (-1: a dynamic dimension)" if dims else ""),
-                           "golden inputs must match the example inputs")
-            for d in dims:
-                if not d["min"] <= t.shape[d["axis"]] <= d["max"]:
-                    raise _bad(f"golden case {cid!r}: input {n!r} has size {t.shape[d['axis']]} in "
-                               f"dimension {d['axis']} ({d['name']!r}), outside its range "
-                               f"{d['min']}..{d['max']}", "give golden inputs inside the range "
-                               "the dynamic dimension declares")
-        cases.append(GoldenCase(cid, data, origin, tensors))
-    if not cases:
-        raise _bad("no golden inputs", "pass at least one golden case (real data where the model "
-                   "has a domain)")
-    ids = [c.id for c in cases]
-    if len(set(ids)) != len(ids):
-        raise _bad(f"golden case ids repeat: {ids}", "give each golden case its own id")
-    _check_dynamic_coverage(cases, input_names, dynamic_dims)
-
-    for n, lay in (layouts or {}).items():
-        if n not in all_names:
-            raise _bad(f"layout given for unknown tensor {n!r}", f"tensors: {all_names}")
-        if lay not in LAYOUTS:
-            raise _bad(f"layout of {n!r} must be one of {LAYOUTS}, got {lay!r}",
-                       "layouts are 'nchw' or 'nhwc'")
-        if n in input_names and example_inputs[input_names.index(n)].dim() != 4:
-            raise _bad(f"layout given for {n!r}, which is not rank 4",
-                       "layouts apply to rank-4 tensors only")
+    cases = _check_golden_cases(golden_inputs, golden_meta, example_inputs, input_names,
+                                dynamic_dims)
+    _check_layouts(layouts, example_inputs, input_names, all_names)
 
     if model_name is None:
         model_name = type(model).__name__
     if not isinstance(model_name, str) or not model_name:
         raise _bad(f"invalid model name {model_name!r}", "pass the source model's name")
 
-    pre = None
-    if preprocessing is not None:
-        if not isinstance(preprocessing, dict):
-            raise _bad("preprocessing must be a dict", "see docs/manifest.md, 'preprocessing'")
-        pre = dict(preprocessing)
-        for k in ("mean", "std"):
-            if k in pre and isinstance(pre[k], (list, tuple)):
-                pre[k] = [float(x) for x in pre[k]]
-        for k in ("crop", "value_range"):
-            if k in pre and isinstance(pre[k], tuple):
-                pre[k] = list(pre[k])
+    pre = _normalized_preprocessing(preprocessing)
     if labels is not None:
         if not isinstance(labels, dict) or set(labels) != {"output", "source", "names"}:
             raise _bad("labels must be {'output', 'source', 'names'}",
@@ -315,6 +324,101 @@ def _check_arguments(model, example_inputs, name, backend, recipe, input_names,
         raise _bad("compute_unit must be a non-empty string", "omit it where the backend has none")
     return ExportArguments(example_inputs, cases, model_name, pre,
                            torch_dynamic, dynamic_dims if torch_dynamic else None)
+
+
+def _check_golden_cases(golden_inputs, golden_meta, example_inputs: tuple, input_names: list,
+                        dynamic_dims: list) -> list:
+    """The golden cases as GoldenCase, each checked against the example inputs (dtype, shape,
+    a dynamic dimension's range), at least one, ids distinct, every dynamic dimension covered;
+    raises InvalidArgument."""
+    cases = [_golden_case(g, golden_meta, example_inputs, input_names, dynamic_dims)
+             for g in list(golden_inputs or [])]
+    if not cases:
+        raise _bad("no golden inputs", "pass at least one golden case (real data where the model "
+                   "has a domain)")
+    ids = [c.id for c in cases]
+    if len(set(ids)) != len(ids):
+        raise _bad(f"golden case ids repeat: {ids}", "give each golden case its own id")
+    _check_dynamic_coverage(cases, input_names, dynamic_dims)
+    return cases
+
+
+def _golden_case(g, golden_meta, example_inputs: tuple, input_names: list,
+                 dynamic_dims: list) -> GoldenCase:
+    """One golden case: a GoldenCase, ``(case_id, data, origin, tensors)`` or ``(case_id,
+    tensors)`` with golden_meta[case_id]; raises InvalidArgument."""
+    import torch
+
+    if isinstance(g, GoldenCase):
+        cid, data, origin, tensors = g.id, g.data, g.origin, g.inputs
+    elif len(g) == 4:
+        cid, data, origin, tensors = g
+    elif len(g) == 2:
+        cid, tensors = g
+        meta = (golden_meta or {}).get(cid)
+        if not meta:
+            raise _bad(f"golden case {cid!r} has no data/origin",
+                       "pass (case_id, data, origin, tensors) or golden_meta[case_id]")
+        data, origin = meta.get("data"), meta.get("origin")
+    else:
+        raise _bad("golden inputs must be (case_id, data, origin, tensors)",
+                   "pass one tuple per golden case")
+    _check_name("golden case id", cid)
+    if data not in ("real", "synthetic"):
+        raise _bad(f"golden case {cid!r}: data must be 'real' or 'synthetic', got {data!r}",
+                   f"data says what the inputs are: {GOLDEN_DATA_MEANING}")
+    if not isinstance(origin, str) or not origin:
+        raise _bad(f"golden case {cid!r}: origin must be a non-empty string",
+                   "say where the inputs came from (file, package, seed)")
+    if isinstance(tensors, torch.Tensor):
+        tensors = (tensors,)
+    tensors = tuple(tensors)
+    if len(tensors) != len(example_inputs):
+        raise _bad(f"golden case {cid!r} has {len(tensors)} inputs, the model takes "
+                   f"{len(example_inputs)}", "give every golden case all inputs")
+    for t, e, n, dims in zip(tensors, example_inputs, input_names, dynamic_dims):
+        want = _spec_shape(e, dims)
+        if (not isinstance(t, torch.Tensor) or t.dtype != e.dtype
+                or not shape_fits(t.shape, want)):
+            raise _bad(f"golden case {cid!r}: input {n!r} must be a {e.dtype} tensor of shape "
+                       f"{want}" + (" (-1: a dynamic dimension)" if dims else ""),
+                       "golden inputs must match the example inputs")
+        for d in dims:
+            if not d["min"] <= t.shape[d["axis"]] <= d["max"]:
+                raise _bad(f"golden case {cid!r}: input {n!r} has size {t.shape[d['axis']]} in "
+                           f"dimension {d['axis']} ({d['name']!r}), outside its range "
+                           f"{d['min']}..{d['max']}", "give golden inputs inside the range "
+                           "the dynamic dimension declares")
+    return GoldenCase(cid, data, origin, tensors)
+
+
+def _check_layouts(layouts, example_inputs: tuple, input_names: list, all_names: list) -> None:
+    """Each layout names a known tensor, is one of LAYOUTS, and an input's is of rank 4."""
+    for n, lay in (layouts or {}).items():
+        if n not in all_names:
+            raise _bad(f"layout given for unknown tensor {n!r}", f"tensors: {all_names}")
+        if lay not in LAYOUTS:
+            raise _bad(f"layout of {n!r} must be one of {LAYOUTS}, got {lay!r}",
+                       "layouts are 'nchw' or 'nhwc'")
+        if n in input_names and example_inputs[input_names.index(n)].dim() != 4:
+            raise _bad(f"layout given for {n!r}, which is not rank 4",
+                       "layouts apply to rank-4 tensors only")
+
+
+def _normalized_preprocessing(preprocessing) -> dict | None:
+    """A copy of the preprocessing dict with its numbers as the manifest writes them."""
+    pre = None
+    if preprocessing is not None:
+        if not isinstance(preprocessing, dict):
+            raise _bad("preprocessing must be a dict", "see docs/manifest.md, 'preprocessing'")
+        pre = dict(preprocessing)
+        for k in ("mean", "std"):
+            if k in pre and isinstance(pre[k], (list, tuple)):
+                pre[k] = [float(x) for x in pre[k]]
+        for k in ("crop", "value_range"):
+            if k in pre and isinstance(pre[k], tuple):
+                pre[k] = list(pre[k])
+    return pre
 
 
 def check_dynamic_shapes(dynamic_shapes, example_inputs: tuple, input_names: list):

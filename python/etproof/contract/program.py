@@ -1,7 +1,7 @@
-"""The program's methods as the export fills them in (etproof.export.pipeline): the ``methods`` entry of a
-model spec checked (schema 2: docs/manifest.md), one Method per method of the program — a lone
-``forward`` for a one-method program — and the module torch.export traces for a method other than
-forward.
+"""The program's methods as the export fills them in (etproof.export.pipeline): the ``methods``
+entry of a model spec checked (schema 2: docs/manifest.md), one Method per method of the program —
+a lone ``forward`` for a one-method program — and the module torch.export traces for a method
+other than forward.
 
 May import: etproof.contract.arguments, errors; torch only inside functions.
 """
@@ -9,10 +9,10 @@ May import: etproof.contract.arguments, errors; torch only inside functions.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
-from etproof.contract.arguments import check_export_arguments
+from etproof.contract.arguments import ExportOptions, check_export_arguments
 from etproof.errors import InvalidArgument
 
 # An ExecuTorch method name (a Python attribute of the model): docs/manifest.md, schema 2.
@@ -65,27 +65,22 @@ def method_module(model, method: str):
 
 
 def check_methods_spec(spec: dict, backend: str, recipe: str) -> None:
-    """The checks export_model makes on a model spec with ``methods`` (etproof.contract.userspec), for
-    (backend, recipe), before anything runs; raises InvalidArgument."""
-    import inspect
-
-    params = [p for p in inspect.signature(check_methods).parameters
-              if p not in ("name", "backend", "recipe")]
-    given = {p: spec.get(p) for p in params}
-    given["external_weights"] = spec.get("external_weights", False)
-    check_methods(name="check", backend=backend, recipe=recipe, **given)
+    """The checks export_model makes on a model spec with ``methods`` (etproof.contract.userspec),
+    for (backend, recipe), before anything runs; raises InvalidArgument."""
+    opts = ExportOptions(**{f.name: spec[f.name] for f in fields(ExportOptions) if f.name in spec})
+    check_methods(spec.get("model"), spec.get("example_inputs"), "check", backend, recipe,
+                  spec.get("input_names"), spec.get("output_names"), spec.get("golden_inputs"),
+                  opts)
 
 
 def check_methods(model, example_inputs, name, backend, recipe, input_names, output_names,
-                   golden_inputs, preprocessing, labels, model_name, golden_meta, layouts,
-                   compute_unit, weights, slice_axis, integer_atol, budget, dynamic_shapes,
-                   external_weights, methods) -> list:
+                  golden_inputs, opts: ExportOptions) -> list:
     """check_export_arguments for every method; returns the Method list (one, "forward", for a
-    program without ``methods``). Raises InvalidArgument."""
-    common = dict(name=name, backend=backend, recipe=recipe, model_name=model_name,
-                  compute_unit=compute_unit, weights=weights, budget=budget,
-                  external_weights=external_weights)
-    if methods is None:
+    program without ``opts.methods``). Raises InvalidArgument."""
+    common = dict(name=name, backend=backend, recipe=recipe, model_name=opts.model_name,
+                  compute_unit=opts.compute_unit, weights=opts.weights, budget=opts.budget,
+                  external_weights=opts.external_weights)
+    if opts.methods is None:
         missing = [k for k, v in (("example_inputs", example_inputs), ("input_names", input_names),
                                   ("output_names", output_names),
                                   ("golden_inputs", golden_inputs)) if v is None]
@@ -96,22 +91,19 @@ def check_methods(model, example_inputs, name, backend, recipe, input_names, out
                                   stage="export")
         args, in_specs = check_export_arguments(
             model, example_inputs, input_names=input_names, output_names=output_names,
-            golden_inputs=golden_inputs, preprocessing=preprocessing, labels=labels,
-            golden_meta=golden_meta, layouts=layouts, slice_axis=slice_axis,
-            integer_atol=integer_atol, dynamic_shapes=dynamic_shapes, **common)
-        m = Method("forward", model, list(input_names), list(output_names), args, in_specs)
-        return [m]
-    remedy = ("give each method's example_inputs, input_names, output_names and golden_inputs "
-              "(and golden_meta, dynamic_shapes) inside methods[METHOD]")
+            golden_inputs=golden_inputs, preprocessing=opts.preprocessing, labels=opts.labels,
+            golden_meta=opts.golden_meta, layouts=opts.layouts, slice_axis=opts.slice_axis,
+            integer_atol=opts.integer_atol, dynamic_shapes=opts.dynamic_shapes, **common)
+        return [Method("forward", model, list(input_names), list(output_names), args, in_specs)]
     given = [k for k, v in (("example_inputs", example_inputs), ("input_names", input_names),
                             ("output_names", output_names), ("golden_inputs", golden_inputs),
-                            ("golden_meta", golden_meta), ("dynamic_shapes", dynamic_shapes))
-             if v is not None]
+                            ("golden_meta", opts.golden_meta),
+                            ("dynamic_shapes", opts.dynamic_shapes)) if v is not None]
     if given:
         raise InvalidArgument(f"{', '.join(map(repr, given))} {'goes' if len(given) == 1 else 'go'}"
                               " inside each method's entry of methods, not at the top level",
-                              remedy, stage="export")
-    for key, v in (("labels", labels), ("preprocessing", preprocessing)):
+                              _METHODS_REMEDY, stage="export")
+    for key, v in (("labels", opts.labels), ("preprocessing", opts.preprocessing)):
         if v is not None:
             raise InvalidArgument(f"{key} is not supported with several methods (it names one "
                                   "input or output of one method)", f"drop {key}", stage="export")
@@ -120,55 +112,69 @@ def check_methods(model, example_inputs, name, backend, recipe, input_names, out
     if not isinstance(model, torch.nn.Module):
         raise InvalidArgument(f"model must be a torch.nn.Module, got {type(model).__name__}",
                               "pass the PyTorch module to export", stage="export")
-    if not isinstance(methods, dict) or not methods:
+    if not isinstance(opts.methods, dict) or not opts.methods:
         raise InvalidArgument(f"methods must be a non-empty dict {{METHOD: {{...}}}}, got "
-                              f"{type(methods).__name__}", remedy, stage="export")
-    meths = []
-    for mname, entry in methods.items():
-        if not isinstance(mname, str) or not METHOD_NAME_RE.match(mname):
-            raise InvalidArgument(f"method name {mname!r} is not an identifier",
-                                  "name each method as the model's attribute ([A-Za-z_][A-Za-z0-9_]*)",
-                                  stage="export")
-        if not callable(getattr(model, mname, None)):
-            raise InvalidArgument(f"the model has no method {mname!r}",
-                                  f"methods' keys are methods of {type(model).__name__}",
-                                  stage="export")
-        if not isinstance(entry, dict):
-            raise InvalidArgument(f"methods[{mname!r}] must be a dict, got "
-                                  f"{type(entry).__name__}", remedy, stage="export")
-        missing = [k for k in METHOD_REQUIRED if k not in entry]
-        unknown = [k for k in entry if k not in METHOD_REQUIRED + METHOD_OPTIONAL]
-        if missing or unknown:
-            raise InvalidArgument(
-                f"methods[{mname!r}]: " + "; ".join(
-                    ([f"missing {', '.join(missing)}"] if missing else [])
-                    + ([f"unknown key(s) {', '.join(map(repr, unknown))}"] if unknown else [])),
-                f"its keys: {', '.join(METHOD_REQUIRED)} and optionally "
-                f"{', '.join(METHOD_OPTIONAL)}", stage="export")
-        ins, outs = list(entry["input_names"]), list(entry["output_names"])
-        module = model if mname == "forward" else method_module(model, mname)
-        try:
-            args, in_specs = check_export_arguments(
-                module, entry["example_inputs"], input_names=ins, output_names=outs,
-                golden_inputs=entry["golden_inputs"], golden_meta=entry.get("golden_meta"),
-                dynamic_shapes=entry.get("dynamic_shapes"),
-                layouts=only_named(layouts, ins + outs), slice_axis=only_named(slice_axis, outs),
-                integer_atol=only_named(integer_atol, outs), **common)
-        except InvalidArgument as e:
-            raise InvalidArgument(f"method {mname!r}: {e.cause}", e.remedy,
-                                  stage="export") from e
-        if model_name is None:
-            args.model_name = type(model).__name__
-        meths.append(Method(mname, module, ins, outs, args, in_specs))
+                              f"{type(opts.methods).__name__}", _METHODS_REMEDY, stage="export")
+    meths = [_method(model, mname, entry, opts, common) for mname, entry in opts.methods.items()]
+    _check_named_tensors(meths, opts)
+    return meths
+
+
+_METHODS_REMEDY = ("give each method's example_inputs, input_names, output_names and "
+                   "golden_inputs (and golden_meta, dynamic_shapes) inside methods[METHOD]")
+
+
+def _method(model, mname, entry, opts: ExportOptions, common: dict) -> Method:
+    """The Method of ``methods[mname]``: its entry's keys and the method checked, then
+    check_export_arguments on its module; raises InvalidArgument naming the method."""
+    if not isinstance(mname, str) or not METHOD_NAME_RE.match(mname):
+        raise InvalidArgument(f"method name {mname!r} is not an identifier",
+                              "name each method as the model's attribute ([A-Za-z_][A-Za-z0-9_]*)",
+                              stage="export")
+    if not callable(getattr(model, mname, None)):
+        raise InvalidArgument(f"the model has no method {mname!r}",
+                              f"methods' keys are methods of {type(model).__name__}",
+                              stage="export")
+    if not isinstance(entry, dict):
+        raise InvalidArgument(f"methods[{mname!r}] must be a dict, got "
+                              f"{type(entry).__name__}", _METHODS_REMEDY, stage="export")
+    missing = [k for k in METHOD_REQUIRED if k not in entry]
+    unknown = [k for k in entry if k not in METHOD_REQUIRED + METHOD_OPTIONAL]
+    if missing or unknown:
+        raise InvalidArgument(
+            f"methods[{mname!r}]: " + "; ".join(
+                ([f"missing {', '.join(missing)}"] if missing else [])
+                + ([f"unknown key(s) {', '.join(map(repr, unknown))}"] if unknown else [])),
+            f"its keys: {', '.join(METHOD_REQUIRED)} and optionally "
+            f"{', '.join(METHOD_OPTIONAL)}", stage="export")
+    ins, outs = list(entry["input_names"]), list(entry["output_names"])
+    module = model if mname == "forward" else method_module(model, mname)
+    try:
+        args, in_specs = check_export_arguments(
+            module, entry["example_inputs"], input_names=ins, output_names=outs,
+            golden_inputs=entry["golden_inputs"], golden_meta=entry.get("golden_meta"),
+            dynamic_shapes=entry.get("dynamic_shapes"),
+            layouts=only_named(opts.layouts, ins + outs),
+            slice_axis=only_named(opts.slice_axis, outs),
+            integer_atol=only_named(opts.integer_atol, outs), **common)
+    except InvalidArgument as e:
+        raise InvalidArgument(f"method {mname!r}: {e.cause}", e.remedy, stage="export") from e
+    if opts.model_name is None:
+        args.model_name = type(model).__name__
+    return Method(mname, module, ins, outs, args, in_specs)
+
+
+def _check_named_tensors(meths: list, opts: ExportOptions) -> None:
+    """layouts, slice_axis and integer_atol name only tensors some method has."""
     every = {n for m in meths for n in m.input_names + m.output_names}
     outs_all = {n for m in meths for n in m.output_names}
-    for what, by_name, known in (("layouts", layouts, every), ("slice_axis", slice_axis, outs_all),
-                                 ("integer_atol", integer_atol, outs_all)):
+    for what, by_name, known in (("layouts", opts.layouts, every),
+                                 ("slice_axis", opts.slice_axis, outs_all),
+                                 ("integer_atol", opts.integer_atol, outs_all)):
         for k in (by_name or {}):
             if k not in known:
                 raise InvalidArgument(f"{what} names {k!r}, which no method has",
                                       f"the methods' tensors: {sorted(known)}", stage="export")
-    return meths
 
 
 def only_named(by_name: dict | None, names: list) -> dict | None:

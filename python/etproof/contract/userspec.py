@@ -195,23 +195,45 @@ def problems(spec) -> list[str]:
 
     if not isinstance(spec, dict):
         return [f"FUNCTION must return a dict, not {type(spec).__name__}"]
-    p: list[str] = []
-
-    def is_name(v) -> bool:
-        return isinstance(v, str) and bool(NAME_RE.match(v)) and v not in (".", "..")
-
     if "methods" in spec:
         return _methods_problems(spec)
-    for k in REQUIRED:
-        if k not in spec:
-            p.append(f"missing key {k!r}")
-    for k in spec:
-        if k not in REQUIRED and k not in OPTIONAL:
-            p.append(f"unknown key {k!r}{_did_you_mean(str(k), REQUIRED + OPTIONAL)}")
-
+    p = [f"missing key {k!r}" for k in REQUIRED if k not in spec]
+    p += [f"unknown key {k!r}{_did_you_mean(str(k), REQUIRED + OPTIONAL)}" for k in spec
+          if k not in REQUIRED and k not in OPTIONAL]
     if "model" in spec and not isinstance(spec["model"], torch.nn.Module):
         p.append(f"model must be a torch.nn.Module, got {type(spec['model']).__name__}")
+    tensor_problems, examples, ins, outs = _tensor_problems(spec)
+    p += tensor_problems
+    if "golden_inputs" in spec:
+        p += _golden_problems(spec["golden_inputs"], spec.get("golden_meta"), examples, ins,
+                              GOLDEN_DATA_MEANING, _is_name, "dynamic_shapes" in spec)
+    p += _option_problems(spec, examples, ins, outs)
+    if p:
+        return p
+    # Everything above is fine: run export_model's own checks as well, so the two never disagree.
+    kwargs = {k: v for k, v in spec.items() if k != "name"}
+    backend, recipe = supported_pairs()[0]
+    if spec.get("external_weights") is True:
+        # checked on a backend that writes NAME.ptd; the others refuse it column by column
+        backend, recipe = "portable", "fp32"
+    try:
+        check_export_arguments(name="check", backend=backend, recipe=recipe, **kwargs)
+    except InvalidArgument as e:
+        return [f"{e.cause} ({e.remedy})" if e.remedy else e.cause]
+    return []
 
+
+def _is_name(v) -> bool:
+    """A tensor, bundle or case name (etproof.manifest.NAME_RE), not "." or ".."."""
+    return isinstance(v, str) and bool(NAME_RE.match(v)) and v not in (".", "..")
+
+
+def _tensor_problems(spec: dict) -> tuple[list[str], tuple | None, list | None, list | None]:
+    """Problems of example_inputs, input_names and output_names, with the three as far as they
+    are usable (None where absent or malformed) for the checks that need them."""
+    import torch
+
+    p: list[str] = []
     examples = None
     if "example_inputs" in spec:
         ex = spec["example_inputs"]
@@ -233,7 +255,7 @@ def problems(spec) -> list[str]:
                      f"str, got {v!r}")
             names[key] = None
             continue
-        bad = [n for n in v if not is_name(n)]
+        bad = [n for n in v if not _is_name(n)]
         if bad:
             p.append(f"{key}: {bad} are not names (letters, digits, '.', '_', '-')")
         names[key] = list(v)
@@ -242,14 +264,15 @@ def problems(spec) -> list[str]:
         p.append(f"{len(ins)} input_names for {len(examples)} example_inputs")
     if ins is not None and outs is not None and len(set(ins + outs)) != len(ins + outs):
         p.append(f"tensor names repeat: {ins + outs}")
+    return p, examples, ins, outs
 
-    if "golden_inputs" in spec:
-        p += _golden_problems(spec["golden_inputs"], spec.get("golden_meta"), examples, ins,
-                              GOLDEN_DATA_MEANING, is_name, "dynamic_shapes" in spec)
 
+def _option_problems(spec: dict, examples, ins, outs) -> list[str]:
+    """Problems of name/model_name, layouts, preprocessing, labels and weights."""
+    p: list[str] = []
     name, model_name = spec.get("name"), spec.get("model_name")
     for key, v in (("name", name), ("model_name", model_name)):
-        if key in spec and not is_name(v):
+        if key in spec and not _is_name(v):
             p.append(f"{key} must be a bundle name stem (letters, digits, '.', '_', '-'), "
                      f"got {v!r}")
     if name is not None and model_name is not None and name != model_name:
@@ -286,20 +309,7 @@ def problems(spec) -> list[str]:
                 or w.get("kind") not in ("pretrained", "seeded")
                 or not isinstance(w.get("source"), str) or not w.get("source")):
             p.append("weights must be a dict {'kind': 'pretrained'|'seeded', 'source': str}")
-
-    if p:
-        return p
-    # Everything above is fine: run export_model's own checks as well, so the two never disagree.
-    kwargs = {k: v for k, v in spec.items() if k != "name"}
-    backend, recipe = supported_pairs()[0]
-    if spec.get("external_weights") is True:
-        # checked on a backend that writes NAME.ptd; the others refuse it column by column
-        backend, recipe = "portable", "fp32"
-    try:
-        check_export_arguments(name="check", backend=backend, recipe=recipe, **kwargs)
-    except InvalidArgument as e:
-        return [f"{e.cause} ({e.remedy})" if e.remedy else e.cause]
-    return []
+    return p
 
 
 def _methods_problems(spec: dict) -> list[str]:

@@ -15,16 +15,17 @@ Everything is written into ``OUT/.NAME.tmp-XXXX`` and renamed into place at the 
 existing bundle of the same name is kept until the new one is complete. Any failure removes the
 temporary directory and raises a typed error naming the stage.
 
-This module runs the stages in order; each lives in its own module:
+This module runs the stages in order (export_model; one function per stage below it); each
+stage lives in its own module:
 
-    etproof.contract.arguments   what export_model accepts (checked before anything runs)
-    etproof.export.quantize    PT2E quantization for the int8 recipes
-    etproof.export.references  the float64 truth and the recipe's and precision's eager emulations
-    etproof.export.lower       the table's partitioner, lowering, the Python-runtime check
-    etproof.export.bundle      the bundle's files and the atomic rename
-    etproof.export.taps        the tapped twin: what is tapped, its references, its ``taps`` record
-    etproof.export.toolchain   versions and the delegates a program calls
-    etproof.contract.recipes     the supported (backend, recipe) pairs, from the backend table
+    etproof.contract.arguments  what export_model accepts (checked before anything runs)
+    etproof.contract.recipes    the supported (backend, recipe) pairs, from the backend table
+    etproof.export.quantize     PT2E quantization for the int8 recipes
+    etproof.export.references   the float64 truth and the recipe's and precision's emulations
+    etproof.export.lower        the table's partitioner, lowering, the Python-runtime check
+    etproof.export.bundle       the bundle's files and the atomic rename
+    etproof.export.twin         the tapped twin (etproof.export.taps, taps_quantized)
+    etproof.export.toolchain    versions and the delegates a program calls
 
 May import all of those, etproof.manifest and etproof.errors; torch only inside functions. The
 names below (``__all__``) are the export half's public API; callers inside etproof import each
@@ -34,16 +35,19 @@ from its own module.
 from __future__ import annotations
 
 import datetime as _dt
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from etproof.contract.arguments import (
     GOLDEN_DATA_MEANING,
+    ExportOptions,
     GoldenCase,
     apply_output_options,
     check_export_arguments,
     check_output_labels,
     dtype_name,
+    options_from,
     resolve_compute_unit,
     tensor_specs,
 )
@@ -110,7 +114,7 @@ from etproof.export.toolchain import delegates_in_program, program_calls, toolch
 from etproof.export.twin import prepare_twin, write_twin
 
 __all__ = [
-    "EXECUTORCH_BACKENDS", "GOLDEN_DATA_MEANING", "GoldenCase", "PAD_SKIP_REASON",
+    "EXECUTORCH_BACKENDS", "ExportOptions", "GOLDEN_DATA_MEANING", "GoldenCase", "PAD_SKIP_REASON",
     "PAD_WORKAROUND", "QUANT_SCHEMES", "RECIPES", "TEST_FAIL_ENV", "check_export_arguments",
     "check_export_needs", "check_methods_spec", "delegates_in_program", "effective_precision", "export_model",
     "find_padded_convs", "output_quantization", "supported_backends", "supported_pairs",
@@ -118,85 +122,68 @@ __all__ = [
 ]
 
 
-def export_model(
-    model,
-    example_inputs: Sequence | None = None,
-    name: str | None = None,
-    out_dir=None,
-    backend: str | None = None,
-    recipe: str | None = None,
-    input_names: Sequence[str] | None = None,
-    output_names: Sequence[str] | None = None,
-    golden_inputs: Iterable | None = None,
-    preprocessing: dict | None = None,
-    labels: dict | None = None,
-    model_name: str | None = None,
-    golden_meta: dict | None = None,
-    layouts: dict | None = None,
-    compute_unit: str | None = None,
-    weights: dict | None = None,
-    slice_axis: dict | None = None,
-    integer_atol: dict | None = None,
-    budget: dict | None = None,
-    dynamic_shapes=None,
-    external_weights: bool = False,
-    methods: dict | None = None,
-    verify: bool = True,
-    taps: bool | int | None = None,
-    taps_range: tuple[int, int] | None = None,
-    taps_from: str | None = None,
-    log: Callable[[str], None] | None = None,
-) -> Path:
+@dataclass
+class _Run:
+    """One export as its stages fill it in: what export_model was asked (``opts``) and what each
+    stage leaves for the next. ``tmp`` is the staging directory (etproof.export.bundle)."""
+
+    name: str
+    backend: str
+    recipe: str
+    opts: ExportOptions
+    meths: list                       # etproof.contract.program.Method, one per method
+    facts: dict                       # RECIPES[(backend, recipe)]
+    say: Callable[[str], None]
+    tmp: Path | None = None
+    quant_record: dict | None = None  # the manifest's ``quantization`` (PT2E recipes)
+    precision: str | None = None      # what the delegate computes in (effective_precision)
+    ref_names: list = field(default_factory=list)
+    ref_records: dict = field(default_factory=dict)  # the manifest's ``references``
+    twin: Any = None                  # etproof.export.twin.Twin, where ``taps`` asks for one
+    edge: Any = None                  # the lowered edge program
+    backend_config: Any = None
+    delegation: dict | None = None
+    pte: Path | None = None
+    data_files: list = field(default_factory=list)  # NAME.ptd, relative to tmp
+    program_bytes: bytes = b""
+    delegates: list = field(default_factory=list)
+    operators: list = field(default_factory=list)
+
+    @property
+    def several(self) -> bool:
+        """Schema 2: the program has another method than a lone forward (docs/manifest.md)."""
+        return [m.name for m in self.meths] != ["forward"]
+
+    def who(self, m) -> str:
+        """The name log lines and errors give method ``m``: NAME, or NAME.METHOD with several."""
+        return f"{self.name}.{m.name}" if self.several else self.name
+
+
+def export_model(model, example_inputs: Sequence | None = None, name: str | None = None,
+                 out_dir=None, backend: str | None = None, recipe: str | None = None,
+                 input_names: Sequence[str] | None = None,
+                 output_names: Sequence[str] | None = None, golden_inputs: Iterable | None = None,
+                 *, options: ExportOptions | None = None,
+                 log: Callable[[str], None] | None = None, **optional) -> Path:
     """Exports ``model`` for (backend, recipe) into the bundle ``OUT/NAME`` and returns its path.
 
     golden_inputs: ``(case_id, data, origin, tensors)`` with data "real"|"synthetic", or
     ``(case_id, tensors)`` with ``golden_meta[case_id] = {"data": ..., "origin": ...}``.
-    layouts: ``{input_or_output_name: "nchw"|"nhwc"}`` for rank-4 tensors whose layout is known;
-    absent means unknown and is not written. labels: ``{"output", "source", "names"}``.
-    weights: ``{"kind": "pretrained"|"seeded", "source": str}``, where known (docs/manifest.md).
-    slice_axis: ``{output name: int >= 0 | None}``, the axis the gate judges slices along (None:
-    do not slice; absent: the gate's default); integer_atol: ``{integer or bool output name:
-    number >= 0}`` (absent: exact); budget: ``{"min_sqnr_db"?, "min_cosine"?,
-    "top1_agreement"?}``, the accuracy the recipe may cost. All three go into the manifest.
-    dynamic_shapes: torch.export's, with a finite ``max`` on every Dim (check_dynamic_shapes);
-    the manifest records each input's dynamic dimensions with the range torch.export kept, and
-    golden cases may have any size inside it (at least the minimum, the maximum and one between).
-    Besides the goldens, each case's references (etproof.export.references.reference_names: the float64
-    truth, the recipe's emulation, float16/bfloat16 emulations) are written as
-    ``CASE.ref.NAME.OUTPUT.npy``; one that cannot be computed is recorded, never fatal.
-    external_weights: True writes the program's constant weights into ``NAME.ptd`` beside the
-    .pte (ExecuTorch's external constants, delegated XNNPACK weights included) and lists it in
-    the manifest's data_files; portable and xnnpack only (arguments.check_external_weights).
-    example_inputs, input_names, output_names and golden_inputs are required unless ``methods``
-    is given (then they are None); name, out_dir, backend and recipe always.
-    methods: a program with several methods (``encode``, ``decode``): ``{METHOD: {"example_inputs",
-    "input_names", "output_names", "golden_inputs", "golden_meta"?, "dynamic_shapes"?}}``, each
-    entry what the four (and golden_meta, dynamic_shapes) are for a one-method program, for
-    ``model.METHOD``; those top-level arguments are then None. Every method is exported, lowered
-    together into one program, and the manifest is schema_version 2 (docs/manifest.md), goldens
-    written as ``METHOD.CASE.*.npy``. layouts, slice_axis and integer_atol name tensors of any
-    method; external_weights moves every method's weights into the one NAME.ptd; labels and
-    preprocessing are refused with methods.
-    verify: run the written program once per method in ExecuTorch's Python runtime (first golden)
-    when the runtime has the program's delegates; a program that fails to run is an export
-    failure (stage "lower").
-    taps: True (every eligible node, up to etproof.export.taps.DEFAULT_CAP) or N (N evenly spaced)
-    also writes the tapped twin ``OUT/NAME/NAME.taps/`` (etproof.export.taps; docs/manifest.md "The
-    tapped twin"), staged and renamed with the bundle; the shipped bundle is byte for byte what
-    it is without taps (its manifest does not mention the twin). Float recipes of a one-method
-    model with static shapes only (InvalidArgument otherwise, before anything runs). None/False:
-    no twin. taps_range: ``(FIRST, LAST)``, the twin's taps chosen among the program's eligible
-    nodes FIRST..LAST only (0-based, inclusive; ``taps.range`` in its manifest; what ``etproof
-    attribute --bisect`` asks for). taps_from: the MODEL this was exported from, recorded as
-    ``taps.exported_from`` for ``--bisect``.
+    example_inputs, input_names, output_names and golden_inputs are required unless the
+    ``methods`` option is given (then they are None); name, out_dir, backend and recipe always.
+    The rest (labels, layouts, taps, verify, ...) are ExportOptions' fields, given as ``options``
+    or as keyword arguments of the same names (a model spec's keys: etproof.contract.userspec).
+    log: called with one progress line per step.
 
-    Raises InvalidArgument (stage "export") for arguments it refuses and a backend whose
-    prerequisites are missing, before anything runs; ExportError (or QuantizationError) naming
-    the stage that failed.
+    The stages, in order: goldens (float32 eager outputs), torch.export, PT2E quantization,
+    references (etproof.export.references: the float64 truth, the recipe's and precision's
+    emulations), the tapped twin's program, lowering, serialization, one run of the program
+    (``verify``), goldens and references on disk, the manifest, the twin, and the rename into
+    place (docs/manifest.md's layout). Raises InvalidArgument (stage "export") for arguments it
+    refuses and a backend whose prerequisites are missing, before anything runs; ExportError (or
+    QuantizationError) naming the stage that failed.
     """
-    import torch
-
-    say = log or (lambda _m: None)
+    opts = options_from(options, optional)
     needed = [k for k, v in (("name", name), ("out_dir", out_dir), ("backend", backend),
                              ("recipe", recipe)) if v is None]
     if needed:
@@ -204,207 +191,239 @@ def export_model(
                               "pass the bundle name, the output directory, the backend and the "
                               "recipe", stage="export")
     meths = check_methods(model, example_inputs, name, backend, recipe, input_names,
-                           output_names, golden_inputs, preprocessing, labels, model_name,
-                           golden_meta, layouts, compute_unit, weights, slice_axis, integer_atol,
-                           budget, dynamic_shapes, external_weights, methods)
-    # Schema 2 only where the program has another method than a lone forward (docs/manifest.md).
-    several = [m.name for m in meths] != ["forward"]
-    facts = RECIPES[(backend, recipe)]
-    check_taps(taps, several=several, dynamic_shapes=dynamic_shapes, taps_range=taps_range)
-    taps = taps if taps not in (None, False) else None
-    compute_unit = resolve_compute_unit(backend, recipe, compute_unit)
+                          output_names, golden_inputs, opts)
+    run = _Run(name, backend, recipe, opts, meths, RECIPES[(backend, recipe)],
+               log or (lambda _m: None))
+    check_taps(opts.taps, several=run.several, dynamic_shapes=opts.dynamic_shapes,
+               taps_range=opts.taps_range)
+    opts.taps = opts.taps if opts.taps not in (None, False) else None
+    opts.compute_unit = resolve_compute_unit(backend, recipe, opts.compute_unit)
     check_export_needs(backend)
+    out = _output_dir(out_dir)
+    final = out / name
+    with staging_dir(out, name) as run.tmp:
+        model.eval()
+        for m in meths:
+            _trace(run, m)
+        if run.facts["quant"]:
+            with in_stage("quantize"):
+                run.quant_record = _quantize_methods(meths, run.facts["quant"], run.several,
+                                                     name, run.say)
+        _capture_references(run)
+        if opts.taps is not None:
+            # before lowering: the shipped program's ExportedProgram is only read, the twin taps
+            # a deep copy of it
+            run.twin = prepare_twin(meths[0], opts.taps, opts.taps_range, opts.taps_from,
+                                    run.ref_names, recipe, run.facts["quant"], run.ref_records,
+                                    name, run.say)
+        for m in meths:
+            m.emulation = m.float_graph = None  # the PT2E graphs are not needed past here
+        _lower(run)
+        _serialize(run)
+        if opts.verify:
+            _verify(run)
+        _write_goldens(run)
+        with in_stage("serialize"):
+            doc = _manifest(run)
+            write_manifest(doc, run.tmp / f"{name}{MANIFEST_SUFFIX}")
+        if run.twin is not None:  # inside the bundle (NAME/NAME.taps/), renamed with it
+            write_twin(run.twin, doc, run.tmp, name, backend, recipe, run.facts, meths[0],
+                       opts.verify, run.say)
+        # into place, in one rename (the old bundle goes only once the new one is there)
+        with in_stage("serialize"):
+            install(run.tmp, final)
+    run.say(f"{name}: wrote {final}")
+    return final
+
+
+def _output_dir(out_dir) -> Path:
+    """``out_dir`` as a Path, created where missing; InvalidArgument where it cannot be."""
     out = Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise InvalidArgument(f"cannot create output directory {out}: {e.strerror or e}",
                               "pass a writable --out directory", stage="export") from e
-    final = out / name
-    with staging_dir(out, name) as tmp:
-        model.eval()
-        for m in meths:
-            who = f"{name}.{m.name}" if several else name
-            # 1. goldens: float32 eager outputs of the source model, before anything else.
-            with in_stage("goldens"):
-                say(f"{who}: eager goldens ({len(m.args.cases)} cases)")
-                example_outs, m.golden_outs = _eager_goldens(m.module, m.args, m.output_names)
-                check_goldens_certify(m.args.cases, m.golden_outs, m.input_names,
-                                      m.output_names, m.name if several else None)
+    return out
 
-            # 2. torch.export; the dynamic dimensions' ranges as torch.export kept them
-            with in_stage("export"):
-                say(f"{who}: torch.export")
-                m.ep = torch.export.export(m.module, m.args.example_inputs,
-                                           dynamic_shapes=m.args.dynamic_shapes)
-                if m.args.dynamic_shapes is not None:
-                    _program_input_ranges(m.ep, m.in_specs, m.args)
-            with in_stage("goldens"):
-                m.out_specs = _output_specs(m.ep, example_outs, m.golden_outs, m.args,
-                                            m.output_names, layouts)
-            if labels is not None:
-                check_output_labels(labels, m.out_specs)
-            apply_output_options(m.out_specs, only_named(slice_axis, m.output_names),
-                                 only_named(integer_atol, m.output_names))
 
-        # 3. PT2E quantization
-        quant_record = None
-        if facts["quant"]:
-            with in_stage("quantize"):
-                quant_record = _quantize_methods(meths, facts["quant"], several, name, say)
+def _trace(run: _Run, m) -> None:
+    """Stages 1-2 for method ``m``: its float32 eager goldens (checked to certify something),
+    torch.export (the dynamic dimensions' ranges as torch.export kept them) and its output
+    specs with the caller's output options applied."""
+    import torch
 
-        # 4. references: the float64 truth and the emulations of the recipe and precision, on
-        # the golden inputs (etproof.export.references); one that cannot be computed is recorded.
-        with in_stage("lower", recipe):
-            precision = effective_precision(backend, recipe)
-        with in_stage("goldens"):
-            ref_names = reference_names(backend, recipe, precision, bool(facts["quant"]))
-            for m in meths:
-                who = f"{name}.{m.name}" if several else name
-                say(f"{who}: references ({', '.join(ref_names)})")
-                m.refs = capture_references(
-                    m.module, m.args.cases, m.output_names, m.out_specs, ref_names,
-                    emulation=m.emulation,
-                    scheme=quant_record["scheme"] if quant_record else None,
-                    emulates=EMULATES.get(facts["quant"]) if facts["quant"] else None,
-                    log=lambda msg, who=who: say(f"{who}: {msg}"))
-            ref_records = _merge_reference_records(meths) if several else meths[0].refs.records
-            for m in meths:
-                _check_references_agree(m, several)
+    with in_stage("goldens"):
+        run.say(f"{run.who(m)}: eager goldens ({len(m.args.cases)} cases)")
+        example_outs, m.golden_outs = _eager_goldens(m.module, m.args, m.output_names)
+        check_goldens_certify(m.args.cases, m.golden_outs, m.input_names, m.output_names,
+                              m.name if run.several else None)
+    with in_stage("export"):
+        run.say(f"{run.who(m)}: torch.export")
+        m.ep = torch.export.export(m.module, m.args.example_inputs,
+                                   dynamic_shapes=m.args.dynamic_shapes)
+        if m.args.dynamic_shapes is not None:
+            _program_input_ranges(m.ep, m.in_specs, m.args)
+    with in_stage("goldens"):
+        m.out_specs = _output_specs(m.ep, example_outs, m.golden_outs, m.args, m.output_names,
+                                    run.opts.layouts)
+    if run.opts.labels is not None:
+        check_output_labels(run.opts.labels, m.out_specs)
+    apply_output_options(m.out_specs, only_named(run.opts.slice_axis, m.output_names),
+                         only_named(run.opts.integer_atol, m.output_names))
 
-        # 4b. the tapped twin's program, goldens and references (before lowering: the shipped
-        # program's ExportedProgram is only read, the twin taps a deep copy of it)
-        twin = None
-        if taps is not None:
-            twin = prepare_twin(meths[0], taps, taps_range, taps_from, ref_names, recipe,
-                                facts["quant"], ref_records, name, say)
-        for m in meths:
-            m.emulation = m.float_graph = None  # the PT2E graphs are not needed past here
 
-        # 5. lower (external weights: tagged first, so a delegate writes them as named data)
-        with in_stage("lower", recipe):
-            if external_weights:
-                # every method's weights into the one NAME.ptd (ExecuTorch's named data keys
-                # them by tensor, so a weight two methods share is stored once)
-                say(f"{name}: tagging the weights for {name}.ptd")
-                for m in meths:
-                    m.ep = tag_external_weights(m.ep, name, m.args.example_inputs,
-                                                m.args.dynamic_shapes)
-            ep = {m.name: m.ep for m in meths} if several else meths[0].ep
-            say(f"{name}: lowering for {backend}")
-            edge, backend_config, rejections = lower(ep, backend, recipe, facts,
-                                                     name if external_weights else None)
-            delegation = delegation_record(edge, rejections)
-            if twin is not None:
-                twin.calls_shipped = delegate_calls(edge)
+def _capture_references(run: _Run) -> None:
+    """Stage 4: the float64 truth and the emulations of the recipe and precision on the golden
+    inputs (etproof.export.references); one that cannot be computed is recorded, never fatal.
+    A case whose golden and truth disagree is ReferencesDisagree."""
+    quant = run.facts["quant"]
+    with in_stage("lower", run.recipe):
+        run.precision = effective_precision(run.backend, run.recipe)
+    with in_stage("goldens"):
+        run.ref_names = reference_names(run.backend, run.recipe, run.precision, bool(quant))
+        for m in run.meths:
+            who = run.who(m)
+            run.say(f"{who}: references ({', '.join(run.ref_names)})")
+            m.refs = capture_references(
+                m.module, m.args.cases, m.output_names, m.out_specs, run.ref_names,
+                emulation=m.emulation,
+                scheme=run.quant_record["scheme"] if run.quant_record else None,
+                emulates=EMULATES.get(quant) if quant else None,
+                log=lambda msg, who=who: run.say(f"{who}: {msg}"))
+        run.ref_records = (_merge_reference_records(run.meths) if run.several
+                           else run.meths[0].refs.records)
+        for m in run.meths:
+            _check_references_agree(m, run.several)
 
-        # 6. serialize: program (+ named data), read back what was written
-        with in_stage("serialize"):
-            et = edge.to_executorch(backend_config) if backend_config else edge.to_executorch()
-            pte, data_files = write_program(et, tmp, name)
-            if external_weights and not data_files:
-                raise ExportError(f"external_weights is set but ExecuTorch moved no weights out "
-                                  f"of the program: the model has no constant weights that "
-                                  f"{backend} stores as named data",
-                                  "drop external_weights for this model", stage="serialize")
-            program_bytes = pte.read_bytes()
-            delegates, operators = program_calls(program_bytes)
 
-        if verify:
-            with in_stage("lower", recipe):
-                data_path = tmp / data_files[0] if data_files else None
-                # an int8 program runs on every golden case, to measure it against its recipe's
-                # emulation (the replay's basis: etproof.export.references.program_vs_emulation)
-                measure = bool(facts["quant"]) and ref_records.get(recipe, {}).get("captured")
-                at_export = []
-                for m in meths:
-                    runs = verify_runs(pte if data_path else program_bytes, data_path,
-                                       m.args.cases[0].inputs, delegates, len(m.output_names),
-                                       say, f"{name}.{m.name}" if several else name,
-                                       operators=operators, method=m.name,
-                                       more_inputs=[c.inputs for c in m.args.cases[1:]]
-                                       if measure else ())
-                    if measure:
-                        at_export.append(program_vs_emulation(
-                            runs, m.refs, recipe, [c.id for c in m.args.cases], m.output_names,
-                            m.out_specs, this_machine()))
-                record = _merge_program_at_export(at_export) if measure else None
-                if record is not None:
-                    ref_records[recipe] = dict(ref_records[recipe], program_at_export=record)
+def _lower(run: _Run) -> None:
+    """Stage 5: the methods lowered together into one edge program for the backend, with what
+    was delegated (external weights tagged first, so a delegate writes them as named data)."""
+    name, opts = run.name, run.opts
+    with in_stage("lower", run.recipe):
+        if opts.external_weights:
+            # every method's weights into the one NAME.ptd (ExecuTorch's named data keys them by
+            # tensor, so a weight two methods share is stored once)
+            run.say(f"{name}: tagging the weights for {name}.ptd")
+            for m in run.meths:
+                m.ep = tag_external_weights(m.ep, name, m.args.example_inputs,
+                                            m.args.dynamic_shapes)
+        ep = {m.name: m.ep for m in run.meths} if run.several else run.meths[0].ep
+        run.say(f"{name}: lowering for {run.backend}")
+        run.edge, run.backend_config, rejections = lower(
+            ep, run.backend, run.recipe, run.facts, name if opts.external_weights else None)
+        run.delegation = delegation_record(run.edge, rejections)
+        if run.twin is not None:
+            run.twin.calls_shipped = delegate_calls(run.edge)
 
-        # 7. goldens and references on disk (METHOD.CASE.* with several methods)
-        with in_stage("goldens"):
-            gdir = tmp / f"{name}.goldens"
-            gdir.mkdir()
-            for m in meths:
-                prefix = f"{m.name}." if several else ""
-                m.goldens = write_goldens(gdir, m.args.cases, m.golden_outs, m.input_names,
-                                          m.output_names, prefix=prefix)
-                per_case = {cid: {r: t for r, t in refs.items()
-                                  if ref_records.get(r, {}).get("captured")}
-                            for cid, refs in m.refs.per_case.items()}
-                ref_files = write_references(gdir, per_case, prefix=prefix)
-                for g in m.goldens:
-                    if ref_files.get(g["id"]):
-                        g["references"] = ref_files[g["id"]]
 
-        # 8. manifest
-        with in_stage("serialize"):
-            doc: dict[str, Any] = {
-                "schema_version": SCHEMA_VERSION_METHODS if several else SCHEMA_VERSION,
-                "name": name,
-                "model": meths[0].args.model_name,
-                "engine": {"name": "executorch", "version": version("executorch")},
-                "artifact": file_ref(pte),
-                "backend": backend,
-                "delegates": delegates,
-                "operators": operators,
-                "delegation": delegation,
-                "recipe": recipe,
-                "precision": precision,
-                "toolchain": toolchain_versions(),
-                "created_utc": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            }
-            if several:
-                doc["methods"] = [{"name": m.name, "inputs": m.in_specs, "outputs": m.out_specs,
-                                   "goldens": m.goldens} for m in meths]
-            else:
-                doc.update(inputs=meths[0].in_specs, outputs=meths[0].out_specs,
-                           goldens=meths[0].goldens)
-            if data_files:
-                doc["data_files"] = [file_ref(tmp / f) for f in data_files]
-            if compute_unit is not None:
-                doc["compute_unit"] = compute_unit
-            try:  # what a target-bound delegate's artifact was compiled for (etproof.export.targets)
-                target = target_record(backend, program_bytes)
-            except ValueError as e:
-                raise ExportError(str(e), "re-export the bundle on one machine",
-                                  stage="serialize") from e
-            if target is not None:
-                doc["target"] = target
-            if quant_record is not None:
-                doc["quantization"] = quant_record
-            if preprocessing is not None:
-                doc["preprocessing"] = meths[0].args.preprocessing
-            if labels is not None:
-                doc["labels"] = {"output": labels["output"], "source": labels["source"],
-                                 "names": list(labels["names"])}
-            if weights is not None:
-                doc["weights"] = dict(weights)
-            doc["references"] = ref_records
-            if budget is not None:
-                doc["budget"] = dict(budget)
-            write_manifest(doc, tmp / f"{name}{MANIFEST_SUFFIX}")
+def _serialize(run: _Run) -> None:
+    """Stage 6: the program (and its named data) written into the staging directory, and the
+    delegates and operators read back from the bytes written."""
+    with in_stage("serialize"):
+        et = (run.edge.to_executorch(run.backend_config) if run.backend_config
+              else run.edge.to_executorch())
+        run.pte, run.data_files = write_program(et, run.tmp, run.name)
+        if run.opts.external_weights and not run.data_files:
+            raise ExportError(f"external_weights is set but ExecuTorch moved no weights out of "
+                              f"the program: the model has no constant weights that "
+                              f"{run.backend} stores as named data",
+                              "drop external_weights for this model", stage="serialize")
+        run.program_bytes = run.pte.read_bytes()
+        run.delegates, run.operators = program_calls(run.program_bytes)
 
-        # 8b. the tapped twin, inside the bundle (NAME/NAME.taps/), renamed with it
-        if twin is not None:
-            write_twin(twin, doc, tmp, name, backend, recipe, facts, meths[0], verify, say)
 
-        # 9. into place, in one rename (the old bundle goes only once the new one is there)
-        with in_stage("serialize"):
-            install(tmp, final)
-    say(f"{name}: wrote {final}")
-    return final
+def _verify(run: _Run) -> None:
+    """The written program run once per method in ExecuTorch's Python runtime (stage "lower");
+    a PT2E-quantized program on every golden case, measured against its recipe's emulation
+    (the replay's basis: etproof.export.references.program_vs_emulation)."""
+    recipe = run.recipe
+    with in_stage("lower", recipe):
+        data_path = run.tmp / run.data_files[0] if run.data_files else None
+        measure = (bool(run.facts["quant"])
+                   and run.ref_records.get(recipe, {}).get("captured"))
+        at_export = []
+        for m in run.meths:
+            runs = verify_runs(run.pte if data_path else run.program_bytes, data_path,
+                               m.args.cases[0].inputs, run.delegates, len(m.output_names),
+                               run.say, run.who(m), operators=run.operators, method=m.name,
+                               more_inputs=[c.inputs for c in m.args.cases[1:]]
+                               if measure else ())
+            if measure:
+                at_export.append(program_vs_emulation(
+                    runs, m.refs, recipe, [c.id for c in m.args.cases], m.output_names,
+                    m.out_specs, this_machine()))
+        record = _merge_program_at_export(at_export) if measure else None
+        if record is not None:
+            run.ref_records[recipe] = dict(run.ref_records[recipe], program_at_export=record)
+
+
+def _write_goldens(run: _Run) -> None:
+    """Stage 7: goldens and captured references on disk, NAME.goldens/[METHOD.]CASE.*.npy."""
+    with in_stage("goldens"):
+        gdir = run.tmp / f"{run.name}.goldens"
+        gdir.mkdir()
+        for m in run.meths:
+            prefix = f"{m.name}." if run.several else ""
+            m.goldens = write_goldens(gdir, m.args.cases, m.golden_outs, m.input_names,
+                                      m.output_names, prefix=prefix)
+            per_case = {cid: {r: t for r, t in refs.items()
+                              if run.ref_records.get(r, {}).get("captured")}
+                        for cid, refs in m.refs.per_case.items()}
+            ref_files = write_references(gdir, per_case, prefix=prefix)
+            for g in m.goldens:
+                if ref_files.get(g["id"]):
+                    g["references"] = ref_files[g["id"]]
+
+
+def _manifest(run: _Run) -> dict:
+    """Stage 8: the manifest's document (docs/manifest.md), from what the stages recorded."""
+    meths, opts = run.meths, run.opts
+    doc: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION_METHODS if run.several else SCHEMA_VERSION,
+        "name": run.name,
+        "model": meths[0].args.model_name,
+        "engine": {"name": "executorch", "version": version("executorch")},
+        "artifact": file_ref(run.pte),
+        "backend": run.backend,
+        "delegates": run.delegates,
+        "operators": run.operators,
+        "delegation": run.delegation,
+        "recipe": run.recipe,
+        "precision": run.precision,
+        "toolchain": toolchain_versions(),
+        "created_utc": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    if run.several:
+        doc["methods"] = [{"name": m.name, "inputs": m.in_specs, "outputs": m.out_specs,
+                           "goldens": m.goldens} for m in meths]
+    else:
+        doc.update(inputs=meths[0].in_specs, outputs=meths[0].out_specs,
+                   goldens=meths[0].goldens)
+    if run.data_files:
+        doc["data_files"] = [file_ref(run.tmp / f) for f in run.data_files]
+    if opts.compute_unit is not None:
+        doc["compute_unit"] = opts.compute_unit
+    try:  # what a target-bound delegate's artifact was compiled for (etproof.export.targets)
+        target = target_record(run.backend, run.program_bytes)
+    except ValueError as e:
+        raise ExportError(str(e), "re-export the bundle on one machine", stage="serialize") from e
+    if target is not None:
+        doc["target"] = target
+    if run.quant_record is not None:
+        doc["quantization"] = run.quant_record
+    if opts.preprocessing is not None:
+        doc["preprocessing"] = meths[0].args.preprocessing
+    if opts.labels is not None:
+        doc["labels"] = {"output": opts.labels["output"], "source": opts.labels["source"],
+                         "names": list(opts.labels["names"])}
+    if opts.weights is not None:
+        doc["weights"] = dict(opts.weights)
+    doc["references"] = run.ref_records
+    if opts.budget is not None:
+        doc["budget"] = dict(opts.budget)
+    return doc
 
 
 def _quantize_methods(meths: list, scheme: str, several: bool, name: str, say) -> dict:

@@ -456,6 +456,7 @@ def _server_main(jobs: int) -> int:
     child per request, at most ``jobs`` at a time, and prints each answer as one
     ``ETPROOF-PROBE {json}`` line. A child past its time limit is killed with its process group;
     a child that dies is answered with the signal or exit status and its last stderr line."""
+    import shutil
     import signal
     import tempfile
 
@@ -464,6 +465,7 @@ def _server_main(jobs: int) -> int:
     from executorch.exir import to_edge_transform_and_lower  # noqa: F401
 
     pending = [json.loads(line) for line in sys.stdin if line.strip()]
+    # pid -> (request, the child's answer file, when it started: time.monotonic())
     running: dict[int, tuple[dict, Path, float]] = {}
     scratch = Path(tempfile.mkdtemp(prefix="etproof-probe-"))
 
@@ -473,42 +475,13 @@ def _server_main(jobs: int) -> int:
         os._exit(1)
 
     signal.signal(signal.SIGTERM, stop)
-
-    def start(req: dict) -> None:
-        out = scratch / f"{req['key']}.json"
-        log = scratch / f"{req['key']}.log"
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:  # the child: never returns
-            code = 70
-            try:
-                os.setpgid(0, 0)  # its own group: a timeout kills what it started, too
-                fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-                os.dup2(fd, 1)
-                os.dup2(fd, 2)
-                os.environ.update(req["env"])
-                r = _answer(req["key"], req["model"], req["fault"])
-                tmp = out.with_suffix(".tmp")
-                tmp.write_text(json.dumps(r, sort_keys=True))
-                os.replace(tmp, out)
-                code = 0
-            except BaseException:  # noqa: BLE001 - said on its stderr, answered by the server
-                import traceback
-
-                traceback.print_exc()
-            finally:
-                os._exit(code)
-        running[pid] = (req, out, time.monotonic())
-
-    def answer(req: dict, r: dict, t0: float) -> None:
-        r["seconds"] = round(time.monotonic() - t0, 1)
-        print("ETPROOF-PROBE " + json.dumps(r, sort_keys=True), flush=True)
-
     table = load_table()
     while pending or running:
         while pending and len(running) < jobs:
-            start(pending.pop(0))
+            req = pending.pop(0)
+            out = scratch / f"{req['key']}.json"
+            running[_fork_child(req, out, scratch / f"{req['key']}.log")] = (
+                req, out, time.monotonic())
         pid, status = os.waitpid(-1, os.WNOHANG)
         if pid == 0:
             now = time.monotonic()
@@ -517,28 +490,66 @@ def _server_main(jobs: int) -> int:
                     _killpg(p)
                     os.waitpid(p, 0)
                     del running[p]
-                    answer(req, _timed_out(req["key"], table[req["key"]], req["timeout_s"], 0),
-                           t0)
+                    _print_answer(_timed_out(req["key"], table[req["key"]], req["timeout_s"], 0),
+                                  t0)
             time.sleep(0.02)
             continue
         if pid not in running:
             continue
         req, out, t0 = running.pop(pid)
         _killpg(pid)  # whatever the child left running in its group
-        try:
-            r = json.loads(out.read_text())
-        except (OSError, ValueError):
-            rc = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
-            try:
-                last = _last_line((scratch / f"{req['key']}.log").read_text(errors="replace"))
-            except OSError:
-                last = ""
-            r = _died(req["key"], table[req["key"]], _how(rc), last, 0)
-        answer(req, r, t0)
-    import shutil
-
+        _print_answer(_child_answer(req, out, status, scratch / f"{req['key']}.log",
+                                    table[req["key"]]), t0)
     shutil.rmtree(scratch, ignore_errors=True)
     return 0
+
+
+def _fork_child(req: dict, out: Path, log: Path) -> int:
+    """Forks the child that answers ``req`` into ``out`` (JSON, renamed into place), its stdout
+    and stderr into ``log``, in a process group of its own; returns its pid."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        code = 70
+        try:
+            os.setpgid(0, 0)  # its own group: a timeout kills what it started, too
+            fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.dup2(fd, 1)
+            os.dup2(fd, 2)
+            os.environ.update(req["env"])
+            r = _answer(req["key"], req["model"], req["fault"])
+            tmp = out.with_suffix(".tmp")
+            tmp.write_text(json.dumps(r, sort_keys=True))
+            os.replace(tmp, out)
+            code = 0
+        except BaseException:  # noqa: BLE001 - said on its stderr, answered by the server
+            import traceback
+
+            traceback.print_exc()
+        finally:
+            os._exit(code)
+    return pid
+
+
+def _child_answer(req: dict, out: Path, status: int, log: Path, entry: dict) -> dict:
+    """The answer of a child that exited with wait ``status``: what it wrote into ``out``, else
+    that it died (the signal or exit status and the last line of ``log``)."""
+    try:
+        return json.loads(out.read_text())
+    except (OSError, ValueError):
+        rc = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+        try:
+            last = _last_line(log.read_text(errors="replace"))
+        except OSError:
+            last = ""
+        return _died(req["key"], entry, _how(rc), last, 0)
+
+
+def _print_answer(r: dict, t0: float) -> None:
+    """One ``ETPROOF-PROBE {json}`` line on stdout, with the seconds since ``t0``."""
+    r["seconds"] = round(time.monotonic() - t0, 1)
+    print("ETPROOF-PROBE " + json.dumps(r, sort_keys=True), flush=True)
 
 
 def _killpg(pid: int) -> bool:
