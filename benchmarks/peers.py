@@ -82,7 +82,7 @@ def main() -> int:
     import onnxruntime as ort
     import torch
 
-    from etproof.models import efficientnet_lite0
+    from etproof.demo.demo import efficientnet_lite0
 
     torch.set_num_threads(args.threads)
     model = efficientnet_lite0.load_model()

@@ -1,10 +1,10 @@
 // attribute_int8_test.cpp — which layer drifted, for the PT2E-quantized recipes (etproof/attribute.h;
-// python/etproof/taps_quantized.py): the tapped twins of build/test-bundles/attribution-int8, and the
+// python/etproof/export/taps_quantized.py): the tapped twins of build/test-bundles/attribution-int8, and the
 // rule that names where a recipe's own cost grows (find_drift's cost sentence) on curves that should
 // and should not name a layer.
 //
-// The bundles (python/etproof/testbundles.py, ATTRIBUTION_INT8_BUNDLES): the GELU MLP, whose int8
-// columns agree at every tap, and the outlier MLP (etproof.models.attribution.outlier_spec): fc1 has
+// The bundles (python/etproof/fixtures/testbundles.py, ATTRIBUTION_INT8_BUNDLES): the GELU MLP, whose int8
+// columns agree at every tap, and the outlier MLP (etproof.fixtures.attribution.outlier_spec): fc1 has
 // one output channel 1000x the others and fc2 ignores it, so int8 activations quantized per tensor
 // (static) or per row (XNNPACK's qd8, dynamic) leave fc2 almost nothing of what it reads
 // (LLM.int8()'s outlier features). Both programs matched their recipe's emulation at export (the

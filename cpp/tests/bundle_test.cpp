@@ -400,7 +400,7 @@ TEST(Bundle, ReadsDelegatesFromTheProgram) {
 
 // torch.bucketize exported for XNNPACK fp32 without the export half's run check: XNNPACK leaves it
 // and no kernel library of ExecuTorch 1.5.1 registers aten::bucketize.Tensor_out
-// (python/etproof/testbundles.py, KERNEL_MISSING_DIR).
+// (python/etproof/fixtures/testbundles.py, KERNEL_MISSING_DIR).
 const char* const kKernelMissingDir = "kernel-missing";
 const char* const kBucketize = "bucketize-xnnpack-fp32";
 const char* const kBucketizeOp = "aten::bucketize.Tensor_out";
@@ -812,9 +812,9 @@ TEST(Bundle, LoadedModelIsMovable) {
 }
 
 
-// ---- shapes and inputs beyond one fixed float tensor (python/etproof/models/shapes.py) ---------
+// ---- shapes and inputs beyond one fixed float tensor (python/etproof/fixtures/shapes.py) ---------
 
-// build/test-bundles/shapes/ (python/etproof/testbundles.py SHAPE_BUNDLES).
+// build/test-bundles/shapes/ (python/etproof/fixtures/testbundles.py SHAPE_BUNDLES).
 const char* const kDynBatch = "shapes/dynbatch-xnnpack-fp32";  // x float32 [-1, 6], Dim batch 1..8
 
 // Every golden case of `name` replays and passes its bound; returns the report.
@@ -908,9 +908,9 @@ TEST(Shapes, AProgramWithoutInputsRunsAndAgrees) {
 }
 
 
-// ---- weights outside the program: NAME.ptd (python/etproof/models/external.py) ----------------
+// ---- weights outside the program: NAME.ptd (python/etproof/fixtures/external.py) ----------------
 
-// build/test-bundles/ptd/ (python/etproof/testbundles.py PTD_BUNDLES): external_weights, so the
+// build/test-bundles/ptd/ (python/etproof/fixtures/testbundles.py PTD_BUNDLES): external_weights, so the
 // conv and linear weights sit in NAME.ptd, read through ExecuTorch's named-data map.
 const char* const kPtdPortable = "ptd/extweights-portable-fp32";
 const char* const kPtdXnnpack = "ptd/extweights-xnnpack-fp32";

@@ -31,7 +31,7 @@ inline std::filesystem::path env_dir(const char* var) {
 }
 
 // build/test-bundles: tiny-portable-fp32, tiny-xnnpack-fp32, tiny-xnnpack-int8-dynamic-per-channel,
-// tiny-openvino-fp32 (python/etproof/testbundles.py); tests name what they need, never a count
+// tiny-openvino-fp32 (python/etproof/fixtures/testbundles.py); tests name what they need, never a count
 inline std::filesystem::path test_bundles() { return env_dir("ETPROOF_TEST_BUNDLES"); }
 // build/demo/bundles: efficientnet_lite0-{portable-fp32,xnnpack-fp32,xnnpack-int8-dynamic-per-channel}
 // A bundle with its tapped twin under test_bundles()/SUBDIR/NAME; empty when no test bundles.

@@ -1,4 +1,4 @@
-// The gate's verdicts on small models of our own (python/etproof/models/verdicts.py, exported by
+// The gate's verdicts on small models of our own (python/etproof/fixtures/verdicts.py, exported by
 // `python -m etproof test-bundles` into build/test-bundles/verdicts): each case where the gate
 // once gave the wrong verdict (issue 9), on the real exported programs and the real runtime.
 // Honest programs must agree; edited goldens, inputs or references must drift, naming where.

@@ -1,5 +1,5 @@
 import sys
 
-from etproof.cli import main
+from etproof.cli.main import main
 
 sys.exit(main())

@@ -3,7 +3,9 @@
 Also the export stages' vocabulary (EXPORT_STAGES, STAGE_REMEDY, stage_remedy, in_stage), the
 one-line form of any exception (first_line, error_line) and its whole form (error_detail: type,
 whole message, the operators and dtypes it names, where it was raised and the graph node being
-handled; summary_line). Imports nothing from etproof: every module may use it.
+handled; summary_line). An error's ``kind`` is its word in docs/errors.md; the two that are
+also export-report statuses are etproof.status's. Imports only etproof.status: every module may
+use it.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import linecache
 import os
 import re
 import traceback
+
+from etproof.status import EXPORT_FAILED, EXPORT_REFUSED
 
 EXPORT_STAGES = ("export", "quantize", "lower", "serialize", "goldens")
 
@@ -62,7 +66,7 @@ class EtproofError(Exception):
 class ExportError(EtproofError):
     """An export failed at ``stage``: "export" | "quantize" | "lower" | "serialize" | "goldens"."""
 
-    kind = "export-failed"
+    kind = EXPORT_FAILED
 
     def __init__(self, cause: str, remedy: str = "", *, stage: str = "export",
                  detail: dict | None = None):
@@ -84,12 +88,12 @@ class NothingToQuantize(QuantizationError):
     that does not apply, so it is a refusal: recorded as ``export-refused``, like a backend whose
     toolchain is absent, and it never fails a matrix by itself."""
 
-    kind = "export-refused"
+    kind = EXPORT_REFUSED
 
 
 class ReferencesDisagree(ExportError):
     """The float32 golden and the float64 truth of a golden case are further apart than float32
-    rounding explains (stage "goldens"; etproof.references.inconsistent_cases): they come from
+    rounding explains (stage "goldens"; etproof.export.references.inconsistent_cases): they come from
     different model states, so no bound can judge a program against them. Recorded as
     ``export-failed``; ``kind`` names the cause."""
 

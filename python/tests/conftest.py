@@ -39,7 +39,7 @@ def test_bundles(tmp_path_factory):
     where test.sh (setup.sh) has exported them: the export's own stamps then decide, and a bundle
     whose sources, toolchain or inputs changed since is exported again here; the tests never write
     into build/."""
-    from etproof.testbundles import (
+    from etproof.fixtures.testbundles import (
         ATTRIBUTION_BUNDLES,
         ATTRIBUTION_DIR,
         ATTRIBUTION_INT8_BUNDLES,
@@ -80,7 +80,7 @@ def test_bundles(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def padded_int8_bundle(tmp_path_factory):
-    from etproof.export import export_model
+    from etproof.export.pipeline import export_model
 
     torch.manual_seed(1)
     model = PaddedConvNet().eval()

@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from etproof.errors import QuantizationError
-from etproof.export import TEST_FAIL_ENV, delegates_in_program, export_model, supported_pairs
+from etproof.export.pipeline import TEST_FAIL_ENV, delegates_in_program, export_model, supported_pairs
 from etproof.manifest import read_manifest
 
 FORCED = ("portable", "fp32")  # the pair made to fail; tiny-portable-fp32 is covered elsewhere
@@ -41,7 +41,7 @@ def _missing(backend: str) -> list[str]:
 @pytest.fixture(scope="session")
 def all_backends(tmp_path_factory):
     """`python -m etproof export tiny --backend all`, with FORCED failing at stage lower."""
-    from etproof.cli import main
+    from etproof.cli.main import main
 
     out = tmp_path_factory.mktemp("all-backends")
     old = os.environ.get(TEST_FAIL_ENV)
@@ -97,7 +97,7 @@ def test_pair_delegate_precision_compute_unit(all_backends, pair):
     assert doc["delegates"] == delegates
     assert doc["backend"] == backend and doc["recipe"] == recipe
     if precision is None:  # OpenVINO: the CPU plugin's inference precision on this machine
-        from etproof.export import effective_precision
+        from etproof.export.pipeline import effective_precision
 
         precision = effective_precision(backend, recipe)
         assert precision in ("float32", "bfloat16", "float16")
@@ -233,7 +233,7 @@ def test_non_delegated_reasons_recorded(tmp_path):
 
 
 def test_demo_columns():
-    from etproof.demo import demo_pairs, left_out
+    from etproof.demo.demo import demo_pairs, left_out
 
     pairs = demo_pairs()
     # the demo's first three columns stay, with the same names
@@ -246,7 +246,7 @@ def test_demo_columns():
 
 def test_demo_xfail_record_is_one_file_the_demo_copies(tmp_path):
     """data/demo-xfail.json is the one home of the demo's expected failures (docs/xfail.md)."""
-    from etproof.demo import DEMO_XFAIL, demo_pairs, write_xfail
+    from etproof.demo.demo import DEMO_XFAIL, demo_pairs, write_xfail
 
     doc = json.loads(DEMO_XFAIL.read_text(encoding="utf-8"))
     assert doc["schema_version"] == 1

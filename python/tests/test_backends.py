@@ -7,10 +7,12 @@ import time
 
 import pytest
 
-from etproof import backends, export, probe
+from etproof import backends
+from etproof.export import pipeline as export
+from etproof.probe import probe
 from etproof.backends import BackendTableError, validate_table
-from etproof.probe import probe_all, probe_export
-from etproof.cli import main
+from etproof.probe.probe import probe_all, probe_export
+from etproof.cli.main import main
 
 KEYS = ["portable", "xnnpack", "coreml", "vulkan", "openvino", "qnn", "mlx", "metal", "cuda",
         "arm-ethos-u", "arm-vgf", "arm-tosa", "mediatek", "samsung", "nxp", "cadence",
@@ -66,7 +68,7 @@ def test_a_bad_table_is_a_typed_error():
 def test_both_halves_name_the_kernel_library_from_the_table():
     """An operator without a kernel is refused naming its library; the words come from the
     table's kernel_libraries (the C++ twin: KernelsTest in cpp/tests/kernels_test.cpp)."""
-    from etproof.lower import kernel_library_for
+    from etproof.export.lower import kernel_library_for
 
     libs = {e["namespace"]: e["library"] for e in _doc()["kernel_libraries"]}
     assert kernel_library_for("aten::bucketize.Tensor_out") == libs["aten"]
@@ -84,9 +86,10 @@ def test_export_reads_its_pairs_from_the_table():
         assert facts["precision"] == exported[pair]["precision"]
         assert facts["partitioner"] == table[pair[0]]["partitioner"]
     assert set(export.EXECUTORCH_BACKENDS) == set(KEYS) - set(export.supported_backends())
-    # one home per fact: no backend list or delegate id spelled out in the exporter or cli.py
-    for mod in ("export.py", "recipes.py", "arguments.py", "quantize.py", "lower.py",
-                "delegation.py", "bundle.py", "toolchain.py", "cli.py"):
+    # one home per fact: no backend list or delegate id spelled out in the exporter or cli/main.py
+    for mod in ("export/pipeline.py", "contract/recipes.py", "contract/arguments.py",
+                "export/quantize.py", "export/lower.py", "export/delegation.py", "export/bundle.py",
+                "export/toolchain.py", "cli/main.py"):
         src = (backends.REPO / "python" / "etproof" / mod).read_text()
         for fact in ("mediatek", "XnnpackBackend", "executorch.backends.xnnpack.partition"):
             assert fact not in src, (mod, fact)

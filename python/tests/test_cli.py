@@ -3,9 +3,9 @@ import os
 import subprocess
 import sys
 
-from etproof.cli import main
-from etproof.export import supported_pairs
-from etproof.testbundles import (
+from etproof.cli.main import main
+from etproof.export.pipeline import supported_pairs
+from etproof.fixtures.testbundles import (
     ATTRIBUTION_BUNDLES,
     ATTRIBUTION_INT8_BUNDLES,
     METHOD_BUNDLES,
@@ -43,7 +43,7 @@ def test_cli_export_and_error(tmp_path, capsys):
         # the remedy lists every pair this export half supports (the backend table's recipes)
         assert ("remedy: supported (backend/recipe) pairs: "
                 + ", ".join(f"{b}/{r}" for b, r in supported_pairs())) in err
-    # the libraries' output of the export went to the log beside the report (etproof.quiet)
+    # the libraries' output of the export went to the log beside the report (etproof.cli.quiet)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cli-tiny", "export-log.txt",
                                                           "export-report.json"]
     report = json.loads((tmp_path / "export-report.json").read_text())["results"]
@@ -96,7 +96,7 @@ def test_unknown_backend_or_recipe_is_a_usage_error_recorded_nowhere(tmp_path, c
 
 
 def test_recipe_all_on_one_backend_exports_its_recipes():
-    from etproof.cli import _pairs_for
+    from etproof.cli.main import _pairs_for
 
     assert _pairs_for("xnnpack", "all") == [("xnnpack", "fp32"),
                                             ("xnnpack", "int8-dynamic-per-channel"),
@@ -108,7 +108,7 @@ def test_recipe_all_on_one_backend_exports_its_recipes():
 
 
 def test_cli_module_function_spec(tmp_path, capsys):
-    assert main(["export", "--model", "etproof.models.tiny:spec", "--backend", "portable",
+    assert main(["export", "--model", "etproof.fixtures.tiny:spec", "--backend", "portable",
                  "--recipe", "fp32", "--out", str(tmp_path)]) == 0
     assert (tmp_path / "tiny-portable-fp32").is_dir()
     model_file = tmp_path / "my_model.py"
@@ -144,7 +144,7 @@ def _library_noise_backend() -> tuple[str, str | None]:
     """Core ML when it lowers here (coremltools' progress bars and warnings: Python-level
     output), else XNNPACK (ExecuTorch's C++ log lines); with the marker the library prints."""
     try:
-        from etproof.lower import check_export_needs
+        from etproof.export.lower import check_export_needs
 
         check_export_needs("coreml")
         return "coreml", "Converting PyTorch Frontend ==> MIL Ops"

@@ -177,9 +177,19 @@ def test_every_cpp_error_kind_has_a_row_in_errors_md():
     assert not missing_enum, f"ErrorKind enumerators not named in docs/errors.md: {missing_enum}"
 
 
+def python_status_words() -> dict[str, str]:
+    """{constant: word} of every string constant in python/etproof/status.py."""
+    tree = ast.parse((REPO / "python" / "etproof" / "status.py").read_text(encoding="utf-8"))
+    return {t.id: node.value.value for node in tree.body if isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+            for t in node.targets if isinstance(t, ast.Name)}
+
+
 def python_error_classes() -> dict[str, str]:
-    """{class name: kind} of every exception class in python/etproof/errors.py (kind inherited)."""
+    """{class name: kind} of every exception class in python/etproof/errors.py (kind inherited;
+    a kind may be a string or a constant of python/etproof/status.py)."""
     tree = ast.parse((REPO / "python" / "etproof" / "errors.py").read_text(encoding="utf-8"))
+    words = python_status_words()
     own: dict[str, str | None] = {}
     base: dict[str, str | None] = {}
     for node in tree.body:
@@ -187,9 +197,10 @@ def python_error_classes() -> dict[str, str]:
             continue
         first = node.bases[0] if node.bases else None
         base[node.name] = first.id if isinstance(first, ast.Name) else None
-        own[node.name] = next((stmt.value.value for stmt in node.body
+        own[node.name] = next((stmt.value.value if isinstance(stmt.value, ast.Constant)
+                               else words[stmt.value.id] for stmt in node.body
                                if isinstance(stmt, ast.Assign)
-                               and isinstance(stmt.value, ast.Constant)
+                               and isinstance(stmt.value, (ast.Constant, ast.Name))
                                and any(getattr(t, "id", None) == "kind" for t in stmt.targets)),
                               None)
 
@@ -284,3 +295,18 @@ def test_every_relative_link_in_the_readme_and_docs_resolves():
                 bad.append(f"{doc.relative_to(REPO)}: {target} (no heading #{frag})")
     assert checked > 20, checked
     assert bad == [], bad
+
+
+def test_the_export_halfs_status_words_are_the_ones_errors_md_lists():
+    """docs/errors.md, "The other status words", names export-report.json's and the export
+    probe's words; python/etproof/status.py spells each once."""
+    words = python_status_words()
+    text = ERRORS.read_text(encoding="utf-8")
+    for line_start, names in (("- `export-report.json` entries", "EXPORT_STATUSES"),
+                              ("- The export probe", "PROBE_STATUSES")):
+        line = next(x for x in text.splitlines() if x.startswith(line_start))
+        documented = re.findall(r"`([a-z-]+)`", line.rsplit("): ", 1)[1])
+        tree = ast.parse((REPO / "python" / "etproof" / "status.py").read_text(encoding="utf-8"))
+        tup = next(n.value for n in tree.body if isinstance(n, ast.Assign)
+                   and any(getattr(t, "id", None) == names for t in n.targets))
+        assert documented == [words[e.id] for e in tup.elts], (line, names)

@@ -1,8 +1,8 @@
 import numpy as np
 import torch
 
-from etproof.models import efficientnet_lite0 as enet
-from etproof.photos import LICENCES, golden_photos
+from etproof.demo import efficientnet_lite0 as enet
+from etproof.demo.photos import LICENCES, golden_photos
 
 
 def test_photos_present_with_licences():

@@ -25,7 +25,7 @@ import sys
 import torch
 from torch import nn
 
-from etproof.cli import main
+from etproof.cli.main import main
 from etproof.errors import in_stage
 
 
@@ -134,8 +134,8 @@ def test_two_torch_cond_on_coreml_names_the_frame(tmp_path):
     bare AssertionError inside ExecuTorch; the error names the frame and the cond node."""
     pytest.importorskip("coremltools", reason="coremltools not installed: Core ML lowering "
                         "cannot run here")
-    from etproof.export import export_model
-    from etproof.lower import check_export_needs
+    from etproof.export.pipeline import export_model
+    from etproof.export.lower import check_export_needs
 
     try:
         check_export_needs("coreml")

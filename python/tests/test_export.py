@@ -6,13 +6,13 @@ import pytest
 import torch
 from torch import nn
 
-from etproof.bundle import file_ref
+from etproof.export.bundle import file_ref
 from etproof.errors import ExportError, InvalidArgument, QuantizationError
-from etproof.export import delegates_in_program, export_model, supported_pairs
-from etproof.toolchain import operators_in_program
+from etproof.export.pipeline import delegates_in_program, export_model, supported_pairs
+from etproof.export.toolchain import operators_in_program
 from etproof.manifest import read_manifest
-from etproof.models import tiny
-from etproof.references import reference_names
+from etproof.fixtures import tiny
+from etproof.export.references import reference_names
 
 TINY = ["tiny-portable-fp32", "tiny-xnnpack-fp32", "tiny-xnnpack-int8-dynamic-per-channel"]
 
@@ -195,7 +195,7 @@ def test_untraceable_model_fails_at_export_stage_and_leaves_nothing(tmp_path):
 
 def test_quantized_nothing_is_refused(tmp_path):
     from etproof.errors import NothingToQuantize
-    from etproof.runner import result_for_error
+    from etproof.export.runner import result_for_error
 
     x = torch.randn(1, 8)
     with pytest.raises(NothingToQuantize) as e:
@@ -266,7 +266,7 @@ def test_without_the_pad_workaround_the_program_fails_to_run(tmp_path, monkeypat
 
     If this starts passing the export, XNNPACK fixed the bug: drop the workaround.
     """
-    import etproof.quantize as quantize
+    import etproof.export.quantize as quantize
     from conftest import PaddedConvNet
 
     monkeypatch.setattr(quantize, "_padded_convs_quantized", lambda ep, q: [])
@@ -296,7 +296,7 @@ def test_operators_read_from_program(test_bundles):
 def test_operator_without_a_kernel_is_refused_by_name_before_running(tmp_path):
     """torch.bucketize: XNNPACK leaves it, and ExecuTorch's Python runtime has no kernel for
     aten::bucketize.Tensor_out; the run check names it and its kernel library, not "0x14"."""
-    from etproof.testbundles import KERNEL_MISSING_OPERATOR, bucketize_spec
+    from etproof.fixtures.testbundles import KERNEL_MISSING_OPERATOR, bucketize_spec
 
     spec = bucketize_spec()
     spec["verify"] = True
@@ -314,7 +314,7 @@ def test_operator_without_a_kernel_is_refused_by_name_before_running(tmp_path):
 def test_operator_without_a_kernel_is_recorded_when_the_check_is_off(tmp_path):
     """verify=False writes the bundle; its manifest names the operator, so a runtime half can
     refuse by name (cpp/tests/bundle_test.cpp loads the test-bundles copy)."""
-    from etproof.testbundles import KERNEL_MISSING_OPERATOR, bucketize_spec
+    from etproof.fixtures.testbundles import KERNEL_MISSING_OPERATOR, bucketize_spec
 
     path = export_model(name="bucketize-xnnpack-fp32", out_dir=tmp_path, backend="xnnpack",
                         recipe="fp32", **bucketize_spec())

@@ -2,7 +2,7 @@
 its staging directory exists, once the bundle is written, and between the swap of an existing
 bundle and the removal of the old one — leaves either no bundle or a complete one; its staging
 directory is never taken for a bundle and the next export into that directory removes it.
-Real exports in a subprocess (etproof.bundle's ETPROOF_TEST_KILL_AT hook kills it there)."""
+Real exports in a subprocess (etproof.export.bundle's ETPROOF_TEST_KILL_AT hook kills it there)."""
 
 import os
 import signal
@@ -12,13 +12,13 @@ import sys
 import pytest
 
 from conftest import REPO
-from etproof.bundle import KILL_AT_ENV, remove_stale_staging
-from etproof.cache import bundle_intact
+from etproof.export.bundle import KILL_AT_ENV, remove_stale_staging
+from etproof.export.cache import bundle_intact
 from etproof.manifest import read_manifest
 
 EXPORT = """
 import sys, torch
-from etproof.export import export_model
+from etproof.export.pipeline import export_model
 torch.manual_seed(int(sys.argv[2]))
 x = torch.randn(1, 4)
 export_model(torch.nn.Linear(4, 2).eval(), (x,), "lin", sys.argv[1], "portable", "fp32",

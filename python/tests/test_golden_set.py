@@ -12,7 +12,7 @@ import json
 import pytest
 import torch
 
-from etproof.models import ops
+from etproof.goldens import ops
 
 PAIRS = [("portable", "fp32"), ("xnnpack", "fp32")]
 EXPORTED = ["op_conv2d", "mobilenet_v3_small"]
@@ -85,13 +85,13 @@ def test_op_weights_recorded_where_there_are_weights():
 
 @pytest.fixture(scope="module")
 def minilm_model():
-    from etproof.models import minilm
+    from etproof.goldens import minilm
 
     return minilm.build_model()
 
 
 def test_minilm_embedding_is_unit_norm_and_matches_sentence_transformers(minilm_model):
-    from etproof.models import minilm
+    from etproof.goldens import minilm
 
     st = pytest.importorskip("sentence_transformers")
     cases = minilm.golden_inputs()
@@ -107,7 +107,7 @@ def test_minilm_embedding_is_unit_norm_and_matches_sentence_transformers(minilm_
 
 
 def test_minilm_inputs_are_padded_token_ids_with_a_mask():
-    from etproof.models import minilm
+    from etproof.goldens import minilm
 
     ids, mask = minilm.tokenize("A cat.")
     assert ids.shape == mask.shape == (1, minilm.SEQ_LEN) and ids.dtype == torch.int64
@@ -119,8 +119,8 @@ def test_dynamic_minilm_goldens_cover_its_sequence_range(minilm_model):
     """The dynamic-sequence MiniLM: goldens at the Dim's minimum (the shortest sentence), at each
     sentence's own length, and at its maximum (the longest, padded); a sentence's embedding does
     not depend on its padding (the mask removes it), so padded and unpadded agree."""
-    from etproof import userspec
-    from etproof.models import minilm
+    from etproof.contract import userspec
+    from etproof.goldens import minilm
 
     spec = minilm.dynamic_spec()
     assert userspec.problems(spec) == []
@@ -138,7 +138,7 @@ def test_dynamic_minilm_goldens_cover_its_sequence_range(minilm_model):
 
 
 def test_mobilenet_v3_small_is_torchvisions_architecture():
-    from etproof.models import mobilenet_v3_small as mb
+    from etproof.goldens import mobilenet_v3_small as mb
 
     m = mb.build_model()
     assert sum(p.numel() for p in m.parameters()) == 2_542_856  # torchvision's count
@@ -150,7 +150,7 @@ def test_mobilenet_v3_small_is_torchvisions_architecture():
 
 @pytest.fixture(scope="module")
 def golden_set(tmp_path_factory):
-    from etproof.golden import run_golden_set
+    from etproof.goldens.golden_set import run_golden_set
 
     out = tmp_path_factory.mktemp("golden-set")
     logs: list[str] = []
@@ -173,8 +173,8 @@ def test_golden_set_writes_every_bundle_and_one_report(golden_set):
 def test_models_exported_at_once_keep_every_stamp_and_the_report_order(golden_set):
     """--jobs: the processes write one stamps file; each bundle's entry survives the others'
     (cache.record_stamp), and the results come in model_keys() order, one log line a bundle."""
-    from etproof.cache import load_stamps
-    from etproof.golden import model_keys
+    from etproof.export.cache import load_stamps
+    from etproof.goldens.golden_set import model_keys
 
     out, report, logs = golden_set
     names = {f"{m}-{b}-{r}" for m in EXPORTED for b, r in PAIRS}
@@ -189,7 +189,7 @@ def test_models_exported_at_once_keep_every_stamp_and_the_report_order(golden_se
 
 def test_golden_set_refuses_no_export_process(tmp_path):
     from etproof.errors import InvalidArgument
-    from etproof.golden import run_golden_set
+    from etproof.goldens.golden_set import run_golden_set
 
     with pytest.raises(InvalidArgument, match="at least one export process"):
         run_golden_set(tmp_path, only=EXPORTED, pairs=PAIRS, jobs=0)
@@ -210,7 +210,7 @@ def test_mobilenet_manifest_says_weights_seeded(golden_set):
 
 
 def test_golden_set_rerun_is_cached(golden_set):
-    from etproof.golden import run_golden_set
+    from etproof.goldens.golden_set import run_golden_set
 
     out, first, _ = golden_set
     logs: list[str] = []
@@ -221,7 +221,7 @@ def test_golden_set_rerun_is_cached(golden_set):
 
 
 def test_bundles_up_to_date_elsewhere_are_copied(golden_set, tmp_path):
-    from etproof.runner import export_pairs
+    from etproof.export.runner import export_pairs
 
     out, _, _ = golden_set
 
@@ -237,7 +237,7 @@ def test_bundles_up_to_date_elsewhere_are_copied(golden_set, tmp_path):
 
 
 def test_weights_field_is_checked_by_the_model_dict_contract():
-    from etproof import userspec
+    from etproof.contract import userspec
 
     spec = ops.spec(ops.BY_NAME["op_conv2d"])
     assert userspec.problems(spec) == []
@@ -250,8 +250,8 @@ def test_golden_xfail_records_name_golden_models_and_columns_of_the_set():
     """data/golden-xfail.json: every record is about a golden model and a column the golden set
     exports, with its measurement in the reason (docs/xfail.md); the golden set writes it merged
     with the demo's records."""
-    from etproof.demo import demo_pairs
-    from etproof.golden import GOLDEN_XFAIL, model_keys
+    from etproof.demo.demo import demo_pairs
+    from etproof.goldens.golden_set import GOLDEN_XFAIL, model_keys
 
     doc = json.loads(GOLDEN_XFAIL.read_text(encoding="utf-8"))
     keys = set(model_keys())
@@ -267,8 +267,8 @@ def test_golden_xfail_records_name_golden_models_and_columns_of_the_set():
 
 
 def test_golden_set_xfail_file_merges_demo_and_golden_records(tmp_path):
-    from etproof.demo import DEMO_XFAIL, write_xfail
-    from etproof.golden import GOLDEN_XFAIL
+    from etproof.demo.demo import DEMO_XFAIL, write_xfail
+    from etproof.goldens.golden_set import GOLDEN_XFAIL
 
     records = write_xfail(tmp_path, (DEMO_XFAIL, GOLDEN_XFAIL))
     want = (json.loads(DEMO_XFAIL.read_text())["records"]

@@ -10,9 +10,9 @@ import torch
 from torch import nn
 
 from etproof.errors import GoldenInvalid
-from etproof.export import export_model
+from etproof.export.pipeline import export_model
 from etproof.manifest import read_manifest
-from etproof.runner import result_for_error
+from etproof.export.runner import result_for_error
 
 
 class Log(nn.Module):

@@ -1,8 +1,12 @@
-"""The export half's layering: who may import whom (each module's docstring says it).
+"""The export half's layering: who may import whom (each subpackage's docstring says it).
 
-table (etproof.backends) < exporter (recipes, arguments, quantize, lower, delegation, bundle,
-toolchain, export) < probe, runner, cache, CLI. Checked two ways: by importing a module in a fresh
-interpreter and listing what came with it, and by reading every module's imports (ast).
+The package is cut into subpackages, each with a rank (LAYERS, bottom to top): a module may import
+modules of its own subpackage and of lower-ranked ones, never of a subpackage ranked the same or
+higher. The root modules (etproof/*.py: errors, status, the backend table, the manifest) are the
+bottom; the CLI (and ``python -m etproof``'s entry, etproof/__main__.py) the top. Checked two
+ways: by reading every module's imports (ast, module-level and inside functions alike), and by
+importing a module in a fresh interpreter and listing what came with it (the table imports no
+torch, numpy or ExecuTorch; the exporter neither the probe nor torch).
 """
 
 from __future__ import annotations
@@ -19,13 +23,41 @@ import pytest
 
 PKG = Path(__file__).resolve().parents[1] / "etproof"
 
-EXPORTER = ("etproof.export", "etproof.recipes", "etproof.arguments", "etproof.quantize",
-            "etproof.lower", "etproof.delegation", "etproof.bundle", "etproof.toolchain",
-            "etproof.references", "etproof.taps", "etproof.taps_quantized", "etproof.twin",
-            "etproof.program")
-# Above the exporter: what the exporter's modules (and the table) never import.
-ABOVE = ("etproof.probe", "etproof.runner", "etproof.cache", "etproof.cli", "etproof.demo",
-         "etproof.golden", "etproof.testbundles", "etproof.userspec", "etproof.plot")
+# Subpackage -> rank; "" is the root (modules directly in etproof/). Equal ranks may not import
+# each other either: the probe and the demo, the golden set and the fixtures are siblings.
+LAYERS = {
+    "": 0,          # errors, status, backends (the table), manifest: the shared vocabulary
+    "contract": 1,  # recipes, arguments, program, userspec: what a caller may ask for
+    "export": 2,    # the stages, export_model (pipeline), runner, cache
+    "probe": 3,     # python -m etproof probe
+    "demo": 3,      # EfficientNet-Lite0, the photos, the demo's columns
+    "goldens": 4,   # the golden set and its models
+    "fixtures": 4,  # the test-fixture models and the test bundles
+    "cli": 5,       # python -m etproof
+}
+# Modules outside their folder's layer: the package's entry point belongs to the command line.
+PLACED = {"etproof.__main__": "cli"}
+
+EXPORTER = ("etproof.export.pipeline", "etproof.contract.recipes", "etproof.contract.arguments",
+            "etproof.contract.program", "etproof.export.quantize", "etproof.export.lower",
+            "etproof.export.delegation", "etproof.export.bundle", "etproof.export.toolchain",
+            "etproof.export.references", "etproof.export.taps", "etproof.export.taps_quantized",
+            "etproof.export.twin", "etproof.export.targets")
+
+
+def layer_of(mod: str) -> str:
+    """The subpackage (LAYERS key) module ``mod`` belongs to: etproof.export.lower -> "export",
+    etproof.export (its __init__) -> "export", etproof.errors -> ""."""
+    if mod in PLACED:
+        return PLACED[mod]
+    parts = mod.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in LAYERS and parts[1] else ""
+
+
+def _above(layer: str, modules) -> set[str]:
+    """The etproof modules among ``modules`` ranked above ``layer``."""
+    return {m for m in modules if (m == "etproof" or m.startswith("etproof."))
+            and LAYERS[layer_of(m)] > LAYERS[layer]}
 
 
 def _modules_after_import(module: str) -> set[str]:
@@ -42,23 +74,25 @@ def test_the_backend_table_imports_no_exporter_torch_or_executorch():
     loaded = _modules_after_import("etproof.backends")
     assert "etproof.backends" in loaded
     ours = {m for m in loaded if m.startswith("etproof")}
-    assert ours == {"etproof", "etproof.errors", "etproof.backends"}, ours
+    assert ours == {"etproof", "etproof.errors", "etproof.status", "etproof.backends"}, ours
     for heavy in ("torch", "executorch", "executorch.exir", "torchao", "numpy"):
         assert heavy not in loaded, heavy
 
 
 def test_the_exporter_imports_neither_the_probe_nor_torch():
-    loaded = _modules_after_import("etproof.export")
+    loaded = _modules_after_import("etproof.export.pipeline")
     assert set(EXPORTER) <= loaded
-    assert not loaded & set(ABOVE), loaded & set(ABOVE)
+    assert not _above("export", loaded), _above("export", loaded)
     for heavy in ("torch", "executorch", "torchao"):
         assert heavy not in loaded, heavy
 
 
 def test_the_probe_sits_above_the_exporter():
-    loaded = _modules_after_import("etproof.probe")
-    assert {"etproof.lower", "etproof.toolchain", "etproof.backends"} <= loaded
+    loaded = _modules_after_import("etproof.probe.probe")
+    assert {"etproof.export.lower", "etproof.export.toolchain", "etproof.backends"} <= loaded
     assert "torch" not in loaded and "executorch" not in loaded  # only in the child, by need
+    # etproof/export/__init__.py imports nothing: the probe's stage does not bring the pipeline
+    assert "etproof.export.pipeline" not in loaded
 
 
 def _module_name(path: Path) -> str:
@@ -137,7 +171,7 @@ def _import_graph() -> dict[str, set[str]]:
 # exporter when they run, so that `python -m etproof probe` from its cache (and the C++ `etproof
 # backends` running it) stays under 0.1 s (issue 12). _import_graph walks whole modules, so those
 # imports are still in the graph and the cycle test still sees them.
-LAZY_IMPORTERS = {"etproof.cli"}
+LAZY_IMPORTERS = {"etproof.cli.main"}
 
 
 def test_etproof_imports_are_at_module_level():
@@ -155,7 +189,8 @@ def test_etproof_imports_are_at_module_level():
 
 def test_the_import_graph_has_no_cycle_and_keeps_its_layers():
     graph = _import_graph()
-    assert {"etproof.export", "etproof.runner", "etproof.userspec"} <= graph["etproof.cli"]
+    assert {"etproof.export.pipeline", "etproof.export.runner",
+            "etproof.contract.userspec"} <= graph["etproof.cli.main"]
     state: dict[str, str] = {}
 
     def visit(m: str, path: list[str]) -> None:
@@ -170,16 +205,72 @@ def test_the_import_graph_has_no_cycle_and_keeps_its_layers():
     for m in sorted(graph):
         visit(m, [])
     assert graph["etproof.backends"] <= {"etproof.errors"}, graph["etproof.backends"]
-    assert graph["etproof.recipes"] <= {"etproof.backends"}, graph["etproof.recipes"]
+    assert graph["etproof.contract.recipes"] <= {"etproof.backends"}, \
+        graph["etproof.contract.recipes"]
     for m in EXPORTER + ("etproof.backends", "etproof.manifest", "etproof.errors"):
-        assert not graph[m] & set(ABOVE), (m, graph[m] & set(ABOVE))
-    assert {m for m, deps in graph.items() if "etproof.probe" in deps} == {"etproof.cli"}
-    assert {m for m, deps in graph.items() if "etproof.plot" in deps} == {"etproof.cli"}
+        assert not _above("export", graph[m]), (m, _above("export", graph[m]))
+    # outside the probe, only the CLI imports it
+    assert {m for m, deps in graph.items() if layer_of(m) != "probe"
+            and any(layer_of(d) == "probe" for d in deps)} == {"etproof.cli.main"}
+    assert {m for m, deps in graph.items() if "etproof.cli.plot" in deps} == {"etproof.cli.main"}
+
+
+def _upward_imports(mod: str, tree: ast.Module) -> list[str]:
+    """Every import in ``tree`` (module level or inside a function) of an etproof module that
+    ``mod``'s layer may not import: one of a subpackage ranked the same as ``mod``'s or higher."""
+    own = layer_of(mod)
+    found = []
+    for node, target, names in _etproof_imports(mod, tree):
+        # `from etproof.x import y` imports module etproof.x.y where there is one, else etproof.x
+        for t in [f"{target}.{n}" for n in names if f"{target}.{n}" in _sources()] or [target]:
+            if t == "etproof":
+                continue
+            theirs = layer_of(t)
+            if theirs != own and LAYERS[theirs] >= LAYERS[own]:
+                found.append(f"{mod} ({own or 'root'}, {LAYERS[own]}):{node.lineno} imports {t} "
+                             f"({theirs or 'root'}, {LAYERS[theirs]})")
+    return found
+
+
+def test_every_subpackage_has_a_rank():
+    subpackages = {p.parent.name for p in PKG.glob("*/__init__.py")}
+    assert subpackages == set(LAYERS) - {""}, subpackages ^ (set(LAYERS) - {""})
+    assert not list(PKG.glob("*/*/__init__.py")), "one level of subpackages: give it a rank"
+
+
+def test_no_module_imports_upward():
+    """A module imports its own subpackage and lower-ranked ones only (LAYERS)."""
+    found = [f for mod, tree in _sources().items() for f in _upward_imports(mod, tree)]
+    assert found == [], "\n".join(found)
+
+
+def test_imports_are_absolute():
+    """A relative import (``from ..cli import x``) would slip past the checks above."""
+    found = [f"{mod}:{node.lineno}" for mod, tree in _sources().items()
+             for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.level]
+    assert found == [], found
+
+
+@pytest.mark.parametrize("mod, source, n", [
+    ("etproof.export.fake", "from etproof.cli import quiet\n", 1),            # up
+    ("etproof.export.fake", "def f():\n    import etproof.probe.probe\n", 1),  # up, lazily
+    ("etproof.probe.fake", "from etproof.demo.demo import run_demo\n", 1),    # a sibling
+    ("etproof.fake", "from etproof.contract import recipes\n", 1),            # root -> up
+    ("etproof.__main__", "from etproof.cli.main import main\n", 0),           # the entry
+    ("etproof.goldens.fake", "from etproof.demo import photos\n", 0),         # down
+    ("etproof.export.fake", "from etproof.export import lower\nimport etproof.errors\n", 0),
+])
+def test_the_layer_check_sees_an_upward_import(mod, source, n):
+    """The check above is not vacuous: an upward or sideways import is flagged, a downward or
+    same-subpackage one is not."""
+    found = _upward_imports(mod, ast.parse(source))
+    assert len(found) == n, found
 
 
 @pytest.mark.parametrize("source, want", [
-    ("from etproof.export import _file_ref\n", "from etproof.export import _file_ref"),
-    ("from etproof import bundle\nbundle._exchange(1, 2)\n", "bundle._exchange"),
+    ("from etproof.export.pipeline import _file_ref\n",
+     "from etproof.export.pipeline import _file_ref"),
+    ("from etproof.export import bundle\nbundle._exchange(1, 2)\n", "bundle._exchange"),
     ("import etproof.errors as e\ne._x\n", "e._x"),
 ])
 def test_the_private_name_check_sees_a_violation(source, want):
@@ -196,12 +287,14 @@ def test_the_private_name_check_allows_dunders_and_own_names():
 def test_the_export_stamp_skips_only_modules_no_export_imports():
     """cache.NOT_EXPORT_INPUTS leaves a module out of the bundles' stamp; that is sound only while
     nothing that exports (runner, demo, golden set, test bundles, user specs) imports it."""
-    from etproof.cache import NOT_EXPORT_INPUTS
+    from etproof.export.cache import NOT_EXPORT_INPUTS
 
-    assert NOT_EXPORT_INPUTS == {"probe.py", "plot.py"}
+    assert NOT_EXPORT_INPUTS == {"probe/probe.py", "probe/__main__.py", "cli/plot.py"}
     skipped = {"etproof." + m.removesuffix(".py").replace("/", ".") for m in NOT_EXPORT_INPUTS}
-    for exporting in ("etproof.runner", "etproof.demo", "etproof.golden", "etproof.testbundles",
-                      "etproof.userspec", "etproof.export", "etproof.cache"):
+    for exporting in ("etproof.export.runner", "etproof.demo.demo", "etproof.goldens.golden_set",
+                      "etproof.fixtures.testbundles", "etproof.fixtures.verdicts",
+                      "etproof.contract.userspec", "etproof.export.pipeline",
+                      "etproof.export.cache"):
         loaded = _modules_after_import(exporting)
         assert exporting in loaded
         assert not loaded & skipped, (exporting, loaded & skipped)

@@ -135,7 +135,7 @@ def test_read_manifest_accepts_dir_and_file(test_bundles):
 
 
 def test_writer_output_validates_and_round_trips(test_bundles):
-    from etproof.testbundles import METHODS_DIR, PTD_DIR, SHAPES_DIR
+    from etproof.fixtures.testbundles import METHODS_DIR, PTD_DIR, SHAPES_DIR
 
     dirs = (test_bundles, test_bundles / SHAPES_DIR, test_bundles / PTD_DIR,
             test_bundles / METHODS_DIR)

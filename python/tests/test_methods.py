@@ -1,7 +1,7 @@
 """Programs with several methods (issue 10): a model spec's ``methods`` exports each method and
 lowers them into one program; its manifest is schema_version 2 (docs/manifest.md, "Programs
 with several methods"). Real exports (the test bundles' methods/ directory,
-etproof.models.methods) run in ExecuTorch's Python runtime; the C++ half's side is
+etproof.fixtures.methods) run in ExecuTorch's Python runtime; the C++ half's side is
 cpp/tests/bundle_test.cpp and cli_test.cpp ("Methods")."""
 
 import copy
@@ -13,13 +13,13 @@ import torch
 from torch import nn
 
 from conftest import FIXTURE, FIXTURE_V2
-from etproof import userspec
-from etproof.cache import bundle_intact
+from etproof.contract import userspec
+from etproof.export.cache import bundle_intact
 from etproof.errors import InvalidArgument, ManifestError
-from etproof.export import export_model
+from etproof.export.pipeline import export_model
 from etproof.manifest import all_goldens, canonical_dumps, read_manifest, validate
-from etproof.models import methods
-from etproof.testbundles import METHOD_BUNDLES, METHODS_DIR
+from etproof.fixtures import methods
+from etproof.fixtures.testbundles import METHOD_BUNDLES, METHODS_DIR
 
 
 def _method_bundles(test_bundles):

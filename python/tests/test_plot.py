@@ -1,4 +1,4 @@
-"""etproof.plot: `etproof attribute --plot`'s picture (SQNR against depth), drawn by matplotlib.
+"""etproof.cli.plot: `etproof attribute --plot`'s picture (SQNR against depth), drawn by matplotlib.
 
 The end-to-end path (the C++ `attribute --plot` on a real tapped twin) is cpp/tests/attribute_test.cpp;
 here, the drawing and its refusals on reports shaped as `etproof attribute --json` writes them.
@@ -11,7 +11,7 @@ import json
 import pytest
 
 from etproof.errors import InvalidArgument
-from etproof.plot import FLOAT32_RESOLUTION_DB, load_attributions, plot_attribution
+from etproof.cli.plot import FLOAT32_RESOLUTION_DB, load_attributions, plot_attribution
 
 
 def _layer(i: int, module: str, sqnr, floor) -> dict:

@@ -1,6 +1,6 @@
 """Weights outside the program (issue 10): ``external_weights`` writes the constant weights into
 NAME.ptd beside NAME.pte, and the manifest's data_files lists it with its size and SHA-256. Real
-exports (the test bundles' ptd/ directory, etproof.models.external); the C++ half's side is
+exports (the test bundles' ptd/ directory, etproof.fixtures.external); the C++ half's side is
 cpp/tests/bundle_test.cpp, "Ptd"."""
 
 import hashlib
@@ -11,14 +11,14 @@ import pytest
 import torch
 from torch import nn
 
-from etproof import userspec
-from etproof.cache import bundle_intact
-from etproof.arguments import check_export_arguments
+from etproof.contract import userspec
+from etproof.export.cache import bundle_intact
+from etproof.contract.arguments import check_export_arguments
 from etproof.errors import ExportError, InvalidArgument
-from etproof.export import export_model
+from etproof.export.pipeline import export_model
 from etproof.manifest import read_manifest
-from etproof.models import external
-from etproof.testbundles import PTD_BUNDLES, PTD_DIR
+from etproof.fixtures import external
+from etproof.fixtures.testbundles import PTD_BUNDLES, PTD_DIR
 
 
 def _ptd_bundles(test_bundles):

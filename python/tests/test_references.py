@@ -1,4 +1,4 @@
-"""References captured at export (etproof.references, docs/manifest.md "references"): real
+"""References captured at export (etproof.export.references, docs/manifest.md "references"): real
 exports of the tiny model (the session's test bundles), the files checked against the manifest and
 against their own definition, recomputed here."""
 
@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 import torch
 
-from etproof.bundle import file_ref
+from etproof.export.bundle import file_ref
 from etproof.manifest import read_manifest
-from etproof.models import tiny
-from etproof.references import capture_references, reference_names
+from etproof.fixtures import tiny
+from etproof.export.references import capture_references, reference_names
 
 EPS32 = float(np.finfo(np.float32).eps)
 
@@ -84,8 +84,8 @@ def test_float64_truth_is_within_float32_rounding_of_the_golden(test_bundles):
 
 
 def test_int8_emulation_is_quantization_sized_and_reruns_exactly(test_bundles):
-    from etproof.arguments import GoldenCase
-    from etproof.quantize import quantize
+    from etproof.contract.arguments import GoldenCase
+    from etproof.export.quantize import quantize
 
     bundle = test_bundles / "tiny-xnnpack-int8-dynamic-per-channel"
     doc = read_manifest(bundle)
@@ -144,7 +144,7 @@ class WeightOnlyInt8Linear(torch.nn.Module):
 
 
 def test_an_operator_without_a_float64_kernel_is_recorded_not_fatal():
-    from etproof.arguments import GoldenCase
+    from etproof.contract.arguments import GoldenCase
 
     model = WeightOnlyInt8Linear().eval()
     x = torch.randn(2, 8, generator=torch.Generator().manual_seed(1))
@@ -165,7 +165,7 @@ def test_an_operator_without_a_float64_kernel_is_recorded_not_fatal():
 
 
 def test_a_model_that_fixes_float32_inside_forward_has_no_float64_truth():
-    from etproof.arguments import GoldenCase
+    from etproof.contract.arguments import GoldenCase
 
     class Fixed(torch.nn.Module):
         def forward(self, x):
@@ -179,8 +179,8 @@ def test_a_model_that_fixes_float32_inside_forward_has_no_float64_truth():
 
 
 def test_spec_options_flow_into_the_manifest(tmp_path):
-    from etproof.export import export_model
-    from etproof.userspec import problems
+    from etproof.export.pipeline import export_model
+    from etproof.contract.userspec import problems
 
     spec = tiny.spec()
     spec["golden_inputs"] = spec["golden_inputs"][:1]
@@ -213,25 +213,26 @@ def test_spec_options_flow_into_the_manifest(tmp_path):
 
 
 def test_the_cache_reexports_when_the_reference_code_changes(tmp_path, monkeypatch):
-    """Bundles are reused by stamp (etproof.cache): the stamp covers every .py of the package,
+    """Bundles are reused by stamp (etproof.export.cache): the stamp covers every .py of the package,
     so a change to the export code (references included) re-exports the test bundles, the demo
     and the golden set, and they pick the references up."""
     import shutil
 
-    from etproof import cache
+    from etproof.export import cache
 
     pkg = tmp_path / "etproof"
     shutil.copytree(cache._PKG_DIR, pkg, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(cache, "_PKG_DIR", pkg)
     before = cache.make_stamp("tiny-portable-fp32")
-    (pkg / "references.py").write_text((pkg / "references.py").read_text() + "\n# changed\n")
+    ref = pkg / "export" / "references.py"
+    ref.write_text(ref.read_text() + "\n# changed\n")
     assert cache.make_stamp("tiny-portable-fp32") != before
 
 
 def test_a_bundle_whose_reference_changed_is_not_reused(test_bundles, tmp_path):
     import shutil
 
-    from etproof.cache import bundle_intact
+    from etproof.export.cache import bundle_intact
 
     b = tmp_path / "tiny-portable-fp32"
     shutil.copytree(test_bundles / "tiny-portable-fp32", b)
@@ -246,7 +247,7 @@ def test_a_bundle_whose_reference_changed_is_not_reused(test_bundles, tmp_path):
 def test_a_reference_that_cannot_be_computed_never_fails_the_export(tmp_path):
     """A model that fixes float32 inside forward exports; its manifest says why it has no
     float64 truth, and no file claims to be one."""
-    from etproof.export import export_model
+    from etproof.export.pipeline import export_model
 
     class Fixed(torch.nn.Module):
         def forward(self, x):
@@ -264,7 +265,7 @@ def test_a_reference_that_cannot_be_computed_never_fails_the_export(tmp_path):
 
 def test_integer_outputs_keep_their_dtype_in_every_reference():
     """topk: values follow the reference's precision, indices stay int64 (compared exactly)."""
-    from etproof.arguments import GoldenCase
+    from etproof.contract.arguments import GoldenCase
 
     class TopK(torch.nn.Module):
         def forward(self, x):
@@ -295,8 +296,8 @@ def test_qd8_emulation_is_what_the_lowered_xnnpack_program_computes(kind):
     from executorch.exir import to_edge_transform_and_lower
     from executorch.runtime import Runtime
 
-    from etproof.arguments import GoldenCase
-    from etproof.quantize import quantize
+    from etproof.contract.arguments import GoldenCase
+    from etproof.export.quantize import quantize
 
     torch.manual_seed(0)
     if kind == "linear":
@@ -353,7 +354,7 @@ def test_goldens_from_another_state_than_their_truth_are_refused_naming_the_case
     rounding. The export half refuses the pair (stage goldens, kind references-disagree) naming
     the cases, and writes nothing under the bundle's name."""
     from etproof.errors import ReferencesDisagree
-    from etproof.export import export_model
+    from etproof.export.pipeline import export_model
 
     cases = [(f"seed{s}", "synthetic", f"torch.randn seed {s}",
               (torch.randn(1, 8, generator=torch.Generator().manual_seed(s)),)) for s in (0, 1)]
@@ -371,7 +372,7 @@ def test_goldens_within_float32_rounding_of_their_truth_pass_the_check(test_bund
     """Every test bundle the session exported passed the same check (it would not exist
     otherwise); recomputed here from the files: each float golden within the cap of its
     truth, with room (the largest gap in unit roundoffs of the range is reported on failure)."""
-    from etproof.references import EXPLAINABLE_ROUNDOFFS, FLOAT32_UNIT_ROUNDOFF
+    from etproof.export.references import EXPLAINABLE_ROUNDOFFS, FLOAT32_UNIT_ROUNDOFF
 
     worst = (0.0, "")
     for manifest in sorted(test_bundles.rglob("*.etproof.json")):
@@ -400,9 +401,9 @@ def test_goldens_within_float32_rounding_of_their_truth_pass_the_check(test_bund
 def test_the_cap_is_the_runtime_halfs():
     """One number in two languages: the export half's cap equals the runtime half's
     kExplainableRoundoffs (cpp/include/etproof/gate/references.h)."""
-    from etproof.references import EXPLAINABLE_ROUNDOFFS
+    from etproof.export.references import EXPLAINABLE_ROUNDOFFS
 
-    header = (Path(__file__).resolve().parents[2] / "cpp" / "include" / "etproof" /
+    header = (Path(__file__).resolve().parents[2] / "cpp" / "include" / "etproof" / "gate" /
               "references.h").read_text()
     assert f"inline constexpr double kExplainableRoundoffs = {EXPLAINABLE_ROUNDOFFS};" in header
 
@@ -410,12 +411,12 @@ def test_the_cap_is_the_runtime_halfs():
 def test_the_match_criterion_is_the_runtime_halfs():
     """The export half's MATCH_STEPS and STEP_ROUNDING equal the runtime half's kMatchSteps
     (references.h) and kStepRounding (references.cpp)."""
-    from etproof.references import MATCH_STEPS, STEP_ROUNDING
+    from etproof.export.references import MATCH_STEPS, STEP_ROUNDING
 
-    header = (Path(__file__).resolve().parents[2] / "cpp" / "include" / "etproof" /
+    header = (Path(__file__).resolve().parents[2] / "cpp" / "include" / "etproof" / "gate" /
               "references.h").read_text()
     assert f"inline constexpr double kMatchSteps = {MATCH_STEPS:g};" in header
-    source = (Path(__file__).resolve().parents[2] / "cpp" / "src" / "references.cpp").read_text()
+    source = (Path(__file__).resolve().parents[2] / "cpp" / "src" / "gate" / "references.cpp").read_text()
     assert STEP_ROUNDING == 2.0 ** -10 and "constexpr double kStepRounding = 0x1p-10;" in source
 
 
@@ -434,7 +435,7 @@ def test_an_int8_bundle_records_its_program_against_its_emulation(test_bundles, 
     recorded figures and verdict (steps where the output's scale is recorded, else the range)."""
     from executorch.runtime import Runtime
 
-    from etproof.references import (
+    from etproof.export.references import (
         EXPLAINABLE_ROUNDOFFS,
         FLOAT32_UNIT_ROUNDOFF,
         MATCH_STEPS,

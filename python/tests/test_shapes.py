@@ -1,5 +1,5 @@
 """Models as users have them (issue 10): dynamic dimensions, integer/bool/scalar-shaped inputs,
-no inputs. Real exports (the test bundles, etproof.models.shapes); the C++ half's side is
+no inputs. Real exports (the test bundles, etproof.fixtures.shapes); the C++ half's side is
 cpp/tests/bundle_test.cpp, "Shapes"."""
 
 import copy
@@ -10,11 +10,11 @@ import pytest
 import torch
 from torch.export import Dim
 
-from etproof import userspec
-from etproof.arguments import check_export_arguments
+from etproof.contract import userspec
+from etproof.contract.arguments import check_export_arguments
 from etproof.errors import InvalidArgument, ManifestError
 from etproof.manifest import read_manifest, validate
-from etproof.models import shapes
+from etproof.fixtures import shapes
 
 from conftest import FIXTURE
 

@@ -1,5 +1,5 @@
-"""The tapped twin (issue 13 §1, etproof.taps, docs/manifest.md "The tapped twin"): real exports
-of the attribution model (etproof.models.attribution), each bundle exported once per module."""
+"""The tapped twin (issue 13 §1, etproof.export.taps, docs/manifest.md "The tapped twin"): real exports
+of the attribution model (etproof.fixtures.attribution), each bundle exported once per module."""
 
 from __future__ import annotations
 
@@ -11,16 +11,16 @@ import numpy as np
 import pytest
 import torch
 
-from etproof import cache
-from etproof.bundle import file_ref
-from etproof.cli import build_parser
+from etproof.export import cache
+from etproof.export.bundle import file_ref
+from etproof.cli.main import build_parser
 from etproof.errors import InvalidArgument, ManifestError
-from etproof.export import export_model
+from etproof.export.pipeline import export_model
 from etproof.manifest import read_manifest, validate
-from etproof.models import attribution
-from etproof.runner import export_pairs
-from etproof.taps import DEFAULT_CAP, eligible_nodes, spaced_indices, twin_name
-from etproof.toolchain import program_calls
+from etproof.fixtures import attribution
+from etproof.export.runner import export_pairs
+from etproof.export.taps import DEFAULT_CAP, eligible_nodes, spaced_indices, twin_name
+from etproof.export.toolchain import program_calls
 
 F32_EPS = float(np.finfo(np.float32).eps)
 PAIRS = [("portable", "fp32"), ("xnnpack", "fp32")]
@@ -139,7 +139,7 @@ def test_points_are_in_graph_order_with_module_and_source(tapped, backend):
     src_file = Path(attribution.__file__)
     line, code = _line_of(src_file, "self.act(")
     assert gelu["source"]["line"] == line and gelu["source"]["code"] == code
-    assert gelu["source"]["file"].endswith("etproof/models/attribution.py")
+    assert gelu["source"]["file"].endswith("etproof/fixtures/attribution.py")
     assert Path(gelu["source"]["file"]).resolve() == src_file.resolve()
     # relative to the current directory when under it
     if src_file.resolve().is_relative_to(Path.cwd().resolve()):
@@ -324,7 +324,7 @@ def test_the_cli_option():
     with pytest.raises(InvalidArgument, match="--taps"):
         parse(base + ["--taps", "0"])
     # --taps before the positional MODEL: the model is not read as a count
-    from etproof.cli import _taps_before_model
+    from etproof.cli.main import _taps_before_model
     a = parse(_taps_before_model(["export", "--taps", "tiny", "--backend", "portable", "--out",
                                   "x"]))
     assert a.taps is True and a.model_pos == "tiny"
@@ -363,17 +363,17 @@ def test_a_float64_program_that_does_not_correspond_is_recorded_not_fatal(tmp_pa
     assert len(tdoc["taps"]["points"]) == tdoc["taps"]["eligible"] >= 2
 
 
-# ---- the twin's size budget (etproof.taps.fit_budget) ------------------------------------------
+# ---- the twin's size budget (etproof.export.taps.fit_budget) ------------------------------------------
 
 def test_a_twin_within_the_budget_keeps_every_case_and_tap():
-    from etproof.taps import fit_budget
+    from etproof.export.taps import fit_budget
 
     idx, cases = fit_budget([10, 20, 30], 256, cases=3, bytes_per_element=12, budget=60 * 12 * 3)
     assert (idx, cases) == ([0, 1, 2], 3)
 
 
 def test_over_the_budget_the_twin_keeps_the_first_case_then_fewer_evenly_spaced_taps():
-    from etproof.taps import fit_budget, spaced_indices
+    from etproof.export.taps import fit_budget, spaced_indices
 
     sizes = [100] * 50
     # all 50 taps fit one case (50 * 100 * 12 bytes) but not three: one case, every tap
@@ -407,7 +407,7 @@ class _TwoHeads(torch.nn.Module):
 
 
 def test_output_feeds_follows_the_graph_to_each_output():
-    from etproof.taps import output_feeds
+    from etproof.export.taps import output_feeds
 
     x = torch.randn(1, 4)
     ep = torch.export.export(_TwoHeads().eval(), (x,))
@@ -426,11 +426,11 @@ def test_a_narrowed_twin_taps_only_its_range_and_records_it(tmp_path, tapped):
     every = read_manifest(_twin(tapped["xnnpack"]))["taps"]
     path = export_model(name=_name("xnnpack"), out_dir=tmp_path, backend="xnnpack",
                         recipe="fp32", taps=True, taps_range=(1, 3),
-                        taps_from="etproof.models.attribution:spec", **attribution.spec())
+                        taps_from="etproof.fixtures.attribution:spec", **attribution.spec())
     doc = read_manifest(_twin(path))
     taps = doc["taps"]
     assert taps["range"] == [1, 3] and taps["selection"] == "every"
-    assert taps["exported_from"] == "etproof.models.attribution:spec"
+    assert taps["exported_from"] == "etproof.fixtures.attribution:spec"
     assert [p["eligible_index"] for p in taps["points"]] == [1, 2, 3]
     assert [p["node"] for p in taps["points"]] == [p["node"] for p in every["points"][1:4]]
     assert all(p["feeds"] == ["y"] for p in taps["points"])
@@ -477,7 +477,7 @@ def test_the_cli_taps_range_option(tmp_path):
     for bad in ("7:3", "3", "a:b", "-1:2"):
         with pytest.raises(InvalidArgument, match="--taps-range"):
             parse(base + ["--taps-range", bad])
-    from etproof.cli import main
+    from etproof.cli.main import main
     assert main(["export", "tiny", "--backend", "all", "--recipe", "fp32", "--out",
                  str(tmp_path), "--taps", "--taps-range", "0:1"]) == 2
     assert not any(tmp_path.iterdir())
@@ -489,7 +489,7 @@ def test_a_bundle_with_external_weights_gets_a_twin_with_its_own_ptd(tmp_path):
     runtime reproduces every tap's golden from the two files (to float32 rounding)."""
     from executorch.runtime import Runtime
 
-    from etproof.models import external
+    from etproof.fixtures import external
 
     bundle = export_model(name="extweights-xnnpack-fp32", out_dir=tmp_path, backend="xnnpack",
                           recipe="fp32", taps=True, **external.external_weights_spec())

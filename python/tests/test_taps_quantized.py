@@ -1,6 +1,6 @@
-"""The tapped twin of the PT2E-quantized recipes (etproof.taps_quantized): the GELU and outlier
-MLPs of etproof.models.attribution on XNNPACK's int8 recipes, from the session's test bundles
-(build/test-bundles/attribution-int8, python/etproof/testbundles.py)."""
+"""The tapped twin of the PT2E-quantized recipes (etproof.export.taps_quantized): the GELU and outlier
+MLPs of etproof.fixtures.attribution on XNNPACK's int8 recipes, from the session's test bundles
+(build/test-bundles/attribution-int8, python/etproof/fixtures/testbundles.py)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 import torch
 
-from etproof.export import export_model
+from etproof.export.pipeline import export_model
 from etproof.manifest import read_manifest
-from etproof.models import attribution
-from etproof.taps import twin_name
-from etproof.taps_quantized import read_values
-from etproof.testbundles import ATTRIBUTION_INT8_DIR
+from etproof.fixtures import attribution
+from etproof.export.taps import twin_name
+from etproof.export.taps_quantized import read_values
+from etproof.fixtures.testbundles import ATTRIBUTION_INT8_DIR
 
 F32_EPS = float(np.finfo(np.float32).eps)
 STATIC, DYNAMIC = "int8-static-per-channel", "int8-dynamic-per-channel"

@@ -1,4 +1,4 @@
-"""What a target-bound delegate's artifact was compiled for (etproof.targets; issue 31 §B): the
+"""What a target-bound delegate's artifact was compiled for (etproof.export.targets; issue 31 §B): the
 OpenVINO test bundle's manifest records the runtime requirements its CPU blob states, and the
 manifest's reader refuses a target record that breaks docs/manifest.md."""
 
@@ -10,7 +10,7 @@ import struct
 import pytest
 
 from etproof.manifest import read_manifest
-from etproof.targets import openvino_requirements, requirement_fields, target_record
+from etproof.export.targets import openvino_requirements, requirement_fields, target_record
 
 
 def _blob(text: str) -> bytes:

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from etproof import userspec
-from etproof.cli import main
+from etproof.contract import userspec
+from etproof.cli.main import main
 
 from conftest import REPO
 
@@ -134,7 +134,7 @@ def test_backend_all_says_each_error_once(mod, tmp_path, capsys):
     assert main(["export", f"{mod}:untraceable", "--backend", "all", "--out", str(out)]) == 2
     captured = capsys.readouterr()
     errors = [line for line in captured.err.splitlines() if line.startswith("error [")]
-    from etproof.export import supported_pairs
+    from etproof.export.pipeline import supported_pairs
 
     columns = ", ".join(f"{b}/{r}" for b, r in supported_pairs())
     assert errors == [errors[0]] and errors[0].startswith(
@@ -169,7 +169,7 @@ def test_bundle_name_from_the_function_name_is_said(mod, tmp_path, capsys):
 def test_problems_agrees_with_export_model():
     import torch
 
-    from etproof.models import tiny
+    from etproof.fixtures import tiny
 
     assert userspec.problems(tiny.spec()) == []
     assert userspec.problems([1]) == ["FUNCTION must return a dict, not list"]

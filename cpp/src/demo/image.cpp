@@ -1,6 +1,6 @@
 // The classification demo's C++ side: decode, resize, center-crop, normalize per the manifest's
 // preprocessing, bit for bit as the export half's PIL + numpy preprocessing
-// (python/etproof/models/*.py `preprocess`):
+// (python/etproof/demo/efficientnet_lite0.py, python/etproof/goldens/*.py `preprocess`):
 //   decode     JPEG (told by its first bytes FF D8 FF) through libjpeg-turbo with its default
 //              settings, the library Pillow decodes JPEG with; anything else through stb_image
 //              (libstb provides its implementation; this file only includes its declarations).

@@ -145,7 +145,7 @@ constexpr TableRow kBoundTable[] = {
     // Recipe "int8-dynamic-per-channel" against its qd8 emulation (ReferenceInfo::emulates
     // "xnnpack-qd8": the converted graph with activations quantized as XNNPACK's qd8 kernels do —
     // per row of a linear's input, per pixel of a pointwise convolution's, per image of another
-    // convolution's; python/etproof/quantize.py). On small models the program matches it to
+    // convolution's; python/etproof/export/quantize.py). On small models the program matches it to
     // float32 rounding (1e-7 of the range, 137-149 dB); on deep ones a value that XNNPACK's float
     // kernels (GELU, layer norm, softmax, hardswish) leave a rounding away from a quantization
     // tie lands one int8 step over, and such steps compound with depth — still 2-10x closer than

@@ -354,7 +354,7 @@ JudgePlan plan_judgement(const Manifest& m, const PrecisionHere& here, bool use_
 }
 
 // The match criterion admits one step up to the float32 rounding of the dequantized values it is
-// measured on (python/etproof/references.py STEP_ROUNDING, held equal by a test): an output spans
+// measured on (python/etproof/export/references.py STEP_ROUNDING, held equal by a test): an output spans
 // at most 256 steps, so two float32 values differ from their exact difference by at most
 // 2 x 2^-24 x 256 = 2^-15 steps; 2^-10 admits that 32 times over.
 constexpr double kStepRounding = 0x1p-10;

@@ -40,7 +40,7 @@ std::vector<std::string> missing_kernels(const std::vector<std::string>& ops) {
 }
 
 // The words come from the backend table's kernel_libraries (docs/backends.md), which the export
-// half's etproof.lower.kernel_library_for reads too.
+// half's etproof.export.lower.kernel_library_for reads too.
 std::string kernel_library_for(const std::string& op) {
   const std::string_view ns = name_space_of(op);
   const KernelLibraryEntry* lib = nullptr;

@@ -139,10 +139,10 @@ struct GoldenCase {
 // within schema 1). Names: "float64" (the truth: the eager model in float64), the recipe's name
 // for a PT2E-quantized recipe ("int8-dynamic-per-channel", "int8-static-per-channel": the
 // converted quantize/dequantize graph run eagerly), "float16" / "bfloat16" (the model and its
-// floating inputs cast to that dtype, run eagerly). Computed by python/etproof/references.py,
+// floating inputs cast to that dtype, run eagerly). Computed by python/etproof/export/references.py,
 // whose reference_names is the rule of which a bundle gets.
 // references[RECIPE].program_at_export (optional): the lowered int8 program run by the export half
-// on every golden case, against this emulation (python/etproof/references.py,
+// on every golden case, against this emulation (python/etproof/export/references.py,
 // program_vs_emulation). The replay judges the column against the emulation with a bound of a
 // few steps only where `matched` (references.h, plan_judgement).
 struct ProgramAtExport {
@@ -158,7 +158,7 @@ struct ProgramAtExport {
 };
 
 // The manifest's target (optional): what a target-bound delegate's artifact was compiled for
-// (python/etproof/targets.py; docs/manifest.md "target"). "openvino-cpu": the OpenVINO CPU
+// (python/etproof/export/targets.py; docs/manifest.md "target"). "openvino-cpu": the OpenVINO CPU
 // plugin's compiled blob, which loads only where the plugin states the same runtime requirements
 // (`requirements`, as its blob header writes them: "meta=1.0;ov=2026.4.1;isa=Intel AVX2"), with
 // the OpenVINO version and ISA class read out of them. A kind this binary does not know is kept
@@ -178,7 +178,7 @@ struct ReferenceInfo {
   // before the field): the converted PT2E graph as it is; "xnnpack-qd8": with its dynamically
   // quantized activations quantized as XNNPACK's qd8 kernels do (per row of a linear's input,
   // per batch element of a convolution's), which matches the lowered program to float32
-  // rounding (python/etproof/quantize.py, EMULATES).
+  // rounding (python/etproof/export/quantize.py, EMULATES).
   std::string emulates;
   std::optional<ProgramAtExport> program_at_export;  // a recipe's emulation, where measured
 };
@@ -200,7 +200,7 @@ struct SkippedModule {
 
 // The manifest's quantization record, only for quantized recipes.
 struct RecipeQuantization {
-  std::string scheme;     // what it does, in words (python/etproof/quantize.py QUANT_SCHEMES)
+  std::string scheme;     // what it does, in words (python/etproof/export/quantize.py QUANT_SCHEMES)
   std::string quantizer;  // the PT2E quantizer's class name ("XNNPACKQuantizer")
   std::vector<SkippedModule> skipped;
 };

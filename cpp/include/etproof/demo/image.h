@@ -1,7 +1,7 @@
 // etproof/demo/image.h — the classification demo's C++ side: decode a photo, apply the manifest's
 // preprocessing. Ranking labels (top_k) is core: etproof/labels.h.
 //
-// The preprocessing reproduces the export half's (python/etproof/models/*.py `preprocess`:
+// The preprocessing reproduces the export half's (python/etproof/demo/efficientnet_lite0.py, python/etproof/goldens/*.py `preprocess`:
 // PIL Image.open(...).convert("RGB"), Image.resize(BILINEAR), centre crop, numpy float32
 // (pixel − mean) / std) bit for bit: JPEG is decoded by libjpeg-turbo as Pillow does, the resize is
 // Pillow's 8-bit fixed-point resampler, the normalization float32 arithmetic as numpy's.

@@ -124,7 +124,7 @@ inline constexpr double kExplainableRoundoffs = 16384;
 [[nodiscard]] std::string no_bound_reason(const Bound& resolved, double reference_range);
 
 // An int8 program matched its recipe's emulation at export (ReferenceInfo::program_at_export,
-// measured by the export half on every golden case; python/etproof/references.py
+// measured by the export half on every golden case; python/etproof/export/references.py
 // MATCH_STEPS, held equal by a test) when every float output of every case was within
 // kMatchSteps of the output's quantization scale (up to the float32 rounding of the values it is
 // measured on: 2^-10 step, STEP_ROUNDING) where the manifest records one (int8 static:

@@ -24,7 +24,7 @@ nlohmann::json to_json(const Bisection& b);
 // ---- pictures ----------------------------------------------------------------------------------
 // Draws `reports` (to_json of Attributions: one object or a list; columns of one model share the
 // picture) as SQNR against depth into `file` (.svg or .png), through the export half's matplotlib
-// (`python -m etproof plot-attribution`, python/etproof/plot.py), written atomically there. Returns
+// (`python -m etproof plot-attribution`, python/etproof/cli/plot.py), written atomically there. Returns
 // the export half's exit status (0: drawn); throws Error{kIo} when the temporary report cannot be
 // written, and as run_export_half_command.
 int plot_attributions(const nlohmann::json& reports, const std::filesystem::path& file,

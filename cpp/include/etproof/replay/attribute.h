@@ -25,7 +25,7 @@
 //     there); it is the layer a user would keep in higher precision first.
 //
 // A quantized recipe's twin taps the converted program at the values it holds
-// (python/etproof/taps_quantized.py; docs/manifest.md "The tapped twin"); attribute() reads it
+// (python/etproof/export/taps_quantized.py; docs/manifest.md "The tapped twin"); attribute() reads it
 // like any other.
 //
 // Errors (thrown, typed; nothing is written): a bundle without a twin, Error{kInvalidArgument}
@@ -172,7 +172,7 @@ void find_drift(Attribution& a);
 Attribution attribute(const std::filesystem::path& bundle, const AttributeOptions& options = {});
 
 // ---- --bisect: narrowing the earliest drift with narrower twins --------------------------------
-// A twin that taps evenly spaced nodes (`selection: spaced`, over etproof.taps.DEFAULT_CAP or the
+// A twin that taps evenly spaced nodes (`selection: spaced`, over etproof.export.taps.DEFAULT_CAP or the
 // byte budget, or `--taps N`) leaves untapped nodes between the last agreeing tap and the earliest
 // drift; the drift may have started at any of them. bisect() exports, through the export half
 // (`python -m etproof export MODEL --taps --taps-range FIRST:LAST`), a twin that taps the eligible

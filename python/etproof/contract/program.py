@@ -1,0 +1,184 @@
+"""The program's methods as the export fills them in (etproof.export.pipeline): the ``methods``
+entry of a model spec checked (schema 2: docs/manifest.md), one Method per method of the program —
+a lone ``forward`` for a one-method program — and the module torch.export traces for a method
+other than forward.
+
+May import: etproof.contract.arguments, errors; torch only inside functions.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from etproof.contract.arguments import ExportOptions, check_export_arguments
+from etproof.errors import InvalidArgument
+
+# An ExecuTorch method name (a Python attribute of the model): docs/manifest.md, schema 2.
+METHOD_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# The keys of one entry of ``methods`` (export_model): what differs between methods.
+METHOD_REQUIRED = ("example_inputs", "input_names", "output_names", "golden_inputs")
+METHOD_OPTIONAL = ("golden_meta", "dynamic_shapes")
+
+
+@dataclass
+class Method:
+    """One method of the program as the stages fill it in (export_model)."""
+
+    name: str                 # the ExecuTorch method name ("forward" for a one-method program)
+    module: Any               # what torch.export traces: the model, or MethodModule
+    input_names: list
+    output_names: list
+    args: Any = None          # ExportArguments
+    in_specs: list = field(default_factory=list)
+    out_specs: list = field(default_factory=list)
+    golden_outs: list = field(default_factory=list)
+    ep: Any = None
+    quant_record: dict | None = None
+    emulation: Any = None     # the recipe's eager emulation (etproof.export.quantize.Quantized)
+    float_graph: Any = None   # the calibrated prepared graph (etproof.export.quantize.Quantized)
+    refs: Any = None          # etproof.export.references.References
+    goldens: list = field(default_factory=list)  # the manifest's goldens entries
+
+
+def method_module(model, method: str):
+    """A module whose forward is ``model.METHOD`` (torch.export traces forward only), with the
+    method's own signature (so dynamic_shapes keyed or positioned as for the method apply); it
+    holds ``model`` as a submodule, so the weights are the model's own."""
+    import inspect
+
+    import torch
+
+    class MethodModule(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def forward(self, *args):
+            return getattr(self.model, method)(*args)
+
+    params = list(inspect.signature(getattr(model, method)).parameters.values())
+    self_param = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    MethodModule.forward.__signature__ = inspect.Signature([self_param] + params)
+    return MethodModule().eval()
+
+
+def check_methods_spec(spec: dict, backend: str, recipe: str) -> None:
+    """The checks export_model makes on a model spec with ``methods`` (etproof.contract.userspec),
+    for (backend, recipe), before anything runs; raises InvalidArgument."""
+    opts = ExportOptions(**{f.name: spec[f.name] for f in fields(ExportOptions) if f.name in spec})
+    check_methods(spec.get("model"), spec.get("example_inputs"), "check", backend, recipe,
+                  spec.get("input_names"), spec.get("output_names"), spec.get("golden_inputs"),
+                  opts)
+
+
+def check_methods(model, example_inputs, name, backend, recipe, input_names, output_names,
+                  golden_inputs, opts: ExportOptions) -> list:
+    """check_export_arguments for every method; returns the Method list (one, "forward", for a
+    program without ``opts.methods``). Raises InvalidArgument."""
+    common = dict(name=name, backend=backend, recipe=recipe, model_name=opts.model_name,
+                  compute_unit=opts.compute_unit, weights=opts.weights, budget=opts.budget,
+                  external_weights=opts.external_weights)
+    if opts.methods is None:
+        missing = [k for k, v in (("example_inputs", example_inputs), ("input_names", input_names),
+                                  ("output_names", output_names),
+                                  ("golden_inputs", golden_inputs)) if v is None]
+        if missing:
+            raise InvalidArgument(f"{', '.join(missing)} not given",
+                                  "give the model's example_inputs, input_names, output_names and "
+                                  "golden_inputs (or methods, for a program with several methods)",
+                                  stage="export")
+        args, in_specs = check_export_arguments(
+            model, example_inputs, input_names=input_names, output_names=output_names,
+            golden_inputs=golden_inputs, preprocessing=opts.preprocessing, labels=opts.labels,
+            golden_meta=opts.golden_meta, layouts=opts.layouts, slice_axis=opts.slice_axis,
+            integer_atol=opts.integer_atol, dynamic_shapes=opts.dynamic_shapes, **common)
+        return [Method("forward", model, list(input_names), list(output_names), args, in_specs)]
+    given = [k for k, v in (("example_inputs", example_inputs), ("input_names", input_names),
+                            ("output_names", output_names), ("golden_inputs", golden_inputs),
+                            ("golden_meta", opts.golden_meta),
+                            ("dynamic_shapes", opts.dynamic_shapes)) if v is not None]
+    if given:
+        raise InvalidArgument(f"{', '.join(map(repr, given))} {'goes' if len(given) == 1 else 'go'}"
+                              " inside each method's entry of methods, not at the top level",
+                              _METHODS_REMEDY, stage="export")
+    for key, v in (("labels", opts.labels), ("preprocessing", opts.preprocessing)):
+        if v is not None:
+            raise InvalidArgument(f"{key} is not supported with several methods (it names one "
+                                  "input or output of one method)", f"drop {key}", stage="export")
+    import torch
+
+    if not isinstance(model, torch.nn.Module):
+        raise InvalidArgument(f"model must be a torch.nn.Module, got {type(model).__name__}",
+                              "pass the PyTorch module to export", stage="export")
+    if not isinstance(opts.methods, dict) or not opts.methods:
+        raise InvalidArgument(f"methods must be a non-empty dict {{METHOD: {{...}}}}, got "
+                              f"{type(opts.methods).__name__}", _METHODS_REMEDY, stage="export")
+    meths = [_method(model, mname, entry, opts, common) for mname, entry in opts.methods.items()]
+    _check_named_tensors(meths, opts)
+    return meths
+
+
+_METHODS_REMEDY = ("give each method's example_inputs, input_names, output_names and "
+                   "golden_inputs (and golden_meta, dynamic_shapes) inside methods[METHOD]")
+
+
+def _method(model, mname, entry, opts: ExportOptions, common: dict) -> Method:
+    """The Method of ``methods[mname]``: its entry's keys and the method checked, then
+    check_export_arguments on its module; raises InvalidArgument naming the method."""
+    if not isinstance(mname, str) or not METHOD_NAME_RE.match(mname):
+        raise InvalidArgument(f"method name {mname!r} is not an identifier",
+                              "name each method as the model's attribute ([A-Za-z_][A-Za-z0-9_]*)",
+                              stage="export")
+    if not callable(getattr(model, mname, None)):
+        raise InvalidArgument(f"the model has no method {mname!r}",
+                              f"methods' keys are methods of {type(model).__name__}",
+                              stage="export")
+    if not isinstance(entry, dict):
+        raise InvalidArgument(f"methods[{mname!r}] must be a dict, got "
+                              f"{type(entry).__name__}", _METHODS_REMEDY, stage="export")
+    missing = [k for k in METHOD_REQUIRED if k not in entry]
+    unknown = [k for k in entry if k not in METHOD_REQUIRED + METHOD_OPTIONAL]
+    if missing or unknown:
+        raise InvalidArgument(
+            f"methods[{mname!r}]: " + "; ".join(
+                ([f"missing {', '.join(missing)}"] if missing else [])
+                + ([f"unknown key(s) {', '.join(map(repr, unknown))}"] if unknown else [])),
+            f"its keys: {', '.join(METHOD_REQUIRED)} and optionally "
+            f"{', '.join(METHOD_OPTIONAL)}", stage="export")
+    ins, outs = list(entry["input_names"]), list(entry["output_names"])
+    module = model if mname == "forward" else method_module(model, mname)
+    try:
+        args, in_specs = check_export_arguments(
+            module, entry["example_inputs"], input_names=ins, output_names=outs,
+            golden_inputs=entry["golden_inputs"], golden_meta=entry.get("golden_meta"),
+            dynamic_shapes=entry.get("dynamic_shapes"),
+            layouts=only_named(opts.layouts, ins + outs),
+            slice_axis=only_named(opts.slice_axis, outs),
+            integer_atol=only_named(opts.integer_atol, outs), **common)
+    except InvalidArgument as e:
+        raise InvalidArgument(f"method {mname!r}: {e.cause}", e.remedy, stage="export") from e
+    if opts.model_name is None:
+        args.model_name = type(model).__name__
+    return Method(mname, module, ins, outs, args, in_specs)
+
+
+def _check_named_tensors(meths: list, opts: ExportOptions) -> None:
+    """layouts, slice_axis and integer_atol name only tensors some method has."""
+    every = {n for m in meths for n in m.input_names + m.output_names}
+    outs_all = {n for m in meths for n in m.output_names}
+    for what, by_name, known in (("layouts", opts.layouts, every),
+                                 ("slice_axis", opts.slice_axis, outs_all),
+                                 ("integer_atol", opts.integer_atol, outs_all)):
+        for k in (by_name or {}):
+            if k not in known:
+                raise InvalidArgument(f"{what} names {k!r}, which no method has",
+                                      f"the methods' tensors: {sorted(known)}", stage="export")
+
+
+def only_named(by_name: dict | None, names: list) -> dict | None:
+    """The entries of ``by_name`` (slice_axis, integer_atol) naming one of ``names``."""
+    if by_name is None:
+        return None
+    return {k: v for k, v in by_name.items() if k in names}

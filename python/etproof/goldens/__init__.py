@@ -1,0 +1,9 @@
+"""The golden set (``python -m etproof golden-set``): every golden model on every demo column.
+
+``golden_set`` (the run, its model keys and data/golden-xfail.json), and the golden models beside
+the demo's EfficientNet-Lite0: ``minilm`` (all-MiniLM-L6-v2, real weights), ``mobilenet_v3_small``
+(torchvision's architecture, seeded weights) and ``ops`` (one tiny model per operator family).
+
+Layer 4 (python/tests/test_layering.py): may import the demo, the export stages, the contract and
+the root modules; never the fixtures, the probe or the CLI.
+"""

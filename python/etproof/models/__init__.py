@@ -1,1 +1,0 @@
-"""Models etproof exports by name (``--model NAME``)."""
