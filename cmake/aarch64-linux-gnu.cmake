@@ -1,5 +1,5 @@
 # Cross-compiling the runtime half's worker (etproof-worker) for 64-bit Arm Linux with Debian's
-# g++-aarch64-linux-gnu (setup.sh, issue 31 §A): the aarch64 executorch wheel's SDK comes in on
+# g++-aarch64-linux-gnu (setup.sh): the aarch64 executorch wheel's SDK comes in on
 # CMAKE_PREFIX_PATH; headers-only host packages (nlohmann-json) are read from /usr/include, which
 # Debian's cross compiler searches after its own; libraries (libssl-dev:arm64, multiarch) from
 # /usr/lib/aarch64-linux-gnu. The result runs under qemu-aarch64 (etproof/emulation.h).

@@ -1,5 +1,5 @@
 // etproof_load_bench — what etproof's bundle binding costs against ExecuTorch's own Module, on the
-// same .pte, in one process, the two measured alternately (issue 8 §3/§4). A benchmark, not a test:
+// same .pte, in one process, the two measured alternately. A benchmark, not a test:
 // it prints figures and asserts nothing.
 //
 //   build/etproof_load_bench [--bundle DIR] [--tiny DIR] [-n N] [--batches M] [--calls B] [--fresh K]

@@ -25,6 +25,7 @@
 #include "etproof/replay/replay.h"
 #include "etproof/runtime/runtime_log.h"
 #include "etproof/core/status.h"
+#include "core/common.h"
 
 #ifndef ETPROOF_VERSION
 #define ETPROOF_VERSION "unknown"
@@ -234,11 +235,7 @@ void init_once() {
   (void)done;
 }
 
-std::string join(const std::vector<std::string>& v, const char* sep) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
-}
+using etproof::detail::join;
 
 }  // namespace
 

@@ -1,4 +1,4 @@
-/* etproof_c.h — the stable C ABI of etproof (issue 15 §2; docs/api.md, "The C ABI").
+/* etproof_c.h — the stable C ABI of etproof (docs/api.md, "The C ABI").
  *
  * Open a bundle (NAME.pte + NAME.etproof.json + goldens), list its inputs and outputs, run it on
  * buffers the caller owns, gate it against its own goldens, and read why a call failed — from C,

@@ -57,7 +57,7 @@ std::optional<size_t> count_of(const json& j) {
 }
 
 std::string fmt(double v, int prec) { return detail::format_number(v, prec); }
-std::string sqnr_text(double v) { return fmt(v, 3); }  // "inf" when identical, "-inf", "nan"
+using detail::sqnr_text;
 
 std::string date_of(const json& r) { return s(r, "time_utc").substr(0, 10); }
 

@@ -14,6 +14,7 @@
 
 #include "etproof/core/error.h"
 #include "core/common.h"
+#include "gate/rules.h"
 
 namespace etproof {
 
@@ -24,24 +25,13 @@ std::string fmt(double v, int precision = 6) {
 }
 
 using detail::sqnr_text;
-std::string fixed(double v, int decimals) { return detail::fixed_number(v, decimals); }
 
 using detail::cosine_text;
-
-std::vector<int64_t> unravel(size_t flat, const std::vector<int64_t>& shape) {
-  std::vector<int64_t> idx(shape.size(), 0);
-  for (size_t d = shape.size(); d-- > 0;) {
-    const auto extent = static_cast<size_t>(shape[d]);
-    if (extent == 0) break;
-    idx[d] = static_cast<int64_t>(flat % extent);
-    flat /= extent;
-  }
-  return idx;
-}
-
-std::string index_to_string(const std::vector<int64_t>& idx) {
-  return idx.empty() ? std::string("[]") : shape_to_string(idx);
-}
+using detail::cosine_of;
+using detail::index_to_string;
+using detail::SliceSums;
+using detail::sqnr_of;
+using detail::unravel;
 
 }  // namespace
 
@@ -98,20 +88,6 @@ int64_t integer_at(const HostTensor& t, size_t i) {
 uint64_t integer_distance(int64_t a, int64_t b) {
   return a >= b ? static_cast<uint64_t>(a) - static_cast<uint64_t>(b)
                 : static_cast<uint64_t>(b) - static_cast<uint64_t>(a);
-}
-
-double cosine_of(double dot, double na, double nr) {
-  // Two all-zero tensors are identical (1); one zero-norm tensor against a non-zero one shares
-  // no direction (0).
-  if (na == 0 && nr == 0) return 1;
-  if (na == 0 || nr == 0) return 0;
-  return std::clamp(dot / (std::sqrt(na) * std::sqrt(nr)), -1.0, 1.0);
-}
-
-double sqnr_of(double sig, double noise) {
-  if (noise == 0) return std::numeric_limits<double>::infinity();
-  if (sig == 0) return -std::numeric_limits<double>::infinity();
-  return 10 * std::log10(sig / noise);
 }
 
 // The exact rule (integer and bool dtypes): every element within integer_atol (0: equal).
@@ -179,30 +155,15 @@ void compare_exact(TensorReport& rep, const HostTensor& actual, const HostTensor
   rep.passed = rep.failure.empty();
 }
 
-// Running sums over one slice (or the whole tensor).
-struct SliceSums {
-  double dot = 0, na = 0, nr = 0, noise = 0;  // finite pairs only
-  double allowance = 0;                       // Σ η_i² over the finite pairs: the noise power an
-                                              // honest backend may add (η_i = bound_i / M)
-  double max_err = 0, worst_ratio = 0;
-  size_t nonfinite_mismatch = 0;
-  size_t over = 0;                            // finite pairs outside the elementwise bound
-  size_t count = 0;
-  bool a_constant = true, r_constant = true;
-  double a0 = 0, r0 = 0;
-  double r_min = std::numeric_limits<double>::infinity();
-  double r_max = -std::numeric_limits<double>::infinity();
-  double r_abs_max = 0;
-};
-
 bool same_value(double x, double y) { return (std::isnan(x) && std::isnan(y)) || x == y; }
 
 }  // namespace
 
-TensorReport compare_tensor(const std::string& output, const HostTensor& actual,
-                            const HostTensor& reference, const Bound& rule,
-                            const std::optional<double>& quant_scale,
-                            const CompareOptions& options) {
+namespace {
+
+// Refuses a pair that cannot be compared: shapes or dtypes differ, or a wrong integer_atol.
+void check_comparable(const std::string& output, const HostTensor& actual, const HostTensor& reference,
+                      const CompareOptions& options) {
   if (actual.shape != reference.shape)
     throw Error(ErrorKind::kShapeMismatch,
                 "output \"" + output + "\": actual shape " + shape_to_string(actual.shape) +
@@ -219,6 +180,185 @@ TensorReport compare_tensor(const std::string& output, const HostTensor& actual,
                     " is not a finite number ≥ 0",
                 "declare outputs[i].integer_atol as a finite tolerance ≥ 0, or leave it out for "
                 "an exact comparison");
+}
+
+// The one pass over a floating output's elements: the sums over the tensor and each slice, the
+// elements outside the bound, the worst element, the first non-finite mismatch, the sign flips.
+struct Pass {
+  SliceSums all;
+  std::vector<SliceSums> slices;  // one per index of the slice axis; empty when not sliced
+  size_t inner = 1;               // element i lies in slice (i / inner) % slices.size()
+  size_t over = 0, first_nonfinite = 0, worst = 0, worst_flip = 0, sign_flips = 0;
+  double worst_ratio = -1, worst_err = -1;
+};
+
+void add_element(SliceSums& s, double ai, double ri, double err, double ratio, bool finite, double eta) {
+  if (s.count == 0) {
+    s.a0 = ai;
+    s.r0 = ri;
+  } else {
+    s.a_constant = s.a_constant && same_value(ai, s.a0);
+    s.r_constant = s.r_constant && same_value(ri, s.r0);
+  }
+  ++s.count;
+  s.max_err = std::max(s.max_err, err);
+  s.worst_ratio = std::max(s.worst_ratio, ratio);
+  if (err == std::numeric_limits<double>::infinity() && !finite) ++s.nonfinite_mismatch;
+  if (finite) {
+    if (ratio > 1) ++s.over;
+    s.dot += ai * ri;
+    s.na += ai * ai;
+    s.nr += ri * ri;
+    s.noise += (ai - ri) * (ai - ri);
+    s.allowance += eta * eta;
+    s.r_min = std::min(s.r_min, ri);
+    s.r_max = std::max(s.r_max, ri);
+    s.r_abs_max = std::max(s.r_abs_max, std::fabs(ri));
+  }
+}
+
+// `bound`: the resolved bound; `flip`: the sign-flip rule's, with `noise_margin` its margin;
+// `margin`: the bound's own margin over honest noise (η_i = bound_i / margin).
+Pass measure(const std::vector<double>& a, const std::vector<double>& r, const Bound& bound, const Bound& flip,
+             double noise_margin, double margin, const std::vector<int64_t>& shape, std::optional<int64_t> axis) {
+  Pass p;
+  const size_t n = r.size();
+  p.first_nonfinite = p.worst_flip = n;
+  if (axis) {
+    p.slices.resize(static_cast<size_t>(shape[static_cast<size_t>(*axis)]));
+    for (size_t d = static_cast<size_t>(*axis) + 1; d < shape.size(); ++d) p.inner *= static_cast<size_t>(shape[d]);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const double ai = a[i], ri = r[i];
+    double err = 0, ratio = 0;
+    const bool finite = std::isfinite(ai) && std::isfinite(ri);
+    const double tol = bound.atol + bound.rtol * std::fabs(ri);
+    if (!finite) {
+      // NaN matches only NaN; ±inf only the same inf.
+      const bool match = (std::isnan(ri) && std::isnan(ai)) || (std::isinf(ri) && std::isinf(ai) && ri == ai);
+      if (!match) {
+        err = ratio = std::numeric_limits<double>::infinity();
+        if (p.first_nonfinite == n) p.first_nonfinite = i;
+      }
+    } else {
+      err = std::fabs(ai - ri);
+      ratio = tol > 0 ? err / tol : (err == 0 ? 0 : std::numeric_limits<double>::infinity());
+      // A sign flip above the noise level: |a − r| > |r| > η_i, more than any honest error the
+      // table measured (docs/design.md §5).
+      if (ai * ri < 0 && std::fabs(ri) > (flip.atol + flip.rtol * std::fabs(ri)) / noise_margin) {
+        ++p.sign_flips;
+        if (p.worst_flip == n || std::fabs(ri) > std::fabs(r[p.worst_flip])) p.worst_flip = i;
+      }
+    }
+    if (ratio > 1) ++p.over;
+    if (ratio > p.worst_ratio || (ratio == p.worst_ratio && err > p.worst_err)) {
+      p.worst_ratio = ratio;
+      p.worst_err = err;
+      p.worst = i;
+    }
+    add_element(p.all, ai, ri, err, ratio, finite, tol / margin);
+    if (axis) add_element(p.slices[(i / p.inner) % p.slices.size()], ai, ri, err, ratio, finite, tol / margin);
+  }
+  if (n == 0) p.worst_ratio = 0;
+  return p;
+}
+
+// The report's numbers from the pass (everything the rules read but the slices).
+void fill_numbers(TensorReport& rep, const Pass& p, const Bound& bound, const std::vector<double>& a,
+                  const std::vector<double>& r, const std::vector<int64_t>& shape) {
+  const size_t n = r.size();
+  rep.max_abs_error = p.all.max_err;
+  rep.range_error = rep.reference_range > 0 ? p.all.max_err / rep.reference_range
+                    : p.all.max_err == 0    ? 0
+                                            : std::numeric_limits<double>::infinity();
+  if (rep.quant_scale) rep.qstep_error = p.all.max_err / *rep.quant_scale;
+  rep.worst_ratio = p.worst_ratio;
+  rep.headroom = 1 - p.worst_ratio;
+  rep.fraction_over = n ? static_cast<double>(p.over) / static_cast<double>(n) : 0;
+  if (n) {
+    rep.worst_index = unravel(p.worst, shape);
+    rep.worst_actual = a[p.worst];
+    rep.worst_reference = r[p.worst];
+  }
+  // Cosine and SQNR over the finite pairs; the reported SQNR is −inf where a non-finite mismatch is.
+  rep.cosine = cosine_of(p.all.dot, p.all.na, p.all.nr);
+  rep.sqnr_db = sqnr_of(p.all.nr, p.all.noise);
+  if (p.all.nonfinite_mismatch) rep.sqnr_db = -std::numeric_limits<double>::infinity();
+  // A reference with no energy has no signal to measure noise against, and no direction: the SQNR
+  // and cosine rules are skipped (allclose, with a derived rule's absolute floor kAtolFloor, and
+  // the constant-output rule still judge it).
+  rep.sqnr_skipped = p.all.nr == 0;
+  rep.cosine_skipped = p.all.nr == 0 && p.all.nonfinite_mismatch == 0;
+  rep.min_cosine = bound.min_cosine;
+  rep.min_sqnr_db = bound.min_sqnr_db;
+  rep.sign_flips = p.sign_flips;
+  if (p.sign_flips) {
+    rep.worst_sign_flip = unravel(p.worst_flip, shape);
+    rep.sign_flip_actual = a[p.worst_flip];
+    rep.sign_flip_reference = r[p.worst_flip];
+  }
+}
+
+// One slice's report: its numbers, its floors — the bound's cosine and SQNR floors relaxed only to
+// what honest noise (η_i per element, Σ η_i² in power) admits on a slice whose own signal is
+// small — and the slice rules' verdict.
+SliceReport judge_slice(size_t k, const SliceSums& s, const Bound& bound, double margin) {
+  SliceReport sr;
+  sr.index = static_cast<int64_t>(k);
+  sr.max_abs_error = s.max_err;
+  sr.worst_ratio = s.worst_ratio;
+  sr.cosine = cosine_of(s.dot, s.na, s.nr);
+  sr.sqnr_db = s.nonfinite_mismatch ? -std::numeric_limits<double>::infinity() : sqnr_of(s.nr, s.noise);
+  // At or below the noise level (Σr² ≤ Σ η²): honest noise alone can turn the slice's direction,
+  // so neither rule judges it (allclose, sign flips and the constant rule do).
+  const bool at_noise = !(s.nr > s.allowance);
+  sr.cosine_skipped = sr.sqnr_skipped = at_noise;
+  if (!at_noise) {
+    // Honest noise power ≤ Σ η² ⇒ SQNR ≥ 10·log10(Σr²/Σ η²), and the angle to the reference is at
+    // most asin(|e|/|r|) ⇒ cosine ≥ sqrt(1 − Σ η²/Σr²).
+    const double rho = s.allowance / s.nr;
+    sr.min_sqnr_db = std::min(bound.min_sqnr_db, rho > 0 ? -10 * std::log10(rho) : std::numeric_limits<double>::infinity());
+    sr.min_cosine = std::min(bound.min_cosine, std::sqrt(1 - rho));
+  } else {
+    sr.min_sqnr_db = -std::numeric_limits<double>::infinity();
+    sr.min_cosine = -1;
+  }
+  const detail::SliceFacts facts{s, sr, bound, margin};
+  for (const detail::SliceRule& rule : detail::slice_rules())
+    if (auto failure = rule.judge(facts)) sr.failure += (sr.failure.empty() ? "" : "; ") + *failure;
+  sr.passed = sr.failure.empty();
+  return sr;
+}
+
+// The slices' reports, the worst slice (a failing one before any passing one, then the lowest
+// cosine), and the failure line naming it when any slice fails.
+std::optional<std::string> judge_slices(TensorReport& rep, const Pass& p, const Bound& bound, double margin,
+                                        int64_t axis) {
+  size_t failing = 0;
+  for (size_t k = 0; k < p.slices.size(); ++k) {
+    SliceReport sr = judge_slice(k, p.slices[k], bound, margin);
+    if (!sr.passed) ++failing;
+    if (!rep.worst_slice) {
+      rep.worst_slice = k;
+    } else {
+      const SliceReport& w = rep.slices[*rep.worst_slice];
+      if ((!sr.passed && w.passed) || (sr.passed == w.passed && sr.cosine < w.cosine)) rep.worst_slice = k;
+    }
+    rep.slices.push_back(std::move(sr));
+  }
+  if (!failing) return std::nullopt;
+  const SliceReport& w = rep.slices[*rep.worst_slice];
+  return "slice " + std::to_string(w.index) + " of axis " + std::to_string(axis) + " (" + std::to_string(failing) +
+         " of " + std::to_string(p.slices.size()) + " slices fail): " + w.failure;
+}
+
+}  // namespace
+
+TensorReport compare_tensor(const std::string& output, const HostTensor& actual,
+                            const HostTensor& reference, const Bound& rule,
+                            const std::optional<double>& quant_scale,
+                            const CompareOptions& options) {
+  check_comparable(output, actual, reference, options);
   const bool integer = is_integer_dtype(reference.dtype);
   // Validated even where unused (integer outputs), so a wrong declaration is never silent.
   const std::optional<int64_t> axis = resolve_slice_axis(reference.shape, options.slice_axis, output);
@@ -243,231 +383,23 @@ TensorReport compare_tensor(const std::string& output, const HostTensor& actual,
   // The sign-flip rule's noise level: the bound's own, or CompareOptions::noise_rule's (a bound
   // widened against truth keeps its rule's noise level: references.h, applied_bound).
   const Bound& flip_rule = options.noise_rule ? *options.noise_rule : rule;
-  const Bound flip = options.noise_rule
-                         ? resolve_bound(flip_rule, rep.reference_range, rep.quant_scale)
-                         : bound;
+  const Bound flip = options.noise_rule ? resolve_bound(flip_rule, rep.reference_range, rep.quant_scale) : bound;
   rep.noise_margin = flip_rule.scale_relative() && !flip_rule.target ? kBoundMargin : 1.0;
   rep.noise_level = flip.atol / rep.noise_margin;
+  if (axis) rep.slice_axis = axis;
   const std::vector<double> a = actual.to_double();
   const std::vector<double> r = reference.to_double();
-  const size_t n = r.size();
-
-  // Slices: element i lies in slice (i / inner) % extent of the axis.
-  size_t inner = 1, extent = 0;
-  if (axis) {
-    rep.slice_axis = axis;
-    extent = static_cast<size_t>(reference.shape[static_cast<size_t>(*axis)]);
-    for (size_t d = static_cast<size_t>(*axis) + 1; d < reference.shape.size(); ++d)
-      inner *= static_cast<size_t>(reference.shape[d]);
-  }
-  std::vector<SliceSums> slice(extent);
-
-  SliceSums all;
-  size_t over = 0;
-  size_t first_nonfinite = n;
-  size_t worst = 0, worst_flip = n;
-  double worst_ratio = -1, worst_err = -1;
-  for (size_t i = 0; i < n; ++i) {
-    const double ai = a[i], ri = r[i];
-    double err, ratio;
-    const bool finite = std::isfinite(ai) && std::isfinite(ri);
-    const double tol = bound.atol + bound.rtol * std::fabs(ri);
-    if (!finite) {
-      // NaN matches only NaN; ±inf only the same inf.
-      const bool match = (std::isnan(ri) && std::isnan(ai)) ||
-                         (std::isinf(ri) && std::isinf(ai) && ri == ai);
-      if (match) {
-        err = 0;
-        ratio = 0;
-      } else {
-        err = std::numeric_limits<double>::infinity();
-        ratio = std::numeric_limits<double>::infinity();
-        if (first_nonfinite == n) first_nonfinite = i;
-      }
-    } else {
-      err = std::fabs(ai - ri);
-      ratio = tol > 0 ? err / tol : (err == 0 ? 0 : std::numeric_limits<double>::infinity());
-      // A sign flip above the noise level: |a − r| > |r| > η_i, more than any honest error the
-      // table measured (docs/design.md §5).
-      if (ai * ri < 0 && std::fabs(ri) > (flip.atol + flip.rtol * std::fabs(ri)) / rep.noise_margin) {
-        ++rep.sign_flips;
-        if (worst_flip == n || std::fabs(ri) > std::fabs(r[worst_flip])) worst_flip = i;
-      }
-    }
-    if (ratio > 1) ++over;
-    if (ratio > worst_ratio || (ratio == worst_ratio && err > worst_err)) {
-      worst_ratio = ratio;
-      worst_err = err;
-      worst = i;
-    }
-    auto add = [&](SliceSums& s) {
-      if (s.count == 0) {
-        s.a0 = ai;
-        s.r0 = ri;
-      } else {
-        s.a_constant = s.a_constant && same_value(ai, s.a0);
-        s.r_constant = s.r_constant && same_value(ri, s.r0);
-      }
-      ++s.count;
-      s.max_err = std::max(s.max_err, err);
-      s.worst_ratio = std::max(s.worst_ratio, ratio);
-      if (err == std::numeric_limits<double>::infinity() && !finite) ++s.nonfinite_mismatch;
-      if (finite) {
-        if (ratio > 1) ++s.over;
-        s.dot += ai * ri;
-        s.na += ai * ai;
-        s.nr += ri * ri;
-        s.noise += (ai - ri) * (ai - ri);
-        const double eta = tol / margin;
-        s.allowance += eta * eta;
-        s.r_min = std::min(s.r_min, ri);
-        s.r_max = std::max(s.r_max, ri);
-        s.r_abs_max = std::max(s.r_abs_max, std::fabs(ri));
-      }
-    };
-    add(all);
-    if (axis) add(slice[(i / inner) % extent]);
-  }
-  if (n == 0) worst_ratio = 0;
-  const size_t nonfinite_mismatch = all.nonfinite_mismatch;
-  const double max_err = all.max_err;
-
-  rep.max_abs_error = max_err;
-  rep.range_error = rep.reference_range > 0 ? max_err / rep.reference_range
-                    : max_err == 0          ? 0
-                                            : std::numeric_limits<double>::infinity();
-  if (rep.quant_scale) rep.qstep_error = max_err / *rep.quant_scale;
-  rep.worst_ratio = worst_ratio;
-  rep.headroom = 1 - worst_ratio;
-  rep.fraction_over = n ? static_cast<double>(over) / static_cast<double>(n) : 0;
-  if (n) {
-    rep.worst_index = unravel(worst, reference.shape);
-    rep.worst_actual = a[worst];
-    rep.worst_reference = r[worst];
-  }
-  // Cosine over the finite pairs.
-  rep.cosine = cosine_of(all.dot, all.na, all.nr);
-  rep.sqnr_db = sqnr_of(all.nr, all.noise);
-  const double finite_sqnr = rep.sqnr_db;  // over the finite pairs, for the SQNR rule
-  if (nonfinite_mismatch) rep.sqnr_db = -std::numeric_limits<double>::infinity();
-  // A reference with no energy has no signal to measure noise against: the SQNR rule is skipped
-  // (allclose, cosine and the constant-output rule still judge it).
-  rep.sqnr_skipped = all.nr == 0;
+  const Pass p = measure(a, r, bound, flip, rep.noise_margin, margin, reference.shape, axis);
+  fill_numbers(rep, p, bound, a, r, reference.shape);
 
   // The rules, every failing one named at once.
+  const detail::TensorFacts facts{rep, p.all, bound, a, r, reference.shape,
+                                  p.over, p.first_nonfinite, p.worst_err, sqnr_of(p.all.nr, p.all.noise)};
   std::vector<std::string> failures;
-  if (nonfinite_mismatch) {
-    std::ostringstream os;
-    os << "non-finite mismatch: " << nonfinite_mismatch << " element(s) where NaN/inf in one "
-       << "tensor is not the same NaN/inf in the other, first at "
-       << index_to_string(unravel(first_nonfinite, reference.shape)) << " (actual "
-       << fmt(a[first_nonfinite]) << ", reference " << fmt(r[first_nonfinite]) << ")";
-    failures.push_back(os.str());
-  }
-  // Constant output where the reference varies: a dead model (all zeros, a saturated layer)
-  // can sit inside a loose bound; it never passes.
-  if (n >= 2 && all.a_constant && !all.r_constant)
-    failures.push_back("constant output: every element is " + fmt(a[0]) +
-                       (a[0] == 0 ? " (all zeros)" : "") + " where the reference varies");
-  if (over > nonfinite_mismatch) {
-    std::ostringstream os;
-    os << "allclose: " << over << " of " << n << " elements (" << fixed(100 * rep.fraction_over, 2)
-       << "%) exceed atol + rtol·|ref|; worst at " << index_to_string(rep.worst_index)
-       << " actual " << fmt(rep.worst_actual) << " reference " << fmt(rep.worst_reference)
-       << " (|a−r| " << fmt(worst_err) << " = " << fmt(worst_ratio, 4) << "× the bound)";
-    failures.push_back(os.str());
-  }
-  // A reference with no energy has no direction: the cosine rule is skipped too (the elementwise
-  // rule, with a derived rule's absolute floor kAtolFloor, judges it).
-  rep.cosine_skipped = all.nr == 0 && nonfinite_mismatch == 0;
-  rep.min_cosine = bound.min_cosine;
-  rep.min_sqnr_db = bound.min_sqnr_db;
-  if (!rep.cosine_skipped && !(rep.cosine >= bound.min_cosine))
-    failures.push_back("cosine " + cosine_text(rep.cosine) + " < min " + cosine_text(bound.min_cosine));
-  if (!rep.sqnr_skipped && !(finite_sqnr >= bound.min_sqnr_db))
-    failures.push_back("sqnr below bound: SQNR " + sqnr_text(finite_sqnr) + " dB < " +
-                       fmt(bound.min_sqnr_db, 4) +
-                       " dB (too much error power for the signal: a wrong scale, offset or "
-                       "noise that the elementwise and direction rules can miss)");
-  if (rep.sign_flips) {
-    rep.worst_sign_flip = unravel(worst_flip, reference.shape);
-    rep.sign_flip_actual = a[worst_flip];
-    rep.sign_flip_reference = r[worst_flip];
-    std::ostringstream os;
-    os << "sign flip: " << rep.sign_flips << " element(s) of opposite sign to the reference "
-       << "where |reference| exceeds the noise level (atol + rtol·|ref|)/" << fmt(rep.noise_margin)
-       << " (atol/" << fmt(rep.noise_margin) << " = " << fmt(rep.noise_level, 4) << "); largest at "
-       << index_to_string(rep.worst_sign_flip) << " actual " << fmt(rep.sign_flip_actual)
-       << " reference " << fmt(rep.sign_flip_reference);
-    failures.push_back(os.str());
-  }
-
-  // The slice rules: the same bound; cosine and SQNR floors relaxed only to what honest noise
-  // (η_i per element, Σ η_i² in power) admits on a slice whose own signal is small.
-  if (axis) {
-    size_t failing = 0;
-    for (size_t k = 0; k < extent; ++k) {
-      const SliceSums& s = slice[k];
-      SliceReport sr;
-      sr.index = static_cast<int64_t>(k);
-      sr.max_abs_error = s.max_err;
-      sr.worst_ratio = s.worst_ratio;
-      sr.cosine = cosine_of(s.dot, s.na, s.nr);
-      sr.sqnr_db = s.nonfinite_mismatch ? -std::numeric_limits<double>::infinity()
-                                        : sqnr_of(s.nr, s.noise);
-      // At or below the noise level (Σr² ≤ Σ η²): honest noise alone can turn the slice's
-      // direction, so neither rule judges it (allclose, sign flips and the constant rule do).
-      const bool at_noise = !(s.nr > s.allowance);
-      sr.cosine_skipped = sr.sqnr_skipped = at_noise;
-      if (!at_noise) {
-        // Honest noise power ≤ Σ η² ⇒ SQNR ≥ 10·log10(Σr²/Σ η²), and the angle to the reference
-        // is at most asin(|e|/|r|) ⇒ cosine ≥ sqrt(1 − Σ η²/Σr²).
-        const double rho = s.allowance / s.nr;
-        sr.min_sqnr_db = std::min(bound.min_sqnr_db, rho > 0 ? -10 * std::log10(rho)
-                                                             : std::numeric_limits<double>::infinity());
-        sr.min_cosine = std::min(bound.min_cosine, std::sqrt(1 - rho));
-      } else {
-        sr.min_sqnr_db = -std::numeric_limits<double>::infinity();
-        sr.min_cosine = -1;
-      }
-      std::vector<std::string> sf;
-      if (s.nonfinite_mismatch)
-        sf.push_back("non-finite mismatch on " + std::to_string(s.nonfinite_mismatch) +
-                     " element(s)");
-      // Constant where the reference's spread is more than honest noise (2η) could erase.
-      const double eta = (bound.atol + bound.rtol * s.r_abs_max) / margin;
-      if (s.count >= 2 && s.a_constant && !s.r_constant && s.r_max - s.r_min > 2 * eta)
-        sf.push_back("constant output: every element is " + fmt(s.a0) +
-                     (s.a0 == 0 ? " (all zeros)" : "") + " where the reference varies by " +
-                     fmt(s.r_max - s.r_min, 4));
-      if (s.over)
-        sf.push_back("allclose: " + std::to_string(s.over) + " of " + std::to_string(s.count) +
-                     " elements exceed the bound, max |a−r| " + fmt(s.max_err, 4) + " = " +
-                     fmt(s.worst_ratio, 4) + "× the bound");
-      if (!sr.cosine_skipped && !(sr.cosine >= sr.min_cosine))
-        sf.push_back("cosine " + cosine_text(sr.cosine) + " < min " + cosine_text(sr.min_cosine));
-      if (!sr.sqnr_skipped && !(sr.sqnr_db >= sr.min_sqnr_db) && !s.nonfinite_mismatch)
-        sf.push_back("SQNR " + sqnr_text(sr.sqnr_db) + " dB < " + fmt(sr.min_sqnr_db, 4) + " dB");
-      sr.passed = sf.empty();
-      for (size_t j = 0; j < sf.size(); ++j) sr.failure += (j ? "; " : "") + sf[j];
-      if (!sr.passed) ++failing;
-      // The worst slice: a failing one before any passing one, then the lowest cosine.
-      if (!rep.worst_slice) {
-        rep.worst_slice = k;
-      } else {
-        const SliceReport& w = rep.slices[*rep.worst_slice];
-        if ((!sr.passed && w.passed) || (sr.passed == w.passed && sr.cosine < w.cosine))
-          rep.worst_slice = k;
-      }
-      rep.slices.push_back(std::move(sr));
-    }
-    if (failing) {
-      const SliceReport& w = rep.slices[*rep.worst_slice];
-      failures.push_back("slice " + std::to_string(w.index) + " of axis " + std::to_string(*axis) +
-                         " (" + std::to_string(failing) + " of " + std::to_string(extent) +
-                         " slices fail): " + w.failure);
-    }
-  }
+  for (const detail::TensorRule& rule_unit : detail::tensor_rules())
+    if (auto failure = rule_unit.judge(facts)) failures.push_back(std::move(*failure));
+  if (axis)
+    if (auto failure = judge_slices(rep, p, bound, margin, *axis)) failures.push_back(std::move(*failure));
 
   rep.passed = failures.empty();
   for (size_t i = 0; i < failures.size(); ++i) rep.failure += (i ? "; " : "") + failures[i];

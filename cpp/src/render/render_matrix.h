@@ -68,7 +68,7 @@ inline std::string cell_text(const Cell* c) {
   return s;
 }
 
-// What the verdict line adds after the coverage (issue 30): columns whose recipe or this
+// What the verdict line adds after the coverage: columns whose recipe or this
 // machine's precision cost more than the default budget (the worst cell named), and columns that
 // computed in a lower precision here than their recipe names. Empty when neither.
 // The lowest cost SQNR among a column's cells flagged over the default budget; nullopt: none.

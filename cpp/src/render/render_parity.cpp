@@ -190,7 +190,7 @@ std::string to_text(const ParityReport& r) {
           "float64 truth and emulations come from one model state, or judge it in a precision "
           "that can carry its outputs\n";
   if (!r.passed && !r.cases.empty() && !r.bound.caller_supplied && !only_inconclusive)
-    os << "hint: if this bound does not fit this model, pass --atol/--rtol/--min-cosine/--min-sqnr (derived: "
+    os << "hint: if this bound does not fit this model, pass --atol/--rtol/--min-cosine/--min-sqnr (table: "
           "cpp/src/gate/bounds.cpp)\n";
   return fit_text(os.str());
 }

@@ -1,4 +1,4 @@
-// The matrix's coverage (etproof/matrix.h, issue 16 §1): which columns ran here, the verdict's
+// The matrix's coverage (etproof/matrix.h): which columns ran here, the verdict's
 // "N of M columns ran here" and whether --require / --require-all hold.
 #include <algorithm>
 #include <map>

@@ -412,7 +412,7 @@ std::vector<fs::path> find_bundles(const fs::path& dir) {
   std::vector<fs::path> out;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     // A dot directory is never a bundle: the export half stages a bundle in OUT/.NAME.tmp-PID-*
-    // and renames it into place; one left by a killed export is not a column (issue 11).
+    // and renames it into place; one left by a killed export is not a column.
     // An entry whose type cannot be read (a symlink loop) is no bundle directory, as a file is not.
     std::error_code ec2;
     if (!e.is_directory(ec2) || e.path().filename().string().starts_with(".")) continue;

@@ -19,17 +19,14 @@
 #include "etproof/core/backend_table.h"
 #include "etproof/build_config.h"  // generated: kOfferedComponents, kOpenvinoLib
 #include "etproof/runtime/runtime_log.h"
+#include "core/common.h"
 
 namespace etproof {
 namespace et = ::executorch::runtime;
 
 namespace {
 
-std::string join(const std::vector<std::string>& v, const std::string& sep = ", ") {
-  std::string out;
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
-  return out;
-}
+using detail::join;
 
 // is_available(), asked once per id; its Error log lines captured as the reason.
 struct Availability {

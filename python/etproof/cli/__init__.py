@@ -4,5 +4,5 @@ kept in a log file during an export) and ``plot`` (pictures of the runtime half'
 
 Layer 5, the top (python/tests/test_layering.py), with etproof.__main__: may import every layer.
 The commands that export import the exporter when they run, not at import, so that ``python -m
-etproof probe`` answering from its cache stays under 0.1 s (issue 12).
+etproof probe`` answering from its cache stays under 0.1 s.
 """

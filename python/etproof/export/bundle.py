@@ -29,7 +29,7 @@ import numpy as np
 from etproof.errors import ExportError
 
 
-# Test hook (issue 11 §3): ETPROOF_TEST_KILL_AT=POINT kills this process with SIGKILL at that
+# Test hook: ETPROOF_TEST_KILL_AT=POINT kills this process with SIGKILL at that
 # point of writing a bundle ("staged", "written", "renaming", "renamed"), as a crash or an OOM
 # kill would; tests/test_faults.py checks what is left. Never set outside tests.
 KILL_AT_ENV = "ETPROOF_TEST_KILL_AT"

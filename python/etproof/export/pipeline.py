@@ -499,7 +499,7 @@ def check_goldens_certify(cases, golden_outs, input_names, output_names,
     """Refuses a golden case that would certify nothing: one whose floating inputs (it has at
     least one) are all entirely non-finite, or one with a non-empty floating output holding no
     finite value. NaN matches NaN in the gate and cosine and SQNR skip non-finite values, so a
-    program emitting only NaN would agree with such a golden (issue 11). A case with some
+    program emitting only NaN would agree with such a golden. A case with some
     non-finite values among finite ones is kept: the gate compares those positions exactly.
     Raises GoldenInvalid naming the case and tensor."""
     import torch

@@ -1,4 +1,4 @@
-"""The tapped twin (issue 13, docs/manifest.md "The tapped twin"): the same model, backend and
+"""The tapped twin (docs/manifest.md "The tapped twin"): the same model, backend and
 recipe exported once more with ExecuTorch's intermediate-output taps, so that values computed
 inside a delegate become extra program outputs the runtime half can compare with their goldens.
 

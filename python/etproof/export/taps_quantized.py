@@ -1,4 +1,4 @@
-"""The tapped twin of a PT2E-quantized recipe (issue 13; docs/manifest.md "The tapped twin").
+"""The tapped twin of a PT2E-quantized recipe (docs/manifest.md "The tapped twin").
 
 A quantized bundle's program is the *converted* PT2E graph (etproof.export.quantize) re-exported and
 lowered, so its twin taps that program, not the float one, at the values the quantized program

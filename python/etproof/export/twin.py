@@ -1,4 +1,4 @@
-"""Building the tapped twin inside an export (issue 13; docs/manifest.md "The tapped twin").
+"""Building the tapped twin inside an export (docs/manifest.md "The tapped twin").
 
 etproof.export.pipeline calls ``prepare_twin`` once the shipped program is exported (and quantized) and
 its references captured, before lowering it, and ``write_twin`` once the shipped bundle is

@@ -31,9 +31,9 @@
 //   reason          where the status is not agreed/exported
 //   numbers         where measured: {cases, case_ids, against (what the numbers were measured
 //                   against: "golden", "float64" truth or an emulation's name; references.h;
-//                   absent in ledgers written before issue 9), max_abs_error (worst), cosine (worst),
+//                   absent in older ledgers), max_abs_error (worst), cosine (worst),
 //                   sqnr_db (worst; "inf" when identical), bound {atol, rtol, min_cosine,
-//                   min_sqnr_db ("-inf": no SQNR rule; ledgers written before issue 8 have
+//                   min_sqnr_db ("-inf": no SQNR rule; older ledgers have
 //                   null there), caller_supplied}}. Non-finite numbers are the strings "inf",
 //                   "-inf", "nan", as in every JSON etproof writes (`parity --json` included).
 //   detail          free text the command printed for it (e.g. the probe's line)

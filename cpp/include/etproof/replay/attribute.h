@@ -1,4 +1,4 @@
-// etproof/replay/attribute.h — which layer drifted (issue 13 §1; docs/design.md §5 "attribution").
+// etproof/replay/attribute.h — which layer drifted (docs/design.md §5 "attribution").
 //
 // A column that drifts says by how much, not where. The export half can write, inside a bundle, a
 // *tapped twin* (`NAME/NAME.taps/`, docs/manifest.md "The tapped twin"): the same model lowered for

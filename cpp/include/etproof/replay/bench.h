@@ -1,4 +1,4 @@
-// etproof/replay/bench.h — speed beside accuracy (issue 12 §1): how long a bundle takes to load and to
+// etproof/replay/bench.h — speed beside accuracy: how long a bundle takes to load and to
 // run, and how much memory it needs, measured on its own golden inputs (the program and inputs
 // the gate judged), in this process.
 //

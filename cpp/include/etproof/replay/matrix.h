@@ -150,7 +150,7 @@ struct Matrix {
   int exit_code() const;
 };
 
-// ---- coverage: what was run (issue 16 §1) --------------------------------------------------------
+// ---- coverage: what was run ----------------------------------------------------------------------
 //
 // A column is one (directory, model, backend, recipe): a bundle found there (Matrix::columns), or
 // an entry of the export half's report that has no bundle (export-refused, export-failed), or a
@@ -202,7 +202,7 @@ void check_requirement(const std::string& require);
 // models (or directories) share it. The verdict line of every renderer ends with it.
 [[nodiscard]] std::string coverage_text(const Coverage& c);
 
-// The width every text report of `matrix` and `parity` keeps (issue 16 §1): no line longer.
+// The width every text report of `matrix` and `parity` keeps: no line longer.
 inline constexpr size_t kTextWidth = 120;
 // `text` with every line longer than `width` columns (UTF-8 code points) broken at spaces, each
 // continuation indented 4 more than its line; a word longer than the room left is cut. Lines that

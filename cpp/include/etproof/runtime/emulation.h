@@ -1,4 +1,4 @@
-// etproof/runtime/emulation.h — the runtime half on another CPU, by emulation (issue 31 §A).
+// etproof/runtime/emulation.h — the runtime half on another CPU, by emulation.
 //
 // A column run under emulation is a run of the same program, by the same ExecuTorch release's
 // runtime and kernels built for that CPU (the aarch64 executorch wheel's C++ SDK), on an emulated

@@ -1,4 +1,4 @@
-// etproof/runtime/isolation.h — running a bundle's program in a worker process (issue 11 §2).
+// etproof/runtime/isolation.h — running a bundle's program in a worker process.
 //
 // A corrupted program, or a bug inside ExecuTorch or a delegate, can crash the process that runs
 // it: fuzzing found 88 distinct crashes inside ExecuTorch's loader, its kernels and the XNNPACK
