@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "etproof/error.h"
+#include "etproof/schema.h"
 #include "common.h"
 #include "json_parse.h"
 
@@ -70,6 +71,11 @@ constexpr const char* kRemedy = "fix it to follow docs/xfail.md (or remove it if
 
 // The records of a parsed xfail file; every problem named at once.
 std::vector<XfailRecord> read_records(const nlohmann::json& doc, const std::filesystem::path& file) {
+  // The structure: schema/xfail.schema.json (the export half validates against it too), every
+  // problem at once; what follows also checks what a schema cannot state (a record repeated, a
+  // date off the calendar, cases on an export record).
+  if (auto problems = schema::validate(doc, schema::Document::kXfail); !problems.empty())
+    throw Error(ErrorKind::kXfailInvalid, file.string() + ": " + join(schema::problem_lines(problems), "; "), kRemedy);
   std::vector<std::string> problems;
   std::vector<XfailRecord> records;
   if (!doc.is_object()) {
