@@ -42,7 +42,7 @@ def test_the_backend_table_imports_no_exporter_torch_or_executorch():
     loaded = _modules_after_import("etproof.backends")
     assert "etproof.backends" in loaded
     ours = {m for m in loaded if m.startswith("etproof")}
-    assert ours == {"etproof", "etproof.errors", "etproof.backends"}, ours
+    assert ours == {"etproof", "etproof.errors", "etproof.schema", "etproof.backends"}, ours
     for heavy in ("torch", "executorch", "executorch.exir", "torchao", "numpy"):
         assert heavy not in loaded, heavy
 
