@@ -169,7 +169,8 @@ def test_the_import_graph_has_no_cycle_and_keeps_its_layers():
 
     for m in sorted(graph):
         visit(m, [])
-    assert graph["etproof.backends"] <= {"etproof.errors"}, graph["etproof.backends"]
+    assert graph["etproof.backends"] <= {"etproof.errors", "etproof.schema"}, graph["etproof.backends"]
+    assert graph["etproof.schema"] <= {"etproof.errors"}, graph["etproof.schema"]
     assert graph["etproof.recipes"] <= {"etproof.backends"}, graph["etproof.recipes"]
     for m in EXPORTER + ("etproof.backends", "etproof.manifest", "etproof.errors"):
         assert not graph[m] & set(ABOVE), (m, graph[m] & set(ABOVE))
