@@ -1,6 +1,8 @@
 // etproof/backend_table.cpp — data/backends.json, embedded at configure time (CMakeLists.txt).
 #include "etproof/backend_table.h"
 
+#include <algorithm>
+
 #include "etproof/error.h"
 #include "etproof/schema.h"
 #include "etproof/backend_table_data.h"  // generated: kBackendTableJson
@@ -48,9 +50,22 @@ std::vector<std::string> strs(const json& v, const std::string& origin, const st
 BackendTable read_table(const json& doc, const std::string& origin) {
   // The structure: schema/backends.schema.json (the export half validates against it too), every
   // problem at once; the checks below are what a schema cannot state (a key listed twice).
-  if (auto problems = schema::validate(doc, schema::Document::kBackends); !problems.empty())
-    throw Error(ErrorKind::kManifestInvalid, origin + ": " + detail::join(schema::problem_lines(problems), "; "),
-                kRemedy);
+  if (auto problems = schema::validate(doc, schema::Document::kBackends); !problems.empty()) {
+    // Each problem inside a backend's entry also names the backend (its key, where readable).
+    std::vector<std::string> lines = schema::problem_lines(problems);
+    for (size_t i = 0; i < problems.size(); ++i) {
+      const std::string& p = problems[i].pointer;
+      if (p.rfind("/backends/", 0) != 0) continue;
+      const size_t end = p.find('/', 10);
+      const std::string index = p.substr(10, end == std::string::npos ? std::string::npos : end - 10);
+      if (index.empty() || !std::all_of(index.begin(), index.end(), ::isdigit)) continue;
+      const size_t n = std::stoul(index);
+      if (doc.is_object() && doc.contains("backends") && doc["backends"].is_array() && n < doc["backends"].size() &&
+          doc["backends"][n].is_object() && doc["backends"][n].contains("key") && doc["backends"][n]["key"].is_string())
+        lines[i] = "backend '" + doc["backends"][n]["key"].get<std::string>() + "': " + lines[i];
+    }
+    throw Error(ErrorKind::kManifestInvalid, origin + ": " + detail::join(lines, "; "), kRemedy);
+  }
   BackendTable t;
   const json& sv = field(doc, "schema_version", origin, "table");
   if (!sv.is_number_integer() || sv.get<int>() != 1)

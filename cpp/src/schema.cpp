@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <regex>
 
 #include <valijson/adapters/nlohmann_json_adapter.hpp>
@@ -105,38 +106,76 @@ std::string type_words(const std::string& t) {
   return it == names.end() ? t : it->second;
 }
 
-// The schema nodes that apply at one place: a node, and what its $ref, allOf/anyOf/oneOf and
-// then/else lead to (both branches of a condition: a keyword is looked up among all of them).
-void expand(const json& root, const json& node, std::vector<const json*>& out, int depth = 0) {
+// Whether `inst` satisfies a condition of the form these schemas use in "if": required members,
+// and members equal to a const or one of an enum. Another form: nullopt (both branches apply).
+std::optional<bool> condition_holds(const json& cond, const json& inst) {
+  for (const auto& [k, v] : cond.items())
+    if (k != "properties" && k != "required") return std::nullopt;
+  if (!inst.is_object()) return true;  // "properties" and "required" hold for a non-object
+  if (auto r = cond.find("required"); r != cond.end())
+    for (const json& k : *r)
+      if (!k.is_string() || !inst.contains(k.get<std::string>())) return false;
+  if (auto ps = cond.find("properties"); ps != cond.end())
+    for (const auto& [k, s] : ps->items()) {
+      if (!inst.contains(k)) continue;
+      for (const auto& [kw, v] : s.items()) {
+        if (kw == "const") {
+          if (inst.at(k) != v || inst.at(k).is_boolean() != v.is_boolean()) return false;
+        } else if (kw == "enum") {
+          bool any = false;
+          for (const json& e : v) any = any || (inst.at(k) == e && inst.at(k).is_boolean() == e.is_boolean());
+          if (!any) return false;
+        } else {
+          return std::nullopt;
+        }
+      }
+    }
+  return true;
+}
+
+// The schema nodes that apply to `inst` at one place: a node, and what its $ref, allOf/anyOf/
+// oneOf and the branch of its condition that holds lead to (both, where it cannot tell).
+void expand(const json& root, const json& node, const json& inst, std::vector<const json*>& out, int depth = 0) {
   if (!node.is_object() || depth > 32) return;
   out.push_back(&node);
   if (auto r = node.find("$ref"); r != node.end() && r->is_string()) {
     const std::string ref = r->get<std::string>();
     if (ref.rfind("#", 0) == 0) {
       try {
-        expand(root, root.at(json::json_pointer(ref.substr(1))), out, depth + 1);
+        expand(root, root.at(json::json_pointer(ref.substr(1))), inst, out, depth + 1);
       } catch (const json::exception&) {
       }
     }
   }
   for (const char* k : {"allOf", "anyOf", "oneOf"})
     if (auto a = node.find(k); a != node.end() && a->is_array())
-      for (const json& s : *a) expand(root, s, out, depth + 1);
-  for (const char* k : {"then", "else"})
-    if (auto s = node.find(k); s != node.end()) expand(root, *s, out, depth + 1);
+      for (const json& s : *a) expand(root, s, inst, out, depth + 1);
+  if (auto cond = node.find("if"); cond != node.end()) {
+    const std::optional<bool> holds = condition_holds(*cond, inst);
+    if (auto s = node.find("then"); s != node.end() && holds.value_or(true)) expand(root, *s, inst, out, depth + 1);
+    if (auto s = node.find("else"); s != node.end() && !holds.value_or(false)) expand(root, *s, inst, out, depth + 1);
+  }
 }
 
 // The schema nodes for the value at `tokens` of `doc`.
 std::vector<const json*> nodes_at(const json& root, const json& doc, const std::vector<std::string>& tokens) {
+  static const json kNull;
   std::vector<const json*> cur;
-  expand(root, root, cur);
+  expand(root, root, doc, cur);
   const json* inst = &doc;
   for (const std::string& tok : tokens) {
+    const json* child = &kNull;
+    if (inst->is_object() && inst->contains(tok)) {
+      child = &inst->at(tok);
+    } else if (inst->is_array() && !tok.empty() && std::all_of(tok.begin(), tok.end(), ::isdigit) &&
+               std::stoul(tok) < inst->size()) {
+      child = &inst->at(std::stoul(tok));
+    }
     std::vector<const json*> next;
     for (const json* n : cur) {
       if (inst->is_object()) {
         if (auto p = n->find("properties"); p != n->end() && p->is_object() && p->contains(tok)) {
-          expand(root, p->at(tok), next);
+          expand(root, p->at(tok), *child, next);
           continue;
         }
         bool matched = false;
@@ -144,23 +183,15 @@ std::vector<const json*> nodes_at(const json& root, const json& doc, const std::
           for (const auto& [pattern, s] : pp->items())
             if (std::regex_search(tok, std::regex(pattern))) {
               matched = true;
-              expand(root, s, next);
+              expand(root, s, *child, next);
             }
         if (auto ap = n->find("additionalProperties"); !matched && ap != n->end() && ap->is_object())
-          expand(root, *ap, next);
+          expand(root, *ap, *child, next);
       } else if (inst->is_array()) {
-        if (auto it = n->find("items"); it != n->end() && it->is_object()) expand(root, *it, next);
+        if (auto it = n->find("items"); it != n->end() && it->is_object()) expand(root, *it, *child, next);
       }
     }
-    if (inst->is_object() && inst->contains(tok)) {
-      inst = &inst->at(tok);
-    } else if (inst->is_array() && !tok.empty() && std::all_of(tok.begin(), tok.end(), ::isdigit) &&
-               std::stoul(tok) < inst->size()) {
-      inst = &inst->at(std::stoul(tok));
-    } else {
-      static const json kNull;
-      inst = &kNull;
-    }
+    inst = child;
     cur = std::move(next);
   }
   return cur;
@@ -272,20 +303,28 @@ std::vector<SchemaProblem> validate(const json& doc, Document which) {
     if (starts_with(d, "Missing required property '")) {
       out.push_back({at + "/" + escape_token(quoted_name(d, "property '")), "missing"});
     } else if (starts_with(d, "Object contains a property that could not be validated")) {
-      const std::string key = quoted_name(d, "constraints: '");
-      std::vector<std::string> patterns;
-      for (const json* n : nodes)
-        if (auto pp = n->find("patternProperties"); pp != n->end() && pp->is_object())
-          for (const auto& [pattern, s] : pp->items()) patterns.push_back(pattern);
-      std::string msg;
-      if (!patterns.empty()) {
-        msg = "'" + key + "' is not a valid name (";
-        for (size_t i = 0; i < patterns.size(); ++i) msg += (i ? ", " : "") + patterns[i];
-        msg += ")";
-      } else {
-        msg = "is not a field of " + file_of(which);
+      // valijson names the first such key only: every key each closed node does not define.
+      if (!inst->is_object()) continue;
+      for (const json* n : nodes) {
+        auto ap = n->find("additionalProperties");
+        if (ap == n->end() || !ap->is_boolean() || ap->get<bool>()) continue;
+        const json* props = n->contains("properties") ? &n->at("properties") : nullptr;
+        const json* pps = n->contains("patternProperties") ? &n->at("patternProperties") : nullptr;
+        for (const auto& [key, v] : inst->items()) {
+          if (props && props->contains(key)) continue;
+          bool matched = false;
+          std::string patterns;
+          if (pps)
+            for (const auto& [pattern, s] : pps->items()) {
+              matched = matched || std::regex_search(key, std::regex(pattern));
+              patterns += (patterns.empty() ? "" : ", ") + pattern;
+            }
+          if (matched) continue;
+          out.push_back({at + "/" + escape_token(key), patterns.empty()
+                                                           ? "is not a field of " + file_of(which)
+                                                           : "'" + key + "' is not a valid name (" + patterns + ")"});
+        }
       }
-      out.push_back({at + "/" + escape_token(key), msg});
     } else if (starts_with(d, "Value type not permitted by 'type' constraint")) {
       std::string want;
       if (const json* t = value_of("type")) {
@@ -305,6 +344,9 @@ std::vector<SchemaProblem> validate(const json& doc, Document which) {
     } else if (starts_with(d, "Failed to match regex specified by 'pattern'")) {
       const json* v = value_of("pattern");
       out.push_back({at, render(*inst) + " does not match " + (v && v->is_string() ? v->get<std::string>() : "")});
+    } else if (inst->is_number_unsigned() && inst->get<uint64_t>() > uint64_t(INT64_MAX) &&
+               starts_with(d, "Expected number greater than")) {
+      continue;  // valijson reads an integer above INT64_MAX as negative; it is no smaller than any minimum
     } else if (starts_with(d, "Expected number greater than or equal to")) {
       const json* v = value_of("minimum");
       out.push_back({at, render(*inst) + " is below the minimum " + (v ? render(*v) : "")});
