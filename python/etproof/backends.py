@@ -5,8 +5,10 @@ The table is the one home of every per-backend fact (docs/backends.md); the expo
 This module answers what the table says; whether a backend lowers here is etproof.probe's
 question, which sits above the exporter.
 
-May import: etproof.errors and the standard library only. Never the exporter, torch or ExecuTorch
-(a test imports it in a fresh interpreter and checks), so reading the table costs no import.
+May import: etproof.errors, etproof.schema (the table's structure is schema/backends.schema.json,
+the file the runtime half validates the embedded table against) and the standard library only.
+Never the exporter, torch or ExecuTorch (a test imports it in a fresh interpreter and checks), so
+reading the table costs no import.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import json
 import os
 from pathlib import Path
 
+from etproof import schema
 from etproof.errors import EtproofError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -63,9 +66,14 @@ def _check_fields(obj, spec: dict, where: str) -> None:
 
 
 def validate_table(doc) -> dict[str, dict]:
-    """Checks a parsed table; returns {key: entry} in table order. Raises BackendTableError."""
-    if not isinstance(doc, dict) or not isinstance(doc.get("backends"), list):
-        raise BackendTableError("the table has no 'backends' list", "see docs/backends.md")
+    """Checks a parsed table; returns {key: entry} in table order. Raises BackendTableError naming
+    every problem against schema/backends.schema.json at once, else the first of the checks a
+    schema cannot state (a key listed twice, ...)."""
+    problems = schema.validate(doc, "backends")
+    if problems:
+        raise BackendTableError(f"the backend table: {schema.problems_text(problems)}",
+                                "fix data/backends.json (schema/backends.schema.json, "
+                                "docs/backends.md)")
     out: dict[str, dict] = {}
     for i, b in enumerate(doc["backends"]):
         _check_fields(b, _REQUIRED, f"backends[{i}]")

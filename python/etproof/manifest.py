@@ -1,8 +1,10 @@
 """The bundle manifest, schema_version 1, and 2 for a program with several methods
 (docs/manifest.md). This module is the only writer.
 
-Absent means unknown: ``validate`` checks the type of every field that is present, requires the
-fields every bundle has, and rejects fields the schema does not define.
+Absent means unknown. ``validate`` checks a document against schema/manifest.schema.json (the
+file the runtime half validates against too, etproof.schema: types, required fields, values, and
+no key the schema does not define), then what a schema cannot state (sorted and distinct lists,
+names that refer to other fields, a date of the calendar); it lists every problem at once.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from etproof import schema
 from etproof.errors import ManifestError
 
 SCHEMA_VERSION = 1
@@ -92,15 +95,40 @@ def _reject_constant(name: str):
 
 # --- validation -------------------------------------------------------------------------------
 
+REMEDY = ("re-export the bundle with etproof (docs/manifest.md and schema/manifest.schema.json "
+          "are the contract)")
+
+
+def _error(origin: str | None, problems: list[tuple[str, str]]) -> ManifestError:
+    """One ManifestError naming every problem ``(field, what)``; ``field`` is the first's."""
+    where = f"{origin}: " if origin else ""
+    text = "; ".join(f"manifest field '{f}' {what}" for f, what in problems)
+    e = ManifestError(f"{where}{text}", REMEDY, field=problems[0][0])
+    e.fields = [f for f, _ in problems]
+    return e
+
+
 class _V:
+    """Collects every problem (``fail``); ``check`` runs a validation and raises them all."""
+
     def __init__(self, origin: str | None):
         self.origin = origin
+        self.problems: list[tuple[str, str]] = []
 
     def fail(self, field: str, what: str):
-        where = f"{self.origin}: " if self.origin else ""
-        raise ManifestError(f"{where}manifest field '{field}' {what}",
-                            "re-export the bundle with etproof (docs/manifest.md is the schema)",
-                            field=field)
+        if (field, what) not in self.problems:
+            self.problems.append((field, what))
+
+    def check(self, fn, *args):
+        """Runs ``fn(self, *args)`` and raises every problem it found. A check that meets a value
+        an earlier problem left unusable stops there: the problems found so far are raised."""
+        try:
+            fn(self, *args)
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError, StopIteration):
+            if not self.problems:
+                raise
+        if self.problems:
+            raise _error(self.origin, self.problems)
 
     def obj(self, v: Any, field: str, required: tuple, optional: tuple = ()) -> dict:
         if not isinstance(v, dict):
@@ -238,8 +266,16 @@ def _output_quantization(v: _V, q: Any, field: str) -> None:
 
 
 def validate(doc: Any, origin: str | None = None) -> dict:
-    """Raises ManifestError naming the first field that breaks docs/manifest.md; returns doc."""
-    v = _V(origin)
+    """Raises ManifestError naming every field that breaks docs/manifest.md (the schema file's
+    problems, sorted by field; else those of the checks a schema cannot state); returns doc."""
+    problems = schema.validate(doc, "manifest")
+    if problems:
+        raise _error(origin, [(p.field or "(document)", p.message) for p in problems])
+    _V(origin).check(_validate, doc)
+    return doc
+
+
+def _validate(v: _V, doc: dict) -> None:
     v.obj(doc, "", ("schema_version",), REQUIRED + OPTIONAL + ("methods",))
     sv = v.integer(doc["schema_version"], "schema_version")
     if sv not in (SCHEMA_VERSION, SCHEMA_VERSION_METHODS):
@@ -471,6 +507,7 @@ def _golden_references(v: _V, refs: Any, field: str, captured: set, out_names: l
     for name in sorted(captured):
         if name not in refs:
             v.fail(f"{f}.{name}", "is missing (references records it as captured)")
+            continue
         files = v.obj(refs[name], f"{f}.{name}", tuple(out_names))
         for o_name, ref in files.items():
             _file_ref(v, ref, f"{f}.{name}.{o_name}")
@@ -592,27 +629,27 @@ def _budget(v: _V, b: Any) -> None:
 
 def check_budget(b: Any) -> None:
     """Validates a budget object (ManifestError on failure)."""
-    _budget(_V(None), b)
+    _V(None).check(_budget, b)
 
 
 def check_output_specs(specs: Any) -> None:
     """Validates output specs, slice_axis and integer_atol included (ManifestError)."""
-    _tensor_specs(_V(None), specs, "outputs")
+    _V(None).check(_tensor_specs, specs, "outputs")
 
 
 def check_preprocessing(p: Any, inputs: list) -> None:
     """Validates a preprocessing object against the input specs (ManifestError on failure)."""
-    _preprocessing(_V(None), p, inputs)
+    _V(None).check(_preprocessing, p, inputs)
 
 
 def check_labels(lab: Any, outputs: list) -> None:
     """Validates a labels object against the output specs (ManifestError on failure)."""
-    _labels(_V(None), lab, [s["name"] for s in outputs])
+    _V(None).check(_labels, lab, [s["name"] for s in outputs])
 
 
 def check_weights(w: Any) -> None:
     """Validates a weights object (ManifestError on failure)."""
-    _weights(_V(None), w)
+    _V(None).check(_weights, w)
 
 
 def _weights(v: _V, w: Any) -> None:

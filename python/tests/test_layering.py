@@ -74,7 +74,7 @@ def test_the_backend_table_imports_no_exporter_torch_or_executorch():
     loaded = _modules_after_import("etproof.backends")
     assert "etproof.backends" in loaded
     ours = {m for m in loaded if m.startswith("etproof")}
-    assert ours == {"etproof", "etproof.errors", "etproof.status", "etproof.backends"}, ours
+    assert ours == {"etproof", "etproof.errors", "etproof.status", "etproof.schema", "etproof.backends"}, ours
     for heavy in ("torch", "executorch", "executorch.exir", "torchao", "numpy"):
         assert heavy not in loaded, heavy
 
@@ -204,7 +204,9 @@ def test_the_import_graph_has_no_cycle_and_keeps_its_layers():
 
     for m in sorted(graph):
         visit(m, [])
-    assert graph["etproof.backends"] <= {"etproof.errors"}, graph["etproof.backends"]
+    assert graph["etproof.backends"] <= {"etproof.errors", "etproof.status", "etproof.schema"}, \
+        graph["etproof.backends"]
+    assert graph["etproof.schema"] <= {"etproof.errors"}, graph["etproof.schema"]
     assert graph["etproof.contract.recipes"] <= {"etproof.backends"}, \
         graph["etproof.contract.recipes"]
     for m in EXPORTER + ("etproof.backends", "etproof.manifest", "etproof.errors"):

@@ -13,6 +13,7 @@
 #include "etproof/core/labels.h"
 #include "etproof/core/manifest.h"
 #include "etproof/core/npy.h"
+#include "etproof/core/schema.h"
 #include "etproof/core/status.h"
 #include "etproof/core/xfail.h"
 

@@ -1,8 +1,12 @@
 // etproof/backend_table.cpp — data/backends.json, embedded at configure time (CMakeLists.txt).
 #include "etproof/core/backend_table.h"
 
+#include <algorithm>
+
 #include "etproof/core/error.h"
+#include "etproof/core/schema.h"
 #include "etproof/backend_table_data.h"  // generated: kBackendTableJson
+#include "core/common.h"
 #include "core/json_parse.h"
 
 namespace etproof {
@@ -44,6 +48,24 @@ std::vector<std::string> strs(const json& v, const std::string& origin, const st
 }
 
 BackendTable read_table(const json& doc, const std::string& origin) {
+  // The structure: schema/backends.schema.json (the export half validates against it too), every
+  // problem at once; the checks below are what a schema cannot state (a key listed twice).
+  if (auto problems = schema::validate(doc, schema::Document::kBackends); !problems.empty()) {
+    // Each problem inside a backend's entry also names the backend (its key, where readable).
+    std::vector<std::string> lines = schema::problem_lines(problems);
+    for (size_t i = 0; i < problems.size(); ++i) {
+      const std::string& p = problems[i].pointer;
+      if (p.rfind("/backends/", 0) != 0) continue;
+      const size_t end = p.find('/', 10);
+      const std::string index = p.substr(10, end == std::string::npos ? std::string::npos : end - 10);
+      if (index.empty() || !std::all_of(index.begin(), index.end(), ::isdigit)) continue;
+      const size_t n = std::stoul(index);
+      if (doc.is_object() && doc.contains("backends") && doc["backends"].is_array() && n < doc["backends"].size() &&
+          doc["backends"][n].is_object() && doc["backends"][n].contains("key") && doc["backends"][n]["key"].is_string())
+        lines[i] = "backend '" + doc["backends"][n]["key"].get<std::string>() + "': " + lines[i];
+    }
+    throw Error(ErrorKind::kManifestInvalid, origin + ": " + detail::join(lines, "; "), kRemedy);
+  }
   BackendTable t;
   const json& sv = field(doc, "schema_version", origin, "table");
   if (!sv.is_number_integer() || sv.get<int>() != 1)
@@ -79,6 +101,19 @@ BackendTable read_table(const json& doc, const std::string& origin) {
     if (up.contains("since")) e.upstream_since = str(up["since"], origin, w + ".upstream.since");
     if (up.contains("note")) e.upstream_note = str(up["note"], origin, w + ".upstream.note");
     e.notes = strs(field(b, "notes", origin, w), origin, w + ".notes");
+    for (const json& r : field(b, "recipes", origin, w)) {
+      RecipeEntry re;
+      re.recipe = r.at("recipe").get<std::string>();
+      re.precision = r.at("precision").get<std::string>();
+      re.quantized = r.at("quantized").get<bool>();
+      if (r.contains("precisions"))
+        re.precisions = r.at("precisions").get<std::vector<std::string>>();
+      else
+        re.precisions = {re.precision};
+      if (r.contains("compute_unit")) re.compute_unit = r.at("compute_unit").get<std::string>();
+      re.planned = r.value("planned", false);
+      e.recipes.push_back(std::move(re));
+    }
     t.backends.push_back(std::move(e));
   }
   const json& libs = field(doc, "kernel_libraries", origin, "table");
@@ -124,6 +159,13 @@ const BackendTable& backend_table() {
 const BackendEntry* find_backend_entry(const std::string& key) {
   for (const auto& e : backend_table().backends)
     if (e.key == key) return &e;
+  return nullptr;
+}
+
+const RecipeEntry* find_recipe_entry(const std::string& backend, const std::string& recipe) {
+  if (const BackendEntry* e = find_backend_entry(backend))
+    for (const RecipeEntry& r : e->recipes)
+      if (r.recipe == recipe) return &r;
   return nullptr;
 }
 

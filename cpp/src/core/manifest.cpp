@@ -1,9 +1,9 @@
 // etproof/manifest.cpp — reader of the bundle manifest, schema_version 1 and 2 (docs/manifest.md).
 //
-// Every field the contract defines is checked for presence (unless optional), type and value;
-// every problem found is reported at once, each with its field path ("inputs[0].dtype: …").
-// Keys this reader does not know are ignored: a writer adds an optional field without raising
-// schema_version only when an older reader would not misread the document by ignoring it.
+// The document is first validated against schema/manifest.schema.json (etproof/core/schema.h: the
+// file the export half validates against too), then read field by field with the checks a schema
+// cannot state; every problem found is reported at once, each with its field path
+// ("inputs[0].dtype: …"). Keys the schema does not define are refused (docs/manifest.md).
 #include "etproof/core/manifest.h"
 
 #include <algorithm>
@@ -17,6 +17,7 @@
 #include <system_error>
 
 #include "etproof/core/error.h"
+#include "etproof/core/schema.h"
 #include "core/common.h"
 #include "core/json_parse.h"
 #include "core/json_reader.h"
@@ -664,6 +665,11 @@ Manifest read_fields(const json& doc, const std::string& origin) {
     }
     m.schema_version = int(*v);
   }
+  // The structure (types, required and unknown keys, values): schema/manifest.schema.json, the file
+  // the export half validates against too; every problem at once. What follows reads the fields
+  // and checks what a schema cannot state (sorted lists, names that refer to other fields).
+  if (auto problems = schema::validate(doc, schema::Document::kManifest); !problems.empty())
+    throw fail(schema::problem_lines(problems), kRemedy);
   // Without a readable version (a problem already recorded), read it as schema 1.
   const bool several = m.schema_version >= 2;
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "etproof/core/error.h"
+#include "etproof/core/schema.h"
 #include "core/common.h"
 #include "core/json_parse.h"
 
@@ -70,6 +71,11 @@ constexpr const char* kRemedy = "fix it to follow docs/xfail.md (or remove it if
 
 // The records of a parsed xfail file; every problem named at once.
 std::vector<XfailRecord> read_records(const nlohmann::json& doc, const std::filesystem::path& file) {
+  // The structure: schema/xfail.schema.json (the export half validates against it too); what
+  // follows also checks what a schema cannot state (a record repeated, a date off the calendar,
+  // cases on an export record). Every problem of both at once, the schema's first; a problem
+  // below at a field the schema already named is the same one, said once.
+  const std::vector<schema::SchemaProblem> structure = schema::validate(doc, schema::Document::kXfail);
   std::vector<std::string> problems;
   std::vector<XfailRecord> records;
   if (!doc.is_object()) {
@@ -154,6 +160,17 @@ std::vector<XfailRecord> read_records(const nlohmann::json& doc, const std::file
         records.push_back(std::move(rec));
       }
     }
+  }
+  if (!structure.empty()) {
+    std::vector<std::string> all = schema::problem_lines(structure);
+    const bool whole = structure.front().pointer.empty();  // not even an object: nothing else to say
+    for (const std::string& p : problems) {
+      const std::string field = p.substr(0, p.find(": "));
+      if (!whole && std::none_of(structure.begin(), structure.end(),
+                                 [&](const schema::SchemaProblem& s) { return s.field() == field; }))
+        all.push_back(p);
+    }
+    problems = std::move(all);
   }
   if (!problems.empty())
     throw Error(ErrorKind::kXfailInvalid, file.string() + ": " + join(problems, "; "), kRemedy);

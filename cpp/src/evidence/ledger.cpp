@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "etproof/core/error.h"
+#include "etproof/core/schema.h"
 #include "core/common.h"
 #include "core/json_parse.h"
 
@@ -306,6 +307,9 @@ std::vector<json> read_ledger(const fs::path& file) {
     json r = detail::parse_json(line, {ErrorKind::kLedgerInvalid, file.string() + ":" + std::to_string(n), remedy});
     if (!r.is_object())
       throw Error(ErrorKind::kLedgerInvalid, where + "not a JSON object", remedy);
+    // The structure: schema/ledger-record.schema.json, every problem of the record at once.
+    if (auto problems = schema::validate(r, schema::Document::kLedgerRecord); !problems.empty())
+      throw Error(ErrorKind::kLedgerInvalid, where + join(schema::problem_lines(problems), "; "), remedy);
     std::vector<std::string> missing;
     for (const char* k : {"id", "time_utc", "half", "backend", "status"})
       if (!r.contains(k) || !r[k].is_string()) missing.push_back(k);

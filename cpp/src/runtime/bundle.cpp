@@ -268,7 +268,7 @@ using namespace bundle_detail;  // NOLINT: this file's own helpers (bundle_files
 
 // The manifest's backend, recipe and precision must be ones the backend table knows, and a quantized recipe
 // must carry its quantization record (a float one must not): an edited label would otherwise pick
-// another, looser bound. Recipe names starting with "fp" are the float recipes (data/backends.json).
+// another, looser bound. Whether a recipe is quantized is the table's `quantized` (data/backends.json).
 void check_against_backend_table(const Bundle& b) {
   const Manifest& m = b.manifest;
   const std::string where = b.manifest_path.string() + ": ";
@@ -281,17 +281,10 @@ void check_against_backend_table(const Bundle& b) {
                 kManifestEdited);
   }
   std::vector<std::string> recipes;
-  std::vector<std::string> precisions;  // the precisions the delegate may compute this recipe in
-  for (const auto& doc : backend_table().raw.at("backends"))
-    if (doc.value("key", "") == m.backend)
-      for (const auto& r : doc.value("recipes", nlohmann::json::array())) {
-        recipes.push_back(r.value("recipe", ""));
-        if (r.value("recipe", "") != m.recipe) continue;
-        if (r.contains("precisions"))
-          for (const auto& p : r.at("precisions")) precisions.push_back(p.get<std::string>());
-        else
-          precisions.push_back(r.value("precision", ""));
-      }
+  for (const RecipeEntry& r : entry->recipes) recipes.push_back(r.recipe);
+  const RecipeEntry* recipe = find_recipe_entry(m.backend, m.recipe);
+  // the precisions the delegate may compute this recipe in
+  const std::vector<std::string> precisions = recipe ? recipe->precisions : std::vector<std::string>{};
   if (std::find(recipes.begin(), recipes.end(), m.recipe) == recipes.end())
     throw Error(ErrorKind::kManifestInvalid,
                 where + "recipe: '" + m.recipe + "' is not a recipe of backend '" + m.backend + "' (its recipes: " +
@@ -305,7 +298,7 @@ void check_against_backend_table(const Bundle& b) {
                     "' computes recipe '" + m.recipe + "' in (data/backends.json: " +
                     join_or_none(precisions) + ")",
                 kManifestEdited);
-  const bool float_recipe = m.recipe.rfind("fp", 0) == 0;
+  const bool float_recipe = !recipe->quantized;  // the table's fact, as the export half reads it
   if (float_recipe == m.quantization.has_value())
     throw Error(ErrorKind::kManifestInvalid,
                 where + "recipe: '" + m.recipe + "' " +

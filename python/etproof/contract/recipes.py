@@ -36,6 +36,13 @@ def _recipes_from_table() -> dict[tuple[str, str], dict[str, Any]]:
         raise backends.BackendTableError(
             f"data/backends.json exports {sorted(pairs)}, etproof/contract/recipes.py implements "
             f"{sorted(QUANT_OF)}", "mark unimplemented recipes \"planned\": true in the table")
+    # Quantized or not is the table's fact (recipes[].quantized), read by both halves: a scheme
+    # here for a float recipe, or none for a quantized one, is a table that disagrees with etproof.
+    wrong = sorted(p for p, e in pairs.items() if e["quantized"] != (QUANT_OF[p] is not None))
+    if wrong:
+        raise backends.BackendTableError(
+            f"data/backends.json's 'quantized' disagrees with etproof/recipes.py for {wrong}",
+            "set quantized: true exactly for the recipes etproof quantizes (QUANT_OF)")
     return {(b, r): {"precision": e["precision"], "partitioner": table[b]["partitioner"],
                      "compute_unit": e.get("compute_unit"), "entry": e,
                      "quant": QUANT_OF[(b, r)]} for (b, r), e in sorted(pairs.items())}

@@ -20,7 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
+from etproof import schema
 from etproof.backends import REPO
+from etproof.errors import EtproofError
 from etproof.demo import efficientnet_lite0
 from etproof.demo.photos import golden_photos
 from etproof.contract.recipes import supported_pairs
@@ -77,6 +79,10 @@ def write_xfail(bundles: Path, sources: tuple[Path, ...] = (DEMO_XFAIL,)) -> lis
         merged = [r for src in sources for r in json.loads(src.read_bytes())["records"]]
         data = (json.dumps({"records": merged, "schema_version": 1}, sort_keys=True, indent=2,
                            ensure_ascii=False) + "\n").encode()
+    problems = schema.validate(json.loads(data), "xfail")
+    if problems:
+        raise EtproofError(f"{', '.join(str(s) for s in sources)}: {schema.problems_text(problems)}",
+                           "fix it to follow docs/xfail.md (schema/xfail.schema.json)")
     records = json.loads(data)["records"]
     bundles.mkdir(parents=True, exist_ok=True)
     target = bundles / "xfail.json"

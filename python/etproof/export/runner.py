@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from etproof import schema
 from etproof.export import cache
 from etproof.errors import (EtproofError, InvalidArgument, NothingToQuantize, error_detail,
                             summary_line)
@@ -54,8 +55,8 @@ def _same_entry(a: dict, b: dict) -> bool:
 
 
 def write_report(out: Path, results: list[dict], merge: bool = False) -> Path:
-    """Writes ``OUT/export-report.json`` = {"results": [...]} (canonical JSON; each entry's
-    fields: etproof.status).
+    """Writes ``OUT/export-report.json`` = {"results": [...]} (canonical JSON), each entry
+    following schema/export-report.schema.json (ValueError otherwise; the words: etproof.status).
 
     merge: keep entries already in the report; an entry for the same (model, backend, recipe) is
     replaced in place. A report holds one entry per (model, backend, recipe): several models may
@@ -70,6 +71,12 @@ def write_report(out: Path, results: list[dict], merge: bool = False) -> Path:
             merged = [r for r in old if isinstance(r, dict) and "backend" in r]
         except (OSError, ValueError, KeyError, TypeError):
             merged = []
+        # An entry an older etproof wrote that schema/export-report.schema.json refuses is dropped.
+        merged = [r for r in merged if not schema.validate({"results": [r]}, "export-report")]
+    problems = schema.validate({"results": results}, "export-report")
+    if problems:  # the writer's own entries: a bug here, never the user's
+        raise ValueError(f"export-report entries break schema/export-report.schema.json: "
+                         f"{schema.problems_text(problems)}")
     for r in results:
         for i, old in enumerate(merged):
             if _same_entry(old, r):

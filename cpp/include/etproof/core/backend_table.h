@@ -18,6 +18,18 @@
 
 namespace etproof {
 
+// One (backend, recipe) pair of the table (its recipes[]): the recipe facts both halves read, so
+// that "is this recipe quantized" and "what precision" have one answer (python/etproof/backends.py
+// reads the same entries).
+struct RecipeEntry {
+  std::string recipe;                        // "fp32", "int8-dynamic-per-channel"
+  std::string precision;                     // what the delegate computes the recipe in by default
+  std::vector<std::string> precisions;       // every precision it may compute it in ([precision] when unlisted)
+  bool quantized = false;                    // PT2E-quantized: its manifest records a quantization
+  std::optional<std::string> compute_unit;   // Core ML only
+  bool planned = false;                      // named in an issue, not exported yet
+};
+
 struct BackendEntry {
   std::string key;                       // export key, e.g. "xnnpack"
   std::string name;                      // human name, e.g. "XNNPACK"
@@ -34,6 +46,7 @@ struct BackendEntry {
   std::optional<std::string> upstream_since;
   std::optional<std::string> upstream_note;
   std::vector<std::string> notes;
+  std::vector<RecipeEntry> recipes;            // table order, planned ones included
 };
 
 // Which ExecuTorch kernel library registers an operator namespace (the table's kernel_libraries).
@@ -51,8 +64,9 @@ struct BackendTable {
   nlohmann::json raw;                 // the document as embedded
 };
 
-// The table embedded at build time. Throws Error{kManifestInvalid} naming the field if the
-// embedded document does not follow docs/backends.md (configure cannot check it).
+// The table embedded at build time. Throws Error{kManifestInvalid} naming every field that breaks
+// schema/backends.schema.json (or docs/backends.md's other rules) if the embedded document does
+// not follow it (configure cannot check it).
 const BackendTable& backend_table();
 
 // Parses a table document (the embedded one, or a file read by a test). Throws as above, also for
@@ -65,6 +79,9 @@ const char* embedded_backend_table_json();
 
 // The entry for an export key, or nullptr.
 const BackendEntry* find_backend_entry(const std::string& key);
+
+// The recipe entry of (backend key, recipe), or nullptr.
+const RecipeEntry* find_recipe_entry(const std::string& backend, const std::string& recipe);
 
 // Every entry that registers runtime id `id` (VulkanBackend: vulkan and webgpu), table order.
 std::vector<const BackendEntry*> entries_for_runtime_id(const std::string& id);

@@ -1,0 +1,169 @@
+"""The JSON Schema files in schema/ (one per document both halves read), and validating a document
+against one of them with every problem listed (docs/manifest.md, "The schema files").
+
+The same files are embedded in the runtime half (cpp/src/core/schema.cpp, valijson) and both halves
+word a problem the same way (``problem_message`` here, ``schema.cpp`` there), so a document gets
+the same answer in each: the same problems at the same JSON pointers, sorted by pointer.
+tests/schema/corpus holds the documents both test suites check this against.
+
+May import: etproof.errors and jsonschema only (etproof.backends reads the table through it, and a
+test keeps the table's import light).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+REPO = Path(__file__).resolve().parents[2]
+SCHEMA_DIR = Path(os.environ.get("ETPROOF_SCHEMA_DIR", REPO / "schema"))
+
+# Document name -> its schema file in schema/ (cpp/include/etproof/core/schema.h: Document).
+DOCUMENTS = {
+    "manifest": "manifest.schema.json",
+    "export-report": "export-report.schema.json",
+    "xfail": "xfail.schema.json",
+    "backends": "backends.schema.json",
+    "ledger-record": "ledger-record.schema.json",
+}
+
+
+@dataclass(frozen=True, order=True)
+class SchemaProblem:
+    """One problem: ``pointer`` (RFC 6901, "" for the document itself) and ``message``."""
+
+    pointer: str
+    message: str
+
+    @property
+    def field(self) -> str:
+        """The pointer as the readers' messages name a field: ``inputs[0].dtype``."""
+        return field_path(self.pointer)
+
+
+def field_path(pointer: str) -> str:
+    """``/inputs/0/dtype`` -> ``inputs[0].dtype`` (an all-digit token is an array index)."""
+    out = ""
+    for tok in pointer.split("/")[1:]:
+        tok = tok.replace("~1", "/").replace("~0", "~")
+        out += f"[{tok}]" if tok.isdigit() else (f".{tok}" if out else tok)
+    return out
+
+
+def pointer_of(path) -> str:
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
+
+
+def schema_path(document: str) -> Path:
+    return SCHEMA_DIR / DOCUMENTS[document]
+
+
+@functools.lru_cache(maxsize=None)
+def _validator(document: str) -> jsonschema.Draft7Validator:
+    schema = json.loads(schema_path(document).read_text(encoding="utf-8"))
+    # An integer is an integer in the text (1, never 1.0), as the runtime half reads it
+    # (valijson's strong types): the same answer in both halves.
+    types = jsonschema.Draft7Validator.TYPE_CHECKER.redefine(
+        "integer", lambda _checker, v: isinstance(v, int) and not isinstance(v, bool))
+    cls = jsonschema.validators.extend(jsonschema.Draft7Validator, type_checker=types)
+    return cls(schema)
+
+
+def _render(v: Any) -> str:
+    """A value in a message, as the runtime half renders it: a string in single quotes, anything
+    else as compact JSON."""
+    if isinstance(v, str):
+        return f"'{v}'"
+    return json.dumps(v, separators=(",", ":"), ensure_ascii=False)
+
+
+_TYPE_NAMES = {"integer": "an integer", "number": "a number", "string": "a string",
+               "object": "an object", "array": "an array", "boolean": "a boolean", "null": "null"}
+
+
+def _found(v: Any) -> str:
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, int):
+        return "an integer"
+    if isinstance(v, float):
+        return "a float"
+    return {str: "a string", list: "an array", dict: "an object",
+            type(None): "null"}.get(type(v), type(v).__name__)
+
+
+def _problems(error: jsonschema.ValidationError, document: str) -> list[SchemaProblem]:
+    at = pointer_of(error.absolute_path)
+    kw, value, inst, sch = error.validator, error.validator_value, error.instance, error.schema
+    if kw == "required":
+        return [SchemaProblem(at + pointer_of([k]), "missing")
+                for k in value if isinstance(inst, dict) and k not in inst]
+    if kw == "additionalProperties":
+        props = sch.get("properties", {})
+        patterns = sch.get("patternProperties", {})
+        out = []
+        for k in inst:
+            if k in props or any(re.search(p, k) for p in patterns):
+                continue
+            if patterns:
+                msg = f"{_render(k)} is not a valid name ({', '.join(patterns)})"
+            else:
+                msg = f"is not a field of schema/{DOCUMENTS[document]}"
+            out.append(SchemaProblem(at + pointer_of([k]), msg))
+        return out
+    return [SchemaProblem(at, problem_message(kw, value, inst, sch))]
+
+
+def problem_message(kw: str, value: Any, inst: Any, sch: dict) -> str:
+    """One failed keyword in words (cpp/src/core/schema.cpp words it the same way)."""
+    if kw == "type":
+        want = value if isinstance(value, list) else [value]
+        return f"expected {' or '.join(_TYPE_NAMES.get(t, t) for t in want)}, found {_found(inst)}"
+    if kw == "enum":
+        return f"unknown value {_render(inst)} (known: {', '.join(_render(v) for v in value)})"
+    if kw == "const":
+        return f"must be {_render(value)}, found {_render(inst)}"
+    if kw == "pattern":
+        return f"{_render(inst)} does not match {value}"
+    if kw == "minimum":
+        return f"{_render(inst)} is below the minimum {_render(value)}"
+    if kw == "maximum":
+        return f"{_render(inst)} is above the maximum {_render(value)}"
+    if kw == "exclusiveMinimum":
+        return f"{_render(inst)} must be greater than {_render(value)}"
+    if kw == "exclusiveMaximum":
+        return f"{_render(inst)} must be less than {_render(value)}"
+    if kw == "minItems":
+        return ("empty (at least one item)" if value == 1
+                else f"has {len(inst)} items, expected at least {value}")
+    if kw == "maxItems":
+        return f"has {len(inst)} items, expected at most {value}"
+    if kw == "minLength":
+        return "empty string" if value == 1 else f"is shorter than {value} characters"
+    if kw == "minProperties":
+        return f"has {len(inst)} fields, expected at least {value}"
+    if kw == "not":
+        why = value.get("description") if isinstance(value, dict) else None
+        return "is not allowed here" + (f" ({why})" if why else "")
+    return f"fails '{kw}'"
+
+
+def validate(doc: Any, document: str) -> list[SchemaProblem]:
+    """Every problem of ``doc`` against schema/DOCUMENTS[document], sorted by pointer; [] when it
+    follows the schema."""
+    out = set()
+    for e in _validator(document).iter_errors(doc):
+        out.update(_problems(e, document))
+    return sorted(out)
+
+
+def problems_text(problems: list[SchemaProblem]) -> str:
+    """``PATH: message; PATH: message`` (the runtime half's form)."""
+    return "; ".join(f"{p.field or '(document)'}: {p.message}" for p in problems)
