@@ -15,6 +15,7 @@
 #include "etproof/replay/replay.h"
 #include "etproof/render/parity.h"
 #include "etproof/core/status.h"
+#include "etproof/runtime/openvino.h"
 #include "etproof/runtime/targets.h"
 #include "test_support.h"
 

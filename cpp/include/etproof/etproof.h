@@ -18,11 +18,13 @@
 #include "etproof/core/xfail.h"
 
 // runtime (etproof::runtime)
+#include "etproof/runtime/backend_quirks.h"
 #include "etproof/runtime/bundle.h"
 #include "etproof/runtime/emulation.h"
 #include "etproof/runtime/export_half.h"
 #include "etproof/runtime/isolation.h"
 #include "etproof/runtime/kernels.h"
+#include "etproof/runtime/openvino.h"
 #include "etproof/runtime/registry.h"
 #include "etproof/runtime/run.h"
 #include "etproof/runtime/runtime_log.h"

@@ -23,6 +23,7 @@
 #include <valijson/validator.hpp>
 
 #include "etproof/schema_data.h"  // generated: the schema files' text
+#include "core/json_reader.h"  // type_name: a JSON value's kind in words, as the readers say it
 
 namespace etproof::schema {
 namespace {
@@ -83,20 +84,6 @@ std::string escape_token(const std::string& t) {
 // A value in a message, as the export half renders it: a string in single quotes, anything else
 // as compact JSON.
 std::string render(const json& v) { return v.is_string() ? "'" + v.get<std::string>() + "'" : v.dump(); }
-
-const char* found(const json& v) {
-  switch (v.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::object: return "an object";
-    case json::value_t::array: return "an array";
-    case json::value_t::string: return "a string";
-    case json::value_t::boolean: return "a boolean";
-    case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return "an integer";
-    case json::value_t::number_float: return "a float";
-    default: return "an unexpected value";
-  }
-}
 
 std::string type_words(const std::string& t) {
   static const std::map<std::string, std::string> names = {
@@ -332,7 +319,7 @@ std::vector<SchemaProblem> validate(const json& doc, Document which) {
         for (size_t i = 0; i < types.size(); ++i)
           want += (i ? " or " : "") + type_words(types[i].is_string() ? types[i].get<std::string>() : types[i].dump());
       }
-      out.push_back({at, "expected " + want + ", found " + found(*inst)});
+      out.push_back({at, "expected " + want + ", found " + detail::type_name(*inst)});
     } else if (starts_with(d, "Failed to match against any enum values")) {
       std::string known;
       if (const json* en = value_of("enum"); en && en->is_array())

@@ -57,7 +57,9 @@ std::optional<size_t> count_of(const json& j) {
 }
 
 std::string fmt(double v, int prec) { return detail::format_number(v, prec); }
-using detail::sqnr_text;
+// An SQNR on the page: three significant digits ("143", "21.7"; "inf" when identical), compact
+// for a table cell; the reports' one-decimal form is detail::sqnr_text.
+std::string sqnr_cell(double v) { return fmt(v, 3); }
 
 std::string date_of(const json& r) { return s(r, "time_utc").substr(0, 10); }
 
@@ -89,7 +91,7 @@ std::string numbers_text(const json& r) {
   if (auto c = count_of(n.value("cases", json()))) parts.push_back(plural(*c, "case"));
   if (auto v = read_json_number(n.value("max_abs_error", json()))) parts.push_back("max abs err " + fmt(*v, 3));
   if (auto v = read_json_number(n.value("cosine", json()))) parts.push_back("cosine " + detail::cosine_text(*v));
-  if (auto v = read_json_number(n.value("sqnr_db", json()))) parts.push_back("SQNR " + sqnr_text(*v) + " dB");
+  if (auto v = read_json_number(n.value("sqnr_db", json()))) parts.push_back("SQNR " + sqnr_cell(*v) + " dB");
   return detail::join(parts);
 }
 
@@ -280,7 +282,7 @@ Summary summarize(const std::vector<const Entry*>& entries, Notes& notes) {
     out.runtime_cell = "agreed: " + w;
     if (sqnr || cosine) {
       out.runtime_cell += "; worst";
-      if (sqnr) out.runtime_cell += " SQNR " + sqnr_text(*sqnr) + " dB";
+      if (sqnr) out.runtime_cell += " SQNR " + sqnr_cell(*sqnr) + " dB";
       if (cosine) out.runtime_cell += std::string(sqnr ? "," : "") + " cosine " + detail::cosine_text(*cosine);
     }
     out.runtime_cell += " (" + newest_date(run_ok) + ")" + stale_mark(run_ok);

@@ -11,7 +11,7 @@
 #include "etproof/core/error.h"
 #include "etproof/runtime/registry.h"
 #include "core/common.h"
-#include "runtime/openvino_c.h"
+#include "etproof/runtime/backend_quirks.h"
 
 namespace etproof {
 
@@ -19,13 +19,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kPi = 3.14159265358979323846;
-
-std::string precision_of_hint(const std::string& hint) {
-  if (hint == "f32") return "float32";
-  if (hint == "bf16") return "bfloat16";
-  if (hint == "f16") return "float16";
-  return hint;
-}
 
 bool has_reference(const Manifest& m, const std::string& name) {
   auto it = m.references.find(name);
@@ -88,44 +81,23 @@ HostTensor as_float64(const HostTensor& t) {
   return out;
 }
 
-std::optional<std::string> openvino_inference_precision(std::string& why_not) {
-  static detail::OpenvinoAnswer precision;
-  return precision.get([](detail::OpenvinoCore& ov, std::string& why) -> std::optional<std::string> {
-    // The C API (openvino/c/ov_core.h): ov_core_get_property, ov_free; status 0 is OK.
-    using Get = int (*)(const void*, const char*, const char*, char**);
-    using FreeStr = void (*)(const char*);
-    auto get = reinterpret_cast<Get>(ov.sym("ov_core_get_property"));
-    auto free_str = reinterpret_cast<FreeStr>(ov.sym("ov_free"));
-    if (!get || !free_str) {
-      why = ov.library + " lacks the OpenVINO C API (ov_core_get_property)";
-      return std::nullopt;
-    }
-    char* value = nullptr;
-    if (get(ov.core, "CPU", "INFERENCE_PRECISION_HINT", &value) != 0 || !value) {
-      why = "the CPU plugin did not answer INFERENCE_PRECISION_HINT";
-      return std::nullopt;
-    }
-    std::string answer(value);
-    free_str(value);
-    return answer;
-  }, why_not);
-}
-
 PrecisionHere precision_given(const Manifest& m, const std::optional<std::string>& hint) {
   PrecisionHere p{m.precision, ""};
-  if (m.backend != "openvino" || !hint) return p;
-  const std::string here = precision_of_hint(*hint);
+  const BackendQuirks* q = quirks_for_key(m.backend);
+  if (!q || !q->precision_of_hint || !hint) return p;
+  const std::string here = q->precision_of_hint(*hint);
   if (here == m.precision) return p;
-  p.reason = "OpenVINO's CPU plugin here compiles with INFERENCE_PRECISION_HINT " + *hint +
-             " (computes in " + here + "; exported where it was " + m.precision + ")";
+  p.reason = std::string(q->precision_hint_source) + " " + *hint + " (computes in " + here +
+             "; exported where it was " + m.precision + ")";
   p.precision = here;
   return p;
 }
 
 PrecisionHere precision_here(const Manifest& m) {
-  if (m.backend != "openvino") return {m.precision, ""};
+  const BackendQuirks* q = quirks_for_key(m.backend);
+  if (!q || !q->precision_hint) return {m.precision, ""};
   std::string why_not;
-  return precision_given(m, openvino_inference_precision(why_not));
+  return precision_given(m, q->precision_hint(why_not));
 }
 
 ReferenceError reference_error(const HostTensor& ref, const HostTensor& truth) {

@@ -20,6 +20,7 @@
 #include "etproof/core/error.h"
 #include "etproof/runtime/kernels.h"
 #include "etproof/runtime/registry.h"
+#include "etproof/runtime/backend_quirks.h"
 #include "etproof/runtime/targets.h"
 #include "etproof/runtime/runtime_log.h"
 #include "runtime/bundle_files.h"
@@ -273,38 +274,50 @@ std::unique_ptr<LoadedModel::Impl> LoadedModel::impl_for(const Manifest& m) {
 
 namespace {
 
-// The runtime requirements of the OpenVINO CPU blob in `program`, where it calls OpenvinoBackend.
-std::optional<std::string> program_requirements(const std::vector<uint8_t>& program,
-                                                const std::vector<std::string>& delegates) {
-  if (std::find(delegates.begin(), delegates.end(), "OpenvinoBackend") == delegates.end()) return std::nullopt;
-  return openvino_requirements_in(std::string_view(reinterpret_cast<const char*>(program.data()), program.size()));
+// The target a delegate the program calls recorded in its artifact (a backend module reads it:
+// etproof/runtime/backend_quirks.h), with that module; nullopt where none records one.
+struct ProgramTarget {
+  const BackendQuirks* quirks;
+  std::string requirements;
+};
+std::optional<ProgramTarget> program_requirements(const std::vector<uint8_t>& program,
+                                                  const std::vector<std::string>& delegates) {
+  for (const std::string& id : delegates)
+    if (const BackendQuirks* q = quirks_for_delegate(id); q && q->requirements_in)
+      if (auto r = q->requirements_in(std::string_view(reinterpret_cast<const char*>(program.data()), program.size())))
+        return ProgramTarget{q, *r};
+  return std::nullopt;
 }
 
-// A failed load that OpenVINO explains, or that the program's blob header explains, as a blob
-// compiled for another runtime configuration: OpenVINO's own words ("Cannot import compiled blob:
-// it was built for a different runtime configuration"), or its import failing ("failed to import
-// model") where the blob's requirements differ from this machine's.
-std::optional<Error> other_target_error(const Manifest& m, const std::optional<std::string>& blob,
+// A failed load that a target-bound delegate explains, or that its artifact's header explains, as
+// an artifact compiled for another target: the backend's own words (BackendQuirks::
+// says_other_target, e.g. OpenVINO's "Cannot import compiled blob: it was built for a different
+// runtime configuration"), or its import failing (import_failed_phrase) where the artifact's
+// requirements differ from this machine's.
+std::optional<Error> other_target_error(const Manifest& m, const BackendQuirks& q,
+                                        const std::optional<std::string>& blob,
                                         const std::vector<std::string>& said, const std::string& method,
                                         uint32_t code) {
-  std::string openvino_said, import_failed;
+  std::string backend_said, import_failed;
   for (const std::string& line : said) {
-    if (says_other_target(line)) openvino_said = line;
-    if (line.find("failed to import model") != std::string::npos) import_failed = line;
+    if (q.says_other_target && q.says_other_target(line)) backend_said = line;
+    if (!q.import_failed_phrase.empty() && line.find(q.import_failed_phrase) != std::string::npos)
+      import_failed = line;
   }
-  if (openvino_said.empty() && import_failed.empty()) return std::nullopt;
+  if (backend_said.empty() && import_failed.empty()) return std::nullopt;
   std::string why_not;
-  const std::optional<std::string> here = openvino_cpu_requirements(why_not);
+  const std::optional<std::string> here = q.requirements_here ? q.requirements_here(why_not) : std::nullopt;
   const bool header_differs = blob && here && *blob != *here;
-  if (openvino_said.empty() && !header_differs) return std::nullopt;
-  const Target target = m.target.value_or(Target{kOpenvinoCpuTarget, blob.value_or(""), "", ""});
+  if (backend_said.empty() && !header_differs) return std::nullopt;
+  const Target target = m.target.value_or(Target{std::string(q.target_kind), blob.value_or(""), "", ""});
   return Error(ErrorKind::kTargetMismatch,
-               "bundle '" + m.name + "': OpenVINO could not import its compiled blob while loading '" + method +
-                   "' (" + (openvino_said.empty() ? import_failed : openvino_said) + ")" +
+               "bundle '" + m.name + "': " + std::string(q.display) + " could not import its compiled blob while loading '" +
+                   method + "' (" + (backend_said.empty() ? import_failed : backend_said) + ")" +
                    (blob ? "; the program's blob was compiled for '" + *blob + "'" : std::string()) +
                    (m.target ? "; the manifest records '" + m.target->requirements + "'"
                              : std::string("; the manifest records no target")) +
-                   (here ? "; this machine's OpenVINO CPU plugin compiles for '" + *here + "'" : std::string()),
+                   (here ? "; this machine's " + std::string(q.target_runtime) + " compiles for '" + *here + "'"
+                         : std::string()),
                target_remedy(target), code);
 }
 
@@ -447,12 +460,20 @@ LoadedModel LoadedModel::load(const Bundle& bundle) {
   }
 
   // A target-bound artifact (an OpenVINO CPU blob) compiled for another machine: refused by name
-  // before its delegate is asked to load it (etproof/targets.h). What it was compiled for: the
-  // manifest's target, else (a bundle exported before the field) its program's blob header.
+  // before its delegate is asked to load it (etproof/runtime/targets.h). What it was compiled for:
+  // the manifest's target, else (a bundle exported before the field) its program's artifact header.
   std::optional<Target> target = m.target;
-  const std::optional<std::string> blob = impl->program ? program_requirements(*impl->program, impl->delegates)
-                                                        : std::nullopt;
-  if (!target && blob) target = Target{kOpenvinoCpuTarget, *blob, "", ""};
+  const std::optional<ProgramTarget> program_target =
+      impl->program ? program_requirements(*impl->program, impl->delegates) : std::nullopt;
+  const std::optional<std::string> blob =
+      program_target ? std::optional<std::string>(program_target->requirements) : std::nullopt;
+  if (!target && program_target) target = Target{std::string(program_target->quirks->target_kind), *blob, "", ""};
+  // The backend module that can explain a failed load as another target's.
+  const BackendQuirks* target_quirks = program_target ? program_target->quirks
+                                       : target       ? quirks_for_target(target->kind)
+                                                      : nullptr;
+  for (const std::string& id : impl->delegates)
+    if (const BackendQuirks* q = quirks_for_delegate(id); !target_quirks && q && q->says_other_target) target_quirks = q;
   if (target) {
     if (const TargetCheck t = check_target(*target); t.checked && !t.matches)
       throw Error(ErrorKind::kTargetMismatch,
@@ -560,9 +581,10 @@ LoadedModel LoadedModel::load(const Bundle& bundle) {
       said = capture.lines();
     }
     if (e != et::Error::Ok) {
-      // OpenVINO failed to import a blob compiled for another machine: a target mismatch, not an
+      // A delegate failed to import an artifact compiled for another machine: a target mismatch, not an
       // ExecuTorch version problem, whatever the manifest recorded.
-      if (auto other = other_target_error(m, blob, said, lm.name, uint32_t(e))) throw *other;
+      if (target_quirks)
+        if (auto other = other_target_error(m, *target_quirks, blob, said, lm.name, uint32_t(e))) throw *other;
       if (e == et::Error::OperatorMissing)
         if (const auto missing = missing_operators_in_log(said); !missing.empty())
           throw kernel_missing_error(m.name, missing, "named by ExecuTorch while loading '" + lm.name + "': " + et_error_text(e),

@@ -1,7 +1,7 @@
 // openvino_c.h — OpenVINO's C API as etproof asks it things (internal to cpp/src): the library
 // the OpenVINO delegate loads (OPENVINO_LIB_PATH, libopenvino_c), opened with dlopen, and an
-// ov_core on it. Callers: references.cpp (the CPU plugin's INFERENCE_PRECISION_HINT) and
-// targets.cpp (the runtime requirements it compiles for).
+// ov_core on it. Caller: backend_openvino.cpp (the CPU plugin's INFERENCE_PRECISION_HINT and
+// the runtime requirements it compiles for).
 #pragma once
 
 #include <functional>

@@ -18,6 +18,7 @@
 
 #include "etproof/core/backend_table.h"
 #include "etproof/build_config.h"  // generated: kOfferedComponents, kOpenvinoLib
+#include "etproof/runtime/backend_quirks.h"
 #include "etproof/runtime/runtime_log.h"
 #include "core/common.h"
 
@@ -45,14 +46,9 @@ Availability availability(const std::string& id, const et::BackendInterface* cls
     RuntimeLogCapture capture;
     a.available = cls->is_available();
     if (!a.available) a.detail = join(capture.lines(), "; ");
-    // OpenVINO's delegate is available only when it can dlopen OpenVINO's own runtime, which it
-    // finds through OPENVINO_LIB_PATH (prepare_backend_environment): say where it looked.
-    if (!a.available && id == "OpenvinoBackend") {
-      const char* lib = std::getenv("OPENVINO_LIB_PATH");
-      a.detail += std::string(a.detail.empty() ? "" : "; ") + "OpenVINO's runtime is loaded from OPENVINO_LIB_PATH (" +
-                  (lib && *lib ? std::string(lib) : std::string("unset")) +
-                  "): point it at libopenvino_c.so of the openvino package (pip install openvino)";
-    }
+    // A backend module says where the delegate looked for what it needs (backend_quirks.h).
+    if (const BackendQuirks* q = quirks_for_delegate(id); !a.available && q && q->unavailable_hint)
+      a.detail += std::string(a.detail.empty() ? "" : "; ") + q->unavailable_hint();
   }
   return cache.emplace(id, a).first->second;
 }
@@ -80,13 +76,11 @@ std::set<std::string> loaded_object_names() {
 
 const std::string& prepare_backend_environment() {
   static const std::string done = [] {
-    const char* cur = std::getenv("OPENVINO_LIB_PATH");
-    if (cur && *cur) return std::string();
-    std::error_code ec;
-    if (!*build::kOpenvinoLib || !std::filesystem::exists(build::kOpenvinoLib, ec)) return std::string();
-    setenv("OPENVINO_LIB_PATH", build::kOpenvinoLib, 0);
-    return std::string("OPENVINO_LIB_PATH was unset; etproof pointed it at ") +
-           build::kOpenvinoLib + " (the openvino package found at configure time)";
+    std::string said;
+    for (const BackendQuirks* q : all_backend_quirks())
+      if (q->prepare_environment)
+        if (std::string s = q->prepare_environment(); !s.empty()) said += (said.empty() ? "" : "; ") + s;
+    return said;
   }();
   return done;
 }

@@ -62,10 +62,6 @@ struct PrecisionHere {
 // answer — the manifest's precision stands). Pure: the tests drive it.
 [[nodiscard]] PrecisionHere precision_given(const Manifest& m,
                                             const std::optional<std::string>& openvino_hint);
-// This machine's OpenVINO CPU plugin's INFERENCE_PRECISION_HINT ("f32", "bf16", …), asked once
-// per process; nullopt (with `why_not`) when the runtime cannot be loaded or asked.
-[[nodiscard]] std::optional<std::string> openvino_inference_precision(std::string& why_not);
-
 // A reference computation's distance from float64 truth, on one output (float64 arithmetic).
 struct ReferenceError {
   double max_abs_error = 0;  // max |ref − truth|, in the output's units
