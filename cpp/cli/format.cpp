@@ -23,8 +23,9 @@ bool has(const std::vector<Format>& formats, Format f) {
 std::string format_help(const std::vector<Format>& formats) {
   std::string names;
   for (size_t i = 0; i < formats.size(); ++i)
-    names += (i == 0 ? "" : i + 1 == formats.size() ? " or " : ", ") + to_string(formats[i]);
-  return "output format: " + names + " (default text); " +
+    names += (i == 0 ? "" : i + 1 == formats.size() ? " or " : ", ") + to_string(formats[i]) +
+             (formats[i] == Format::kText ? " (default)" : "");
+  return "output format: " + names + "; " +
          (has(formats, Format::kMarkdown) ? "--json and --markdown are short for --format json and --format markdown"
                                           : "--json is short for --format json");
 }
@@ -48,7 +49,7 @@ void add_format_option(CLI::App* sub, FormatOption& f, const std::vector<Format>
                        const std::string& json_help) {
   std::vector<std::string> names;
   for (Format g : formats) names.push_back(to_string(g));
-  sub->add_option("--format", f.name, format_help(formats))->check(CLI::IsMember(names));
+  sub->add_option("--format", f.name, format_help(formats))->type_name("FORMAT")->check(CLI::IsMember(names));
   auto* json = sub->add_flag("--json", f.json, json_help);
   if (has(formats, Format::kMarkdown)) json->excludes(sub->add_flag("--markdown", f.markdown, "Markdown output"));
   sub->final_callback([&f, formats] { resolve(f, formats); });
