@@ -37,9 +37,18 @@ Subcommand register_classify(CLI::App& app);
 
 // The table, in the order `etproof --help` lists them.
 inline const std::vector<RegisterFn> kSubcommands = {
-    register_backends, register_export,    register_inspect,            register_gen,
-    register_run,      register_parity,    register_attribute,          register_matrix,
-    register_coverage, register_measure_tolerances, register_bench,     register_classify,
+    register_backends,
+    register_export,
+    register_inspect,
+    register_gen,
+    register_run,
+    register_parity,
+    register_attribute,
+    register_matrix,
+    register_coverage,
+    register_measure_tolerances,
+    register_bench,
+    register_classify,
 };
 
 // `etproof export ARGS…`: the export half's own command line, handed over whole (cmd_export.cpp).
