@@ -111,11 +111,7 @@ bool record_matrix(const etproof::Matrix& m, const LedgerOption& ledger, bool be
 }
 
 void write_reports(etproof::Matrix& m, const MatrixOptions& o, const MatrixRun& run) {
-  if (!o.junit.empty()) {
-    std::ofstream out(o.junit);
-    out << etproof::to_junit(m);
-    if (!out) throw Error(ErrorKind::kIo, "cannot write " + o.junit, "pass a writable --junit FILE");
-  }
+  if (!o.junit.empty()) write_junit(o.junit, etproof::to_junit(m));
   if (!o.html.empty()) {
     // Which layer drifted, where a column's bundle has a tapped twin (etproof/attribute.h).
     etproof::AttributeOptions attribution;

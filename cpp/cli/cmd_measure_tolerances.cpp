@@ -2,7 +2,6 @@
 // DIR…: worst error per (recipe, precision) in the gate's scale-free terms, and whether the table
 // covers it by the margin. Exit 0: it does; 1: it does not (re-measure the table), or nothing was
 // measured; 2: an error.
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -47,11 +46,7 @@ int run_measure_tolerances(const MeasureTolerancesOptions& o) {
   if (dirs.empty()) dirs = default_dirs();
   const etproof::ToleranceReport r =
       etproof::measure_tolerances(dirs, {o.margin, o.caller, o.jobs, o.own_reference});
-  if (!o.junit.empty()) {
-    std::ofstream out(o.junit);
-    out << etproof::to_junit(r);
-    if (!out) throw Error(ErrorKind::kIo, "cannot write " + o.junit, "pass a writable --junit FILE");
-  }
+  if (!o.junit.empty()) write_junit(o.junit, etproof::to_junit(r));
   if (o.format.format == Format::kJson)
     std::cout << json_text(etproof::to_json(r)) << "\n";
   else if (o.format.format == Format::kMarkdown)

@@ -2,6 +2,7 @@
 #include "common.h"
 
 #include <algorithm>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -39,6 +40,12 @@ fs::path default_bundles_dir() {
     throw Error(ErrorKind::kIo, "cannot find this executable's directory: " + ec.message(),
                 "pass the bundle directory explicitly");
   return exe.parent_path() / "demo" / "bundles";
+}
+
+void write_junit(const std::string& file, const std::string& xml) {
+  std::ofstream out(file);
+  out << xml;
+  if (!out) throw Error(ErrorKind::kIo, "cannot write " + file, "pass a writable --junit FILE");
 }
 
 // ---- evidence ledger (etproof/ledger.h) --------------------------------------------------------

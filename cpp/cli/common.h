@@ -38,6 +38,9 @@ std::string json_text(const nlohmann::json& doc);
 // <directory of this executable>/demo/bundles.
 fs::path default_bundles_dir();
 
+// --junit FILE (matrix, measure-tolerances): `xml` written there; Error{kIo} when it cannot be.
+void write_junit(const std::string& file, const std::string& xml);
+
 // ---- evidence (backends, matrix, parity, bench): where this run's records are appended ----------
 struct LedgerOption {
   std::string file;  // --ledger FILE
