@@ -128,6 +128,27 @@ TEST(Cli, UsageErrorsExitTwo) {
   EXPECT_EQ(etproof_cli("--help").rc, 0);
 }
 
+// --format NAME is every report command's one format option; --json and --markdown remain its
+// aliases (the same bytes). Two different formats, or one the command does not render, are usage
+// errors (exit 2).
+TEST(Cli, FormatOptionAndItsAliasesPrintTheSameReport) {
+  const fs::path b = test_bundles() / "tiny-portable-fp32";
+  ETPROOF_REQUIRE_BUNDLE(b);
+  const std::string bundle = quote(b.string());
+  const Result json = etproof_cli("inspect " + bundle + " --json");
+  ASSERT_EQ(json.rc, 0) << json.err;
+  EXPECT_EQ(etproof_cli("inspect " + bundle + " --format json").out, json.out);
+  EXPECT_EQ(etproof_cli("inspect " + bundle + " --format text").out, etproof_cli("inspect " + bundle).out);
+  const Result parity = etproof_cli("parity " + bundle + " --no-ledger --json");
+  EXPECT_EQ(etproof_cli("parity " + bundle + " --no-ledger --format json").out, parity.out);
+  const std::string dir = quote(b.parent_path().string());
+  EXPECT_EQ(etproof_cli("inspect " + bundle + " --format markdown").rc, 2);  // inspect renders no Markdown
+  EXPECT_EQ(etproof_cli("inspect " + bundle + " --format xml").rc, 2);
+  EXPECT_EQ(etproof_cli("matrix " + dir + " --json --markdown").rc, 2);
+  EXPECT_EQ(etproof_cli("matrix " + dir + " --format json --markdown").rc, 2);
+  EXPECT_EQ(etproof_cli("measure-tolerances " + dir + " --format text --json").rc, 2);
+}
+
 TEST(Cli, ParityPassesOnTinyBundles) {
   for (const char* name : {"tiny-portable-fp32", "tiny-xnnpack-fp32"}) {
     const fs::path b = test_bundles() / name;

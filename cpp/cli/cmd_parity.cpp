@@ -1,0 +1,136 @@
+// etproof parity — the gate on one bundle: every golden case replayed and judged against its bound
+// (exit 0 pass, 1 drift, 2 an error).
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common.h"
+#include "etproof/core/manifest.h"
+#include "etproof/render/parity.h"
+#include "etproof/replay/matrix.h"
+#include "etproof/replay/replay.h"
+#include "etproof/runtime/bundle.h"
+#include "format.h"
+#include "subcommands.h"
+
+namespace etproof_cli {
+namespace {
+
+struct ParityOptions {
+  std::string bundle;
+  FormatOption format;
+  bool verbose = false;
+  std::vector<std::string> methods;
+  etproof::BoundOverride caller;
+  std::vector<std::string> budget;
+  LedgerOption ledger;
+  bool allow_edited_goldens = false;
+  bool isolate = false;
+  WorkerLimits workers;
+  std::string emulate;
+};
+
+// The bound's source and citations (parity --verbose), as an indented paragraph placed after the
+// report's bound line (the line and its continuations); the report is unchanged without it.
+std::string with_bound_source(const std::string& text, const etproof::Bound& bound) {
+  const size_t at = text.find("\nbound: ");
+  if (at == std::string::npos || bound.source.empty()) return text;
+  size_t end = text.find('\n', at + 1);
+  while (end != std::string::npos && text.compare(end + 1, 4, "    ") == 0) end = text.find('\n', end + 1);
+  if (end == std::string::npos) return text;
+  return text.substr(0, end + 1) + etproof::fit_text("  source: " + bound.source + "\n") + text.substr(end + 1);
+}
+
+// A --method the bundle does not list is a usage error, refused up front (exit 2, no evidence)
+// from the manifest alone; a manifest that cannot be read is left to the replay to report.
+void check_methods(const std::string& path, const std::vector<std::string>& methods) {
+  if (methods.empty()) return;
+  std::optional<etproof::Manifest> m;
+  try {
+    m = etproof::open_bundle(path, etproof::OpenOptions{.verify_artifact = false}).manifest;
+  } catch (const Error&) {
+  }
+  if (m)
+    if (auto e = etproof::unknown_methods_error(*m, methods)) throw *e;
+}
+
+void print_parity(const ParityOptions& o, const etproof::ParityReport& r, const std::optional<nlohmann::json>& machine) {
+  if (o.format.format == Format::kJson) {
+    nlohmann::json doc = etproof::to_json(r);  // the bound's source always
+    doc["machine"] = machine ? *machine : nlohmann::json(nullptr);
+    std::cout << json_text(doc) << "\n";
+    return;
+  }
+  if (machine)
+    std::cout << "on " << o.emulate << ", emulated (" << machine->value("emulator", std::string()) << ", "
+              << machine->value("cpu", std::string()) << "): evidence about the program, not a device\n";
+  std::cout << (o.verbose ? with_bound_source(etproof::to_text(r), r.bound) : etproof::to_text(r));
+}
+
+int run_parity(const ParityOptions& o) {
+  etproof::check_bound_override(o.caller);
+  etproof::ReplayOptions options;
+  options.budget = parse_budget(o.budget);
+  options.isolation = o.workers.resolve(o.isolate);
+  check_methods(o.bundle, o.methods);
+  options.caller = o.caller;
+  options.methods = o.methods;
+  options.allow_edited_goldens = o.allow_edited_goldens;
+  // --emulate ARCH/CPU: one emulated machine (etproof/emulation.h), found and asked what it is
+  // before anything runs; the program runs in its worker, and the record carries that machine.
+  const std::optional<nlohmann::json> machine = use_emulated_machine("parity", o.emulate, options.isolation);
+  LedgerOption ledger = o.ledger;
+  if (o.allow_edited_goldens && !ledger.off) {
+    // Numbers against goldens that may not be the export's are no evidence about the bundle.
+    std::cerr << "ledger: nothing recorded (--allow-edited-goldens: a run against edited goldens is "
+                 "not evidence)\n";
+    ledger.off = true;
+  }
+  const etproof::ParityReport r = etproof::replay(o.bundle, options);
+  // What stopped it, if anything: the bundle could not be run or a case measured, or no bound is
+  // known. A bundle that could not be judged is evidence too (not-linked, load-failed, …); a
+  // caller's incomplete bound is a usage error, not evidence.
+  const Error* error = r.first_error();
+  if (!error && r.bound_error) error = &*r.bound_error;
+  const bool recorded = (error && error->kind() == ErrorKind::kInvalidArgument) ||
+                        record_evidence(ledger, "parity", [&](const etproof::RecordContext& ctx) {
+                          etproof::RecordContext on = ctx;
+                          if (machine) on.machine = *machine;
+                          return etproof::records_from_parity(on, r);
+                        });
+  if (error) throw *error;
+  print_parity(o, r, machine);
+  if (!recorded) return kExitError;
+  return r.passed ? 0 : 1;
+}
+
+}  // namespace
+
+Subcommand register_parity(CLI::App& app) {
+  auto o = std::make_shared<ParityOptions>();
+  auto* sub = app.add_subcommand("parity", "the gate on one bundle (exit 0 pass, 1 drift)");
+  sub->add_option("BUNDLE", o->bundle, "bundle directory or manifest")->required();
+  add_format_option(sub, o->format, {Format::kText, Format::kJson},
+                    "JSON output (the bound's source and citations always)");
+  sub->add_flag("--verbose,-v", o->verbose,
+                "also print the bound's source: the measurements and citations its numbers come from");
+  add_method_option(sub, o->methods, "replay the golden cases of");
+  add_bound_options(sub, o->caller, "");
+  add_budget_option(sub, o->budget);
+  add_ledger_options(sub, o->ledger);
+  sub->add_flag("--allow-edited-goldens", o->allow_edited_goldens,
+                "replay cases whose golden files no longer match the manifest's SHA-256 (their numbers "
+                "are shown, the case is drifted whatever they are; nothing is recorded)");
+  sub->add_flag("--isolate", o->isolate,
+                "run the program in a worker process: a crash inside ExecuTorch becomes a crashed "
+                "case instead of ending etproof");
+  add_worker_limits(sub, o->workers);
+  sub->add_option("--emulate", o->emulate,
+                  "run the program on one emulated CPU instead (ARCH/CPU, e.g. arm64/neoverse-n1: the worker "
+                  "./setup.sh cross-built for aarch64, under qemu-aarch64); the report and the record say so");
+  return {sub, [o] { return run_parity(*o); }};
+}
+
+}  // namespace etproof_cli
