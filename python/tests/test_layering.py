@@ -37,12 +37,17 @@ LAYERS = {
 }
 # Modules outside their folder's layer: the package's entry point belongs to the command line.
 PLACED = {"etproof.__main__": "cli"}
+# Subpackages inside a ranked one: they take its rank (layer_of reads the first part). Each is a
+# leaf of its layer: it imports itself and lower ranks only, never the rest of its own layer
+# (the export modules call the backends' quirks, not the other way round).
+NESTED = {"export/quirks"}
 
 EXPORTER = ("etproof.export.pipeline", "etproof.contract.recipes", "etproof.contract.arguments",
             "etproof.contract.program", "etproof.export.quantize", "etproof.export.lower",
             "etproof.export.delegation", "etproof.export.bundle", "etproof.export.toolchain",
             "etproof.export.references", "etproof.export.taps", "etproof.export.taps_quantized",
-            "etproof.export.twin", "etproof.export.targets")
+            "etproof.export.twin", "etproof.export.targets", "etproof.export.quirks",
+            "etproof.export.quirks.openvino")
 
 
 def layer_of(mod: str) -> str:
@@ -162,7 +167,7 @@ def _import_graph() -> dict[str, set[str]]:
             for n in names:  # `from etproof import lower` imports etproof.lower
                 if f"{target}.{n}" in mods:
                     graph[mod].add(f"{target}.{n}")
-            if target in mods and target != "etproof":
+            if target in mods and target not in ("etproof", mod):  # a package its own submodules
                 graph[mod].add(target)
     return graph
 
@@ -237,7 +242,24 @@ def _upward_imports(mod: str, tree: ast.Module) -> list[str]:
 def test_every_subpackage_has_a_rank():
     subpackages = {p.parent.name for p in PKG.glob("*/__init__.py")}
     assert subpackages == set(LAYERS) - {""}, subpackages ^ (set(LAYERS) - {""})
-    assert not list(PKG.glob("*/*/__init__.py")), "one level of subpackages: give it a rank"
+    nested = {p.parent.relative_to(PKG).as_posix() for p in PKG.glob("*/*/__init__.py")}
+    assert nested == NESTED, f"a nested subpackage takes its parent's rank: list it in NESTED ({nested})"
+    assert not list(PKG.glob("*/*/*/__init__.py")), "at most two levels of subpackages"
+
+
+def test_a_nested_subpackage_imports_only_itself_and_lower_ranks():
+    found = []
+    for folder in NESTED:
+        own = "etproof." + folder.replace("/", ".")
+        layer = folder.split("/")[0]
+        for mod, tree in _sources().items():
+            if mod != own and not mod.startswith(own + "."):
+                continue
+            for node, target, names in _etproof_imports(mod, tree):
+                for t in [f"{target}.{n}" for n in names if f"{target}.{n}" in _sources()] or [target]:
+                    if layer_of(t) == layer and t != own and not t.startswith(own + "."):
+                        found.append(f"{mod}:{node.lineno} imports {t}")
+    assert found == [], found
 
 
 def test_no_module_imports_upward():

@@ -10,7 +10,8 @@ import struct
 import pytest
 
 from etproof.manifest import read_manifest
-from etproof.export.targets import openvino_requirements, requirement_fields, target_record
+from etproof.export.quirks.openvino import openvino_requirements, requirement_fields
+from etproof.export.targets import target_record
 
 
 def _blob(text: str) -> bytes:

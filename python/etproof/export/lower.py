@@ -6,7 +6,8 @@ refuse a backend before anything is imported, the precision the delegate will co
 the check that the written program runs once in ExecuTorch's Python runtime.
 
 May import: the table (etproof.backends), the supported pairs (etproof.contract.recipes), etproof.export.delegation,
-toolchain facts and errors; ExecuTorch and the backends' packages only inside functions (they are
+the backends' quirks (etproof.export.quirks: how a backend's partitioner is configured and what it
+computes in), toolchain facts and errors; ExecuTorch and the backends' packages only inside functions (they are
 heavy, and some are absent on a given machine).
 """
 
@@ -15,12 +16,8 @@ from __future__ import annotations
 import importlib
 import logging
 import os
-from typing import Any
 
 from etproof.backends import (
-    COREML_COMPUTE_UNITS,
-    COREML_PRECISIONS,
-    OPENVINO_DEVICE,
     kernel_libraries,
     load_table,
     missing_prerequisite,
@@ -29,16 +26,13 @@ from etproof.backends import (
 from etproof.export.delegation import Rejections
 from etproof.errors import STAGE_REMEDY, ExportError, InvalidArgument, first_line
 from etproof.contract.recipes import RECIPES
+from etproof.export.quirks import quirks_for
 from etproof.export.toolchain import version
 
 # Test hook: "BACKEND/RECIPE[,...]" in this variable makes those pairs fail at stage "lower" (after
 # quantization, before anything is written), so tests can show one failing column never stops
 # the others. Never set it outside tests.
 TEST_FAIL_ENV = "ETPROOF_TEST_FAIL_LOWER"
-
-# OpenVINO's INFERENCE_PRECISION_HINT type names -> the manifest's precision names.
-_OV_TYPES = {"f32": "float32", "bf16": "bfloat16", "f16": "float16"}
-
 
 def check_export_needs(backend: str) -> None:
     """Refuses (InvalidArgument, stage "export": an export-refused column) a backend whose Python
@@ -69,50 +63,20 @@ def make_partitioner(key: str, recipe: dict | None = None):
     """The backend's partitioner, configured for one of its table recipes (or the smallest
     configuration, minimum_partitioner, where ``recipe`` is None); None for the portable backend.
 
-    Core ML: compile specs from CoreMLBackend.generate_compile_specs with the recipe's
-    compute_unit, precision and minimum_deployment_target.
+    The backend's quirks configure it (etproof.export.quirks: Core ML's compile specs from the
+    recipe's compute_unit, precision and minimum_deployment_target).
     """
     cls = partitioner_class(key)
     if cls is None:
         return None
-    if key == "coreml" and recipe is not None:
-        import coremltools as ct
-        from executorch.backends.apple.coreml.compiler import CoreMLBackend
-
-        kwargs = {"compute_precision": getattr(ct.precision,
-                                               COREML_PRECISIONS[recipe["precision"]])}
-        if recipe.get("compute_unit"):
-            kwargs["compute_unit"] = getattr(ct.ComputeUnit,
-                                             COREML_COMPUTE_UNITS[recipe["compute_unit"]])
-        if recipe.get("minimum_deployment_target"):
-            kwargs["minimum_deployment_target"] = getattr(ct.target,
-                                                          recipe["minimum_deployment_target"])
-        return cls(compile_specs=CoreMLBackend.generate_compile_specs(**kwargs))
-    return minimum_partitioner(key, cls)
+    return quirks_for(key).partitioner(cls, recipe)
 
 
 def minimum_partitioner(key: str, cls):
     """An instance of backend ``key``'s partitioner class with the smallest configuration it
-    accepts (OpenVINO: device OPENVINO_DEVICE; Arm: TOSA-1.0+FP, ethos-u55-128, VGF defaults)."""
-    if key == "openvino":
-        from executorch.exir.backend.compile_spec_schema import CompileSpec
-
-        return cls([CompileSpec("device", OPENVINO_DEVICE.encode())])
-    if key == "arm-tosa":
-        from executorch.backends.arm.tosa.compile_spec import TosaCompileSpec
-
-        return cls(TosaCompileSpec("TOSA-1.0+FP"))
-    if key == "arm-ethos-u":
-        from executorch.backends.arm.ethosu import EthosUCompileSpec
-
-        return cls(EthosUCompileSpec("ethos-u55-128"))
-    if key == "arm-vgf":
-        from executorch.backends.arm.vgf import VgfCompileSpec
-
-        return cls(VgfCompileSpec())
-    if key in ("metal", "cuda"):
-        return cls([])
-    return cls()
+    accepts, from the backend's quirks (OpenVINO: device OPENVINO_DEVICE; Arm: TOSA-1.0+FP,
+    ethos-u55-128, VGF defaults; Metal, CUDA: no compile specs; otherwise ``cls()``)."""
+    return quirks_for(key).minimum_partitioner(cls)
 
 
 def tag_external_weights(ep, tag: str, example_inputs: tuple, dynamic_shapes):
@@ -168,16 +132,7 @@ def _lower(ep, backend: str, recipe: str, facts: dict):
     if facts["partitioner"] is None:
         return to_edge_transform_and_lower(ep, partitioner=[]), None, rejections
     part = make_partitioner(backend, facts["entry"])
-    kwargs: dict[str, Any] = {}
-    config = None
-    if backend == "xnnpack":
-        from executorch.backends.xnnpack.utils.configs import (
-            get_xnnpack_edge_compile_config,
-            get_xnnpack_executorch_backend_config,
-        )
-
-        kwargs["compile_config"] = get_xnnpack_edge_compile_config()
-        config = get_xnnpack_executorch_backend_config()
+    kwargs, config = quirks_for(backend).lowering_config()  # XNNPACK: its compile configs
     with rejections:
         edge = to_edge_transform_and_lower(ep, partitioner=[part], **kwargs)
     return edge, config, rejections
@@ -186,18 +141,14 @@ def _lower(ep, backend: str, recipe: str, facts: dict):
 def effective_precision(backend: str, recipe: str) -> str:
     """The precision the delegate will compute in for (backend, recipe) when lowered here.
 
-    The table's precision, except OpenVINO: its CPU plugin compiles with the device's default
-    INFERENCE_PRECISION_HINT (bf16 on CPUs with native bf16, e.g. AVX512_BF16 or AMX) and
-    ExecuTorch's OpenVINO compile specs cannot override it (their values reach openvino_compile
-    as strings; its "config" must be a dict). So the manifest records what the plugin reports.
+    The table's precision, unless the backend's quirks say otherwise (OpenVINO: its CPU plugin
+    compiles with the device's default INFERENCE_PRECISION_HINT (bf16 on CPUs with native bf16,
+    e.g. AVX512_BF16 or AMX) and ExecuTorch's OpenVINO compile specs cannot override it (their
+    values reach openvino_compile as strings; its "config" must be a dict). So the manifest
+    records what the plugin reports; etproof.export.quirks.openvino).
     """
     facts = RECIPES[(backend, recipe)]
-    if backend != "openvino":
-        return facts["precision"]
-    import openvino as ov
-
-    hint = ov.Core().get_property(OPENVINO_DEVICE, "INFERENCE_PRECISION_HINT").get_type_name()
-    return _OV_TYPES.get(hint, hint)
+    return quirks_for(backend).effective_precision(facts["precision"], recipe)
 
 
 def kernel_library_for(op: str) -> str:

@@ -19,7 +19,8 @@ golden):
 float64 or bfloat16 kernel, a model that fixes a dtype inside forward, anything) is recorded as
 ``{"captured": false, "reason": ...}`` in the manifest and never fails the export.
 
-May import: errors (first_line); torch only inside functions.
+May import: errors (first_line), the manifest (shape_fits), the backends' quirks
+(etproof.export.quirks: references a backend adds); torch only inside functions.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import copy
 from dataclasses import dataclass, field
 
 from etproof.errors import first_line
+from etproof.export.quirks import quirks_for
 from etproof.manifest import shape_fits
 
 FLOAT64 = "float64"
@@ -63,7 +65,8 @@ def reference_names(backend: str, recipe: str, precision: str, quantized: bool) 
     - ``float16`` / ``bfloat16`` when ``precision`` (the manifest's) is that precision: a
       reduced-precision delegate (Core ML fp16, OpenVINO on a CPU with bf16 units) is judged
       against the model computed in that precision;
-    - ``bfloat16`` also for every OpenVINO bundle of recipe ``fp32``, whatever the precision
+    - then what the backend's quirks add (etproof.export.quirks, ``extra_references``):
+      ``bfloat16`` for every OpenVINO bundle of recipe ``fp32``, whatever the precision
       recorded at export: OpenVINO's CPU plugin computes fp32 programs in bfloat16 on CPUs with
       AVX512_BF16 or AMX (etproof.export.lower.effective_precision), which the runtime half detects on the
       machine it runs on, which need not be the machine that exported.
@@ -73,8 +76,7 @@ def reference_names(backend: str, recipe: str, precision: str, quantized: bool) 
         names.append(recipe)
     if precision in HALF_PRECISIONS:
         names.append(precision)
-    if backend == "openvino" and recipe == "fp32" and "bfloat16" not in names:
-        names.append("bfloat16")
+    names += [n for n in quirks_for(backend).extra_references(recipe, names) if n not in names]
     return names
 
 

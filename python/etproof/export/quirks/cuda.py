@@ -1,0 +1,16 @@
+"""CUDA's quirks: its partitioner takes a list of compile specs (the smallest: none).
+
+May import: the quirks' base.
+"""
+
+from __future__ import annotations
+
+from etproof.export.quirks.base import BackendQuirks
+
+
+class CUDAQuirks(BackendQuirks):
+    def minimum_partitioner(self, cls):
+        return cls([])
+
+
+QUIRKS = CUDAQuirks("cuda")
