@@ -122,7 +122,7 @@ def test_semantic_problems_are_listed_together():
 
 def test_the_backend_table_is_quantized_where_the_recipes_quantize():
     """Recipe facts have one home: the table's ``quantized`` says what etproof.recipes computes."""
-    from etproof import recipes
+    from etproof.contract import recipes
 
     for (b, r), e in recipes.RECIPES.items():
         assert e["entry"]["quantized"] == (e["quant"] is not None), (b, r)

@@ -97,6 +97,7 @@ VALID = {
         "sqnr_inf": ledger_where(lambda r: isinstance(r.get("numbers", {}).get("sqnr_db"), str)),
         "bench": ledger_where(lambda r: r["kind"] == "bench"),
         "emulated_machine": ledger_where(lambda r: r["machine"].get("emulated")),
+        "named_machine": edit(ledger_where(lambda r: r["kind"] == "matrix"), ("/machine/name", "ci-runner-1")),
     },
     "export-report": {"three_outcomes": REPORT, "empty": {"results": []}},
 }
