@@ -164,6 +164,23 @@ def validate(doc: Any, document: str) -> list[SchemaProblem]:
     return sorted(out)
 
 
+@functools.lru_cache(maxsize=None)
+def _part_validator(document: str, definition: str) -> jsonschema.Draft7Validator:
+    whole = _validator(document)
+    part = {"allOf": [{"$ref": f"#/definitions/{definition}"}],
+            "definitions": whole.schema["definitions"]}
+    return type(whole)(part)
+
+
+def validate_part(value: Any, document: str, definition: str, at: str = "") -> list[SchemaProblem]:
+    """Every problem of ``value`` against ``definition`` of schema/DOCUMENTS[document] (a part of
+    a document, before the whole is built), each pointer under ``at``; sorted."""
+    out = set()
+    for e in _part_validator(document, definition).iter_errors(value):
+        out.update(SchemaProblem(at + p.pointer, p.message) for p in _problems(e, document))
+    return sorted(out)
+
+
 def problems_text(problems: list[SchemaProblem]) -> str:
     """``PATH: message; PATH: message`` (the runtime half's form)."""
     return "; ".join(f"{p.field or '(document)'}: {p.message}" for p in problems)

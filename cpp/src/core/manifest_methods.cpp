@@ -1,6 +1,7 @@
 // etproof/manifest_methods.cpp — a manifest's methods (schema_version 2, docs/manifest.md):
 // finding one by name, which ones a --method selection picks, and how a case is named
-// (METHOD/CASE). Declared in etproof/manifest.h; the reading itself is manifest.cpp's.
+// (METHOD/CASE). Declared in etproof/manifest.h; the reading itself is manifest.cpp's (with
+// manifest_tensors.cpp and manifest_references.cpp).
 #include <algorithm>
 #include <optional>
 #include <string>
