@@ -36,12 +36,13 @@ struct Entry {
   const char* text;
 };
 
-constexpr std::array<Entry, 5> kEntries{{
+constexpr std::array<Entry, 6> kEntries{{
     {Document::kManifest, "manifest", build::kSchemaManifest},
     {Document::kExportReport, "export-report", build::kSchemaExportReport},
     {Document::kXfail, "xfail", build::kSchemaXfail},
     {Document::kBackends, "backends", build::kSchemaBackends},
     {Document::kLedgerRecord, "ledger-record", build::kSchemaLedgerRecord},
+    {Document::kBounds, "bounds", build::kSchemaBounds},
 }};
 
 const Entry& entry(Document d) {

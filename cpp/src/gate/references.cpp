@@ -35,7 +35,7 @@ std::string why_missing(const Manifest& m, const std::string& name) {
 std::string no_reference_row(bool float_recipe, const std::string& precision) {
   return float_recipe ? "the bound table has no " + precision + " row against the reference"
                       : "XNNPACK's int8 kernels are not within a few steps of this recipe's PT2E "
-                        "emulation (measured: cpp/src/gate/bounds.cpp), so it is judged against the "
+                        "emulation (measured: data/bounds.json), so it is judged against the "
                         "golden; the emulation gives the recipe's cost";
 }
 

@@ -74,7 +74,7 @@ JudgePlan choose_bound(ParityReport& r, const Manifest& m, const ReplayOptions& 
     r.bound_error = e;
     r.no_bound = "ran, but no bound is known for recipe " + m.recipe + " / precision " +
                  plan.precision + "; pass one (--atol/--rtol/--min-cosine/--min-sqnr) or measure "
-                 "it into the table in cpp/src/gate/bounds.cpp: " + error_line(e);
+                 "it into the bound table, data/bounds.json: " + error_line(e);
     // Measured against a bound no output can exceed: the numbers, not a verdict.
     r.bound = Bound{};
     r.bound.atol = std::numeric_limits<double>::infinity();
