@@ -1,4 +1,5 @@
-// etproof/render_matrix.cpp — the matrix as text (etproof/render/matrix.h).
+// etproof/render_matrix.cpp — the matrix as text (etproof/render/matrix.h), and the matrix's table of
+// formats (matrix_renderers: text here; Markdown, JSON, HTML and JUnit each in a file of its own).
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
@@ -6,6 +7,8 @@
 #include <set>
 #include <sstream>
 
+#include "etproof/render/formats.h"
+#include "etproof/render/junit.h"
 #include "etproof/render/matrix.h"
 #include "etproof/replay/matrix.h"
 #include "render/render_matrix.h"
@@ -344,6 +347,21 @@ void write_xfail(std::ostringstream& os, const Matrix& m) {
   }
 }
 
+// ---- the table of formats -----------------------------------------------------------------------------
+
+// `etproof matrix`'s text: the directories it read, then to_text.
+std::string text_report(const Matrix& m) { return fit_text("matrix: " + join(m.dirs) + "\n") + "\n" + to_text(m); }
+std::string json_text_report(const Matrix& m) { return json_report(to_json(m)); }
+
+constexpr Renderer<Matrix> kMatrixRenderers[] = {
+    {"text", text_report,
+     "the case × column grid (one model), else a table per model; the not-run lines, the summary, the verdict"},
+    {"json", json_text_report, "every column, cell, not-run line and the coverage, for tools"},
+    {"markdown", to_markdown, "a case × column grid per model, the columns and the not-run lines"},
+    {"junit", to_junit, "JUnit XML: a testsuite per column, a testcase per cell (as --junit FILE writes)"},
+    {"html", to_html, "one self-contained HTML page (as --html FILE writes)"},
+};
+
 }  // namespace
 
 std::string to_text(const Matrix& m) {
@@ -362,5 +380,7 @@ std::string to_text(const Matrix& m) {
   write_text_tail(os, m);
   return fit_text(os.str());
 }
+
+Renderers<Matrix> matrix_renderers() { return kMatrixRenderers; }
 
 }  // namespace etproof

@@ -1,8 +1,10 @@
-// etproof/render_parity.cpp — a replay's report as text and JSON (etproof/replay.h).
+// etproof/render_parity.cpp — a replay's report as text and JSON (etproof/replay.h), and what
+// `etproof parity` prints (etproof/render/parity.h: parity_renderers).
 #include <algorithm>
 #include <limits>
 #include <sstream>
 
+#include "etproof/render/formats.h"
 #include "etproof/render/parity.h"
 #include "etproof/replay/matrix.h"  // fit_text: the reports' width
 #include "etproof/replay/replay.h"
@@ -179,7 +181,8 @@ void write_case(std::ostringstream& os, const ParityReport& r, const CaseReport&
     os << "  [" << to_string(c.status) << "] " << c.detail;
   os << "\n";
   // A drift no output's numbers explain (an edited golden, the recipe's top-1 budget): say why.
-  const bool outputs_pass = std::all_of(c.outputs.begin(), c.outputs.end(), [](const TensorReport& t) { return t.passed; });
+  const bool outputs_pass =
+      std::all_of(c.outputs.begin(), c.outputs.end(), [](const TensorReport& t) { return t.passed; });
   if (c.status == Status::kDrifted && !c.outputs.empty() && outputs_pass && !c.detail.empty())
     os << "  why: " << c.detail << "\n";
   for (const TensorReport& t : c.outputs) write_output(os, r, t);
@@ -304,5 +307,42 @@ nlohmann::json to_json(const ParityReport& r) {
   }
   return doc;
 }
+
+namespace {
+
+// The bound's source and citations (parity --verbose), as an indented paragraph placed after the
+// report's bound line (the line and its continuations); the report is unchanged without it.
+std::string with_bound_source(const std::string& text, const Bound& bound) {
+  const size_t at = text.find("\nbound: ");
+  if (at == std::string::npos || bound.source.empty()) return text;
+  size_t end = text.find('\n', at + 1);
+  while (end != std::string::npos && text.compare(end + 1, 4, "    ") == 0) end = text.find('\n', end + 1);
+  if (end == std::string::npos) return text;
+  return text.substr(0, end + 1) + fit_text("  source: " + bound.source + "\n") + text.substr(end + 1);
+}
+
+std::string text_printout(const ParityPrintout& p) {
+  std::string out;
+  if (p.machine)
+    out = "on " + p.emulated_as + ", emulated (" + p.machine->value("emulator", std::string()) + ", " +
+          p.machine->value("cpu", std::string()) + "): evidence about the program, not a device\n";
+  const std::string text = to_text(p.report);
+  return out + (p.verbose ? with_bound_source(text, p.report.bound) : text);
+}
+
+std::string json_printout(const ParityPrintout& p) {
+  nlohmann::json doc = to_json(p.report);  // the bound's source always
+  doc["machine"] = p.machine ? *p.machine : nlohmann::json(nullptr);
+  return json_report(doc);
+}
+
+constexpr Renderer<ParityPrintout> kParityRenderers[] = {
+    {"text", text_printout, "each case and output against the bound, then the result"},
+    {"json", json_printout, "the report with every number, the bound's source and citations"},
+};
+
+}  // namespace
+
+Renderers<ParityPrintout> parity_renderers() { return kParityRenderers; }
 
 }  // namespace etproof

@@ -1,10 +1,12 @@
 // etproof/render_tolerances.cpp — measure-tolerances' report as text, Markdown and JSON
-// (etproof/tolerances.h).
+// (etproof/tolerances.h), and its table of formats (JUnit: render_junit.cpp).
 #include <cmath>
 #include <iomanip>
 #include <set>
 #include <sstream>
 
+#include "etproof/render/formats.h"
+#include "etproof/render/junit.h"
 #include "etproof/render/tolerances.h"
 #include "etproof/replay/tolerances.h"
 #include "render/render_tolerances.h"
@@ -215,5 +217,20 @@ nlohmann::json to_json(const ToleranceReport& r) {
           {"skipped", skipped},
           {"exit_code", r.exit_code()}};
 }
+
+namespace {
+
+std::string json_text_report(const ToleranceReport& r) { return json_report(to_json(r)); }
+
+constexpr Renderer<ToleranceReport> kToleranceRenderers[] = {
+    {"text", to_text, "per (recipe, precision, against): covered or not, the worst observed; then each output"},
+    {"json", json_text_report, "every group and output with its numbers, for tools"},
+    {"markdown", to_markdown, "the groups and the outputs as two tables"},
+    {"junit", to_junit, "JUnit XML: a testsuite per group, a testcase per output (as --junit FILE writes)"},
+};
+
+}  // namespace
+
+Renderers<ToleranceReport> tolerance_renderers() { return kToleranceRenderers; }
 
 }  // namespace etproof

@@ -1,4 +1,4 @@
-// etproof/render/matrix.h — the matrix as text, JSON, Markdown and HTML.
+// etproof/render/matrix.h — the matrix as text, JSON, Markdown and HTML, and its table of formats.
 // The render layer: formats only; the report itself and how it is made: etproof/replay/matrix.h.
 #pragma once
 
@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "etproof/render/formats.h"
 #include "etproof/replay/matrix.h"
 
 namespace etproof {
@@ -42,5 +43,9 @@ namespace etproof {
 // Writes to_html(m) to `file` atomically (a temporary file beside it, then rename; its parent
 // directory is created). An unwritable path is Error{kIo} naming `file`, with nothing written.
 void write_html(const Matrix& m, const std::filesystem::path& file);
+
+// `etproof matrix --format NAME`: text (the directories read, then to_text), json (to_json, printed),
+// markdown, junit (to_junit, etproof/render/junit.h) and html (to_html; m.attributions as filled).
+[[nodiscard]] Renderers<Matrix> matrix_renderers();
 
 }  // namespace etproof
