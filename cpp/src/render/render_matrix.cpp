@@ -360,6 +360,7 @@ constexpr Renderer<Matrix> kMatrixRenderers[] = {
     {"markdown", to_markdown, "a case × column grid per model, the columns and the not-run lines"},
     {"junit", to_junit, "JUnit XML: a testsuite per column, a testcase per cell (as --junit FILE writes)"},
     {"html", to_html, "one self-contained HTML page (as --html FILE writes)"},
+    {"csv", to_csv, "one row per cell: model, case, column, status and the numbers --json gives it"},
 };
 
 }  // namespace
