@@ -118,9 +118,11 @@ void check_point(JsonReader& r, const TapPoint& p, const std::string& path, cons
   if (p.eligible_index) {
     const size_t lo = t.range ? t.range->first : 0, hi = t.range ? t.range->second : t.eligible - 1;
     if (*p.eligible_index < lo || *p.eligible_index > hi)
-      r.problem(path + ".eligible_index", std::to_string(*p.eligible_index) + " is outside the eligible nodes tapped (" +
-                                              std::to_string(lo) + ".." + std::to_string(hi) + ")");
-    else if (!t.points.empty() && t.points.back().eligible_index && *p.eligible_index <= *t.points.back().eligible_index)
+      r.problem(path + ".eligible_index", std::to_string(*p.eligible_index) +
+                                              " is outside the eligible nodes tapped (" + std::to_string(lo) +
+                                              ".." + std::to_string(hi) + ")");
+    else if (!t.points.empty() && t.points.back().eligible_index &&
+             *p.eligible_index <= *t.points.back().eligible_index)
       r.problem(path + ".eligible_index", std::to_string(*p.eligible_index) + " does not follow " +
                                               std::to_string(*t.points.back().eligible_index));
   }
@@ -175,8 +177,8 @@ TapsRecord read_taps(const Manifest& twin) {
     read_points(r, *taps, twin, t);
   }
   if (!r.problems.empty())
-    throw Error(ErrorKind::kManifestInvalid, origin + ": the tapped twin's taps record: " + detail::join(r.problems, "; "),
-                kReexportTaps);
+    throw Error(ErrorKind::kManifestInvalid,
+                origin + ": the tapped twin's taps record: " + detail::join(r.problems, "; "), kReexportTaps);
   return t;
 }
 
@@ -323,7 +325,8 @@ Bundle open_twin(const Bundle& shipped, const fs::path& dir) {
   if (!fs::is_directory(fs::symlink_status(dir, ec)))
     throw Error(ErrorKind::kInvalidArgument,
                 "bundle '" + shipped.manifest.name + "' has no tapped twin: " + dir.string() + ": " +
-                    (fs::is_symlink(fs::symlink_status(dir, ec)) ? "is a symbolic link" : detail::not_a_directory_text(dir)),
+                    (fs::is_symlink(fs::symlink_status(dir, ec)) ? "is a symbolic link"
+                                                                 : detail::not_a_directory_text(dir)),
                 kReexportTaps);
   return open_bundle(dir, OpenOptions{.verify_artifact = false});
 }
@@ -338,8 +341,8 @@ void check_twin_of(const Bundle& shipped, const Bundle& twin, const TapsRecord& 
                 kReexportTaps);
   if (twin.manifest.backend != shipped.manifest.backend || twin.manifest.recipe != shipped.manifest.recipe)
     throw Error(ErrorKind::kArtifactMismatch,
-                dir.string() + " is a " + twin.manifest.backend + "/" + twin.manifest.recipe + " program, the bundle a " +
-                    shipped.manifest.backend + "/" + shipped.manifest.recipe + " one",
+                dir.string() + " is a " + twin.manifest.backend + "/" + twin.manifest.recipe +
+                    " program, the bundle a " + shipped.manifest.backend + "/" + shipped.manifest.recipe + " one",
                 kReexportTaps);
 }
 
@@ -423,8 +426,8 @@ void fill_rows(Attribution& a, const CaseReport& chosen, const Selection& sel, c
     const auto it = std::find_if(chosen.outputs.begin(), chosen.outputs.end(),
                                  [&](const TensorReport& t) { return t.output == p.output; });
     if (it == chosen.outputs.end())  // read_taps checked the manifest lists it; the replay gates every output
-      throw Error(ErrorKind::kManifestInvalid, dir.string() + ": tap " + p.output + " was not measured in case " + a.case_id,
-                  kReexportTaps);
+      throw Error(ErrorKind::kManifestInvalid,
+                  dir.string() + ": tap " + p.output + " was not measured in case " + a.case_id, kReexportTaps);
     LayerRow row{p, *it, 0, std::nullopt, 0};
     for (const RecipeCost& k : chosen.costs)
       if (k.output == p.output) row.cost = k;
@@ -452,7 +455,8 @@ Attribution attribute(const fs::path& bundle, const AttributeOptions& options) {
   if (const Error* e = a.twin_report.first_error()) throw *e;
   for (const CaseReport& c : a.twin_report.cases) a.cases.push_back(c.case_id);
   if (a.twin_report.cases.empty())
-    throw Error(ErrorKind::kManifestInvalid, dir.string() + ": the twin has no golden case to attribute", kReexportTaps);
+    throw Error(ErrorKind::kManifestInvalid, dir.string() + ": the twin has no golden case to attribute",
+                kReexportTaps);
 
   const Selection sel = select_taps(a, twin.manifest, dir, options.output);
   a.output = options.output;
