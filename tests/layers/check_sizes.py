@@ -77,6 +77,15 @@ def under(path: str, roots: tuple[str, ...]) -> bool:
     return any(path == r or path.startswith(r + "/") for r in roots)
 
 
+def literal_end(text: str, i: int) -> int:
+    """Just past the string or character literal opened by the quote at i (its escapes skipped);
+    an unterminated one ends at the end of its line."""
+    j = i + 1
+    while j < len(text) and text[j] != text[i] and text[j] != "\n":
+        j += 2 if text[j] == "\\" else 1
+    return j + 1
+
+
 def blank_cpp(text: str) -> str:
     """The source with comments, string and character literals and preprocessor lines replaced
     by spaces (newlines kept, so offsets and line numbers stay)."""
@@ -124,10 +133,7 @@ def blank_cpp(text: str) -> str:
                 end = text.find(")" + m.group(1) + '"', i) if m else -1
                 j = n if end < 0 else end + len(m.group(1)) + 2
             else:
-                j = i + 1
-                while j < n and text[j] != '"' and text[j] != "\n":
-                    j += 2 if text[j] == "\\" else 1
-                j += 1
+                j = literal_end(text, i)
             blank(i + 1, j - 1)
             i = j
         elif c == "'":
@@ -138,10 +144,7 @@ def blank_cpp(text: str) -> str:
             if k + 1 < i and text[k + 1].isdigit():
                 i += 1
                 continue
-            j = i + 1
-            while j < n and text[j] != "'" and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            j += 1
+            j = literal_end(text, i)
             blank(i + 1, j - 1)
             i = j
         else:
