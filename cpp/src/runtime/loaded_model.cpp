@@ -286,26 +286,18 @@ std::map<std::string, HostTensor> LoadedModel::run(const std::map<std::string, H
   return run(impl_->methods.front().name, inputs);
 }
 
-std::map<std::string, HostTensor> LoadedModel::run(const std::string& method,
-                                                   const std::map<std::string, HostTensor>& inputs) {
-  require_loaded(impl_.get());
-  Impl& s = *impl_;
-  const auto found = std::find_if(s.methods.begin(), s.methods.end(),
-                                  [&](const LoadedMethod& lm) { return lm.name == method; });
-  if (found == s.methods.end()) {
-    std::vector<std::string> names;
-    for (const LoadedMethod& lm : s.methods) names.push_back("'" + lm.name + "'");
-    throw Error(ErrorKind::kInvalidArgument,
-                "bundle '" + s.bundle + "' has no method '" + method + "' (its methods: " + join(names) + ")",
-                "run one of the methods its manifest lists (etproof inspect BUNDLE shows them)");
-  }
-  if (s.worker) return s.worker->run(method, inputs);  // the worker checks the inputs, as below
-  const LoadedMethod& lm = *found;
+namespace {
+
+// Every problem of `inputs` against `lm`'s manifest specs: an unknown or missing input, a dtype or
+// shape the manifest does not give, a size outside the program's dynamic bounds or what ExecuTorch
+// carries, a byte count its shape and dtype do not need.
+std::vector<Problem> input_problems(const LoadedMethod& lm, bool several,
+                                    const std::map<std::string, HostTensor>& inputs) {
   std::vector<Problem> problems;
   for (const auto& [name, _] : inputs)
     if (!find_spec(lm.inputs, name))
       problems.push_back({ErrorKind::kInvalidArgument,
-                          "unknown input '" + name + "' (the " + (s.several ? "method's" : "program's") +
+                          "unknown input '" + name + "' (the " + (several ? "method's" : "program's") +
                               " inputs: " + join(spec_names(lm.inputs), ", ") + ")"});
   for (size_t i = 0; i < lm.inputs.size(); ++i) {
     const TensorSpec& spec = lm.inputs[i];
@@ -332,13 +324,13 @@ std::map<std::string, HostTensor> LoadedModel::run(const std::string& method,
                           "input '" + spec.name + "': holds " + std::to_string(t.data.size()) + " bytes, its shape and dtype need " +
                               std::to_string(t.numel() * dtype_size(t.dtype))});
   }
-  if (!problems.empty()) {
-    std::vector<std::string> texts;
-    for (const auto& p : problems) texts.push_back(p.text);
-    throw Error(problems.front().kind, s.where(lm) + ": " + join(texts, "; "), remedy_for(problems.front().kind));
-  }
+  return problems;
+}
 
-  std::vector<::executorch::extension::TensorPtr> tensors;
+// The inputs as ExecuTorch values, in the method's order (inputs already checked); `tensors` owns
+// what the values point at and must outlive the call.
+std::vector<et::EValue> input_values(const LoadedMethod& lm, const std::map<std::string, HostTensor>& inputs,
+                                     std::vector<::executorch::extension::TensorPtr>& tensors) {
   std::vector<et::EValue> values;
   tensors.reserve(lm.inputs.size());
   values.reserve(lm.inputs.size());
@@ -354,8 +346,53 @@ std::map<std::string, HostTensor> LoadedModel::run(const std::string& method,
                                                                      to_scalar_type(t.dtype)));
     values.emplace_back(*tensors.back());
   }
+  return values;
+}
 
-  auto result = s.module->execute(lm.name, values);
+// One output value as a host tensor named `where`; Error{kRunFailed, kDtypeMismatch,
+// kShapeMismatch} when it is not the tensor the manifest describes.
+HostTensor output_tensor(const et::EValue& v, const TensorSpec& spec, const std::string& where) {
+  constexpr const char* kReexport = "re-export the bundle; its manifest does not describe its program";
+  if (!v.isTensor()) throw Error(ErrorKind::kRunFailed, where + ": not a tensor", kReexport);
+  HostTensor h = to_host(v.toTensor(), where);
+  if (h.dtype != spec.dtype)
+    throw Error(ErrorKind::kDtypeMismatch,
+                where + ": dtype " + std::string(to_string(h.dtype)) + " produced, the manifest says " +
+                    std::string(to_string(spec.dtype)),
+                kReexport);
+  if (!shape_matches(h.shape, spec.shape))
+    throw Error(ErrorKind::kShapeMismatch,
+                where + ": shape " + shape_to_string(h.shape) + " produced, the manifest says " + shape_to_string(spec.shape),
+                kReexport);
+  return h;
+}
+
+}  // namespace
+
+std::map<std::string, HostTensor> LoadedModel::run(const std::string& method,
+                                                   const std::map<std::string, HostTensor>& inputs) {
+  require_loaded(impl_.get());
+  Impl& s = *impl_;
+  const auto found = std::find_if(s.methods.begin(), s.methods.end(),
+                                  [&](const LoadedMethod& lm) { return lm.name == method; });
+  if (found == s.methods.end()) {
+    std::vector<std::string> names;
+    for (const LoadedMethod& lm : s.methods) names.push_back("'" + lm.name + "'");
+    throw Error(ErrorKind::kInvalidArgument,
+                "bundle '" + s.bundle + "' has no method '" + method + "' (its methods: " + join(names) + ")",
+                "run one of the methods its manifest lists (etproof inspect BUNDLE shows them)");
+  }
+  if (s.worker) return s.worker->run(method, inputs);  // the worker checks the inputs, as below
+  const LoadedMethod& lm = *found;
+  const std::vector<Problem> problems = input_problems(lm, s.several, inputs);
+  if (!problems.empty()) {
+    std::vector<std::string> texts;
+    for (const auto& p : problems) texts.push_back(p.text);
+    throw Error(problems.front().kind, s.where(lm) + ": " + join(texts, "; "), remedy_for(problems.front().kind));
+  }
+
+  std::vector<::executorch::extension::TensorPtr> tensors;
+  auto result = s.module->execute(lm.name, input_values(lm, inputs, tensors));
   if (!result.ok())
     throw Error(ErrorKind::kRunFailed,
                 "ExecuTorch failed running '" + lm.name + "' of bundle '" + s.bundle + "': " + et_error_text(result.error()),
@@ -369,21 +406,7 @@ std::map<std::string, HostTensor> LoadedModel::run(const std::string& method,
   std::map<std::string, HostTensor> out;
   for (size_t i = 0; i < lm.outputs.size(); ++i) {
     const TensorSpec& spec = lm.outputs[i];
-    const et::EValue& v = (*result)[i];
-    const std::string where = s.where(lm) + " output '" + spec.name + "'";
-    if (!v.isTensor())
-      throw Error(ErrorKind::kRunFailed, where + ": not a tensor", "re-export the bundle; its manifest does not describe its program");
-    HostTensor h = to_host(v.toTensor(), where);
-    if (h.dtype != spec.dtype)
-      throw Error(ErrorKind::kDtypeMismatch,
-                  where + ": dtype " + std::string(to_string(h.dtype)) + " produced, the manifest says " +
-                      std::string(to_string(spec.dtype)),
-                  "re-export the bundle; its manifest does not describe its program");
-    if (!shape_matches(h.shape, spec.shape))
-      throw Error(ErrorKind::kShapeMismatch,
-                  where + ": shape " + shape_to_string(h.shape) + " produced, the manifest says " + shape_to_string(spec.shape),
-                  "re-export the bundle; its manifest does not describe its program");
-    out.emplace(spec.name, std::move(h));
+    out.emplace(spec.name, output_tensor((*result)[i], spec, s.where(lm) + " output '" + spec.name + "'"));
   }
   return out;
 }
