@@ -1,7 +1,7 @@
-// The generated C++ API's parts that need no generated code (integration): ModelHandle's hash check
-// on real bundles, and what `etproof gen` writes for a real bundle (codegen.h). etproof::Tensor's
-// run-time checks and the names are unit/typed_test.cpp's. The generated code itself is built and run against the
-// installed package by tests/gen (CTest gen.*).
+// The generated C++ API's parts that need no generated code (integration): ModelHandle's hash
+// check on real bundles, and `etproof gen` writing only what changed (codegen.h). etproof::Tensor's
+// run-time checks and awkward names are unit/typed_test.cpp's. The generated code itself is built
+// and run against the installed package by tests/gen (CTest gen.*).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -45,32 +45,6 @@ TEST(ModelHandle, OpensTheBundleItWasGeneratedFromAndNoOther) {
     EXPECT_NE(e.cause().find(sha), std::string::npos) << e.cause();
     EXPECT_NE(e.remedy().find("etproof gen"), std::string::npos) << e.remedy();
   }
-}
-
-// A manifest with names C++ cannot take as they are.
-Bundle awkward_bundle(const std::function<void(nlohmann::json&)>& edit = {}) {
-  std::ifstream in(fixture("manifest_v1.json"));
-  nlohmann::json doc = nlohmann::json::parse(in);
-  doc["model"] = "3d-net";
-  doc["inputs"][0]["name"] = "input.image";
-  doc["preprocessing"]["input"] = "input.image";
-  for (auto& g : doc["goldens"]) {
-    auto files = g["inputs"];
-    g["inputs"] = {{"input.image", files.begin().value()}};
-  }
-  doc["outputs"][0]["name"] = "class";
-  doc["labels"]["output"] = "class";
-  for (auto& g : doc["goldens"]) {
-    auto files = g["outputs"];
-    g["outputs"] = {{"class", files.begin().value()}};
-    g.erase("references");
-  }
-  doc.erase("references");
-  doc["labels"]["names"][0] = "quote \" and \\ back?slash, caf\xc3\xa9\n";
-  if (edit) edit(doc);
-  Bundle b;
-  b.manifest = parse_manifest(doc, "awkward");
-  return b;
 }
 
 TEST(Codegen, WritesOnlyWhatChangedAndNothingHalf) {

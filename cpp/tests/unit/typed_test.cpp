@@ -1,8 +1,8 @@
 // The generated C++ API's parts that need no generated code (unit): etproof::Tensor's run-time
-// checks (typed.h) and how `etproof gen` turns awkward names into identifiers (codegen.h).
-// ModelHandle's hash check on real bundles and what `etproof gen` writes are
-// integration/typed_test.cpp's. The generated code itself is built and run against the
-// installed package by tests/gen (CTest gen.*).
+// checks (typed.h) and how `etproof gen` writes manifests with awkward names (codegen.h).
+// ModelHandle's hash check on real bundles and writing only what changed are
+// integration/typed_test.cpp's. The generated code itself is built and run against the installed
+// package by tests/gen (CTest gen.*).
 #include <gtest/gtest.h>
 
 #include <fstream>
