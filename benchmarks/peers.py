@@ -66,7 +66,7 @@ def time_calls(fn, warmup: int, calls: int) -> float:
     return statistics.median(samples)
 
 
-def main() -> int:
+def parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bundles", type=Path, default=ROOT / "build" / "demo" / "bundles")
     ap.add_argument("--model", default="efficientnet_lite0")
@@ -75,7 +75,92 @@ def main() -> int:
     ap.add_argument("--calls", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--skip-portable", action="store_true", help="leave out the portable column (about 1.5 s a call)")
-    args = ap.parse_args()
+    return ap.parse_args()
+
+
+def onnx_session(model, xt, name: str, x: np.ndarray, args: argparse.Namespace):
+    """ONNX Runtime's CPU session of `model` (exported with torch.onnx.export, on args.threads
+    threads), and its max|diff|/max|ref| against torch eager on x: the same numbers, or the
+    comparison is of two different models."""
+    import onnxruntime as ort
+    import torch
+
+    tmp = Path(tempfile.mkdtemp(prefix="etproof-peers-"))
+    onnx_path = tmp / f"{args.model}.onnx"
+    with torch.inference_mode():
+        torch.onnx.export(model, (xt,), str(onnx_path), input_names=[name], output_names=["logits"], dynamo=True)
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = args.threads
+    so.inter_op_num_threads = 1
+    sess = ort.InferenceSession(str(onnx_path), so, providers=["CPUExecutionProvider"])
+    with torch.inference_mode():
+        want = model(xt).numpy()
+    got = sess.run(None, {name: x})[0]
+    return sess, float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
+
+
+def etproof_columns(etproof: Path, args: argparse.Namespace) -> list[Path]:
+    """The model's bundles `etproof bench` measures here (one call each), in name order."""
+    columns = []
+    for b in sorted(args.bundles.glob(f"{args.model}-*")):
+        if args.skip_portable and b.name.endswith("-portable-fp32"):
+            continue
+        probe = subprocess.run([str(etproof), "bench", "--json", "--no-ledger", "--runs", "1", "--warmup", "0", str(b)],
+                               capture_output=True, text=True)
+        if probe.returncode == 0 and json.loads(probe.stdout)["bench"][0]["status"] == "measured":
+            columns.append(b)
+    return columns
+
+
+def etproof_median_ms(etproof: Path, b: Path, calls: int, args: argparse.Namespace) -> float:
+    """One round of `etproof bench` on bundle b: the median of `calls` timed calls, in ms."""
+    out = subprocess.run([str(etproof), "bench", "--json", "--no-ledger", "--threads", str(args.threads),
+                          "--warmup", str(args.warmup), "--runs", str(calls), str(b)],
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out)["bench"][0]["methods"][0]["latency"]["median_ms"]
+
+
+def run_rounds(engines: dict, columns: list[Path], etproof: Path, args: argparse.Namespace) -> dict[str, list[float]]:
+    """Each engine's round medians, in ms, the engines alternating round by round (the portable
+    column with 3 calls a round)."""
+    rounds: dict[str, list[float]] = {k: [] for k in engines}
+    for b in columns:
+        rounds[f"etproof {b.name.removeprefix(args.model + '-')}"] = []
+    for r in range(args.rounds):
+        for key, fn in engines.items():
+            rounds[key].append(time_calls(fn, args.warmup, args.calls))
+        for b in columns:
+            slow = b.name.endswith("-portable-fp32")
+            calls = 3 if slow else args.calls
+            key = f"etproof {b.name.removeprefix(args.model + '-')}"
+            rounds[key].append(etproof_median_ms(etproof, b, calls, args))
+        print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
+    return rounds
+
+
+def report(rounds: dict[str, list[float]], args: argparse.Namespace, build: Path, heading: list[str]) -> None:
+    """The table: each engine's median of round medians, their spread, and the ratios to ONNX
+    Runtime and to the FLOP floor (the model's FLOPs over this machine's FMA peak); `heading`
+    lines go between the first two header lines."""
+    peak = fma_peak_gflops(args.threads, build)
+    gflop = MODEL_GFLOP.get(args.model)
+    floor_ms = gflop / peak * 1000.0 if gflop else None
+    ort_ms = statistics.median(rounds["ONNX Runtime (CPU)"])
+    print(heading[0])
+    print(f"# FMA peak {peak:.1f} GFLOP/s (benchmarks/fma_peak.c, {args.threads} thread(s)); "
+          + (f"FLOP floor {floor_ms:.2f} ms ({gflop} GFLOP)" if floor_ms else "no FLOP count for this model"))
+    for line in heading[1:]:
+        print(line)
+    print("| engine | median ms | round medians (min–max) | × ORT | × FLOP floor |")
+    print("| --- | ---: | --- | ---: | ---: |")
+    for key, v in sorted(rounds.items(), key=lambda kv: statistics.median(kv[1])):
+        med = statistics.median(v)
+        floor = f"{med / floor_ms:.1f}" if floor_ms else "—"
+        print(f"| {key} | {med:.2f} | {min(v):.2f}–{max(v):.2f} | {med / ort_ms:.2f} | {floor} |")
+
+
+def main() -> int:
+    args = parse_args()
     build = ROOT / "build"
     etproof = build / "etproof"
 
@@ -97,68 +182,15 @@ def main() -> int:
             model(xt)
 
     engines["torch eager"] = eager
-
-    tmp = Path(tempfile.mkdtemp(prefix="etproof-peers-"))
-    onnx_path = tmp / f"{args.model}.onnx"
-    with torch.inference_mode():
-        torch.onnx.export(model, (xt,), str(onnx_path), input_names=[name], output_names=["logits"], dynamo=True)
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = args.threads
-    so.inter_op_num_threads = 1
-    sess = ort.InferenceSession(str(onnx_path), so, providers=["CPUExecutionProvider"])
+    sess, ort_err = onnx_session(model, xt, name, x, args)
     engines["ONNX Runtime (CPU)"] = lambda: sess.run(None, {name: x})
-    # Same numbers as eager, or the comparison is of two different models.
-    with torch.inference_mode():
-        want = model(xt).numpy()
-    got = sess.run(None, {name: x})[0]
-    ort_err = float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
-
-    columns = []
-    for b in sorted(args.bundles.glob(f"{args.model}-*")):
-        if args.skip_portable and b.name.endswith("-portable-fp32"):
-            continue
-        probe = subprocess.run([str(etproof), "bench", "--json", "--no-ledger", "--runs", "1", "--warmup", "0", str(b)],
-                               capture_output=True, text=True)
-        if probe.returncode == 0 and json.loads(probe.stdout)["bench"][0]["status"] == "measured":
-            columns.append(b)
-
-    def etproof_engine(b: Path, calls: int):
-        def run() -> float:
-            out = subprocess.run([str(etproof), "bench", "--json", "--no-ledger", "--threads", str(args.threads),
-                                  "--warmup", str(args.warmup), "--runs", str(calls), str(b)],
-                                 check=True, capture_output=True, text=True).stdout
-            return json.loads(out)["bench"][0]["methods"][0]["latency"]["median_ms"]
-        return run
-
-    rounds: dict[str, list[float]] = {k: [] for k in engines}
-    for b in columns:
-        rounds[f"etproof {b.name.removeprefix(args.model + '-')}"] = []
-    for r in range(args.rounds):
-        for key, fn in engines.items():
-            rounds[key].append(time_calls(fn, args.warmup, args.calls))
-        for b in columns:
-            slow = b.name.endswith("-portable-fp32")
-            calls = 3 if slow else args.calls
-            rounds[f"etproof {b.name.removeprefix(args.model + '-')}"].append(etproof_engine(b, calls)())
-        print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
-
-    peak = fma_peak_gflops(args.threads, build)
-    gflop = MODEL_GFLOP.get(args.model)
-    floor_ms = gflop / peak * 1000.0 if gflop else None
-    ort_ms = statistics.median(rounds["ONNX Runtime (CPU)"])
-    print(f"# {args.model}, {args.threads} thread(s), {args.rounds} rounds of {args.calls} calls "
-          f"(portable: 3), input {name} {list(x.shape)} from {ref_bundle.name}")
-    print(f"# FMA peak {peak:.1f} GFLOP/s (benchmarks/fma_peak.c, {args.threads} thread(s)); "
-          + (f"FLOP floor {floor_ms:.2f} ms ({gflop} GFLOP)" if floor_ms else "no FLOP count for this model"))
-    print(f"# ONNX Runtime {ort.__version__} against torch {torch.__version__} eager: max|diff|/max|ref| {ort_err:.2e}")
-    print("| engine | median ms | round medians (min–max) | × ORT | × FLOP floor |")
-    print("| --- | ---: | --- | ---: | ---: |")
-    for key, v in sorted(rounds.items(), key=lambda kv: statistics.median(kv[1])):
-        med = statistics.median(v)
-        floor = f"{med / floor_ms:.1f}" if floor_ms else "—"
-        print(f"| {key} | {med:.2f} | {min(v):.2f}–{max(v):.2f} | {med / ort_ms:.2f} | {floor} |")
+    rounds = run_rounds(engines, etproof_columns(etproof, args), etproof, args)
+    report(rounds, args, build, [
+        f"# {args.model}, {args.threads} thread(s), {args.rounds} rounds of {args.calls} calls "
+        f"(portable: 3), input {name} {list(x.shape)} from {ref_bundle.name}",
+        f"# ONNX Runtime {ort.__version__} against torch {torch.__version__} eager: max|diff|/max|ref| {ort_err:.2e}",
+    ])
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

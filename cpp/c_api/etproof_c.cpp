@@ -237,6 +237,124 @@ void init_once() {
 
 using etproof::detail::join;
 
+// The inputs of etproof_run, named: each buffer consistent with its own dtype and shape;
+// LoadedModel::run then checks them against the manifest (dtype-mismatch, shape-mismatch) before
+// anything runs. `where` prefixes each message ("etproof_run: method 'm': ").
+std::map<std::string, HostTensor> read_inputs(const MethodSpec& s, const std::string& where,
+                                              const etproof_input* inputs, size_t n_inputs) {
+  std::map<std::string, HostTensor> named;
+  for (size_t i = 0; i < n_inputs; ++i) {
+    const etproof_input& x = inputs[i];
+    const std::string what = where + "input " + std::to_string(i) + " '" + s.inputs[i].name + "'";
+    HostTensor t;
+    t.dtype = dtype_arg(x.dtype, what);
+    if (x.rank && !x.shape)
+      invalid(what + ": shape is NULL with rank " + std::to_string(x.rank),
+              "point shape at rank dimensions");
+    if (x.rank > ETPROOF_MAX_RANK)
+      throw Error(ErrorKind::kShapeMismatch,
+                  what + ": rank " + std::to_string(x.rank) + ", more than any program takes (" +
+                      std::to_string(ETPROOF_MAX_RANK) + ")",
+                  "give the shape etproof_input_info says");
+    t.shape.assign(x.shape, x.shape + x.rank);
+    const size_t bytes = checked_bytes(t.shape, t.dtype, what);
+    if (x.nbytes != bytes)
+      invalid(what + ": " + std::to_string(x.nbytes) + " bytes given, but " +
+                  dtype_name(t.dtype) + " " + etproof::shape_to_string(t.shape) + " is " +
+                  std::to_string(bytes) + " bytes",
+              "give a dense C-order buffer of product(shape) * etproof_dtype_size(dtype) bytes");
+    if (bytes && !x.data) invalid(what + ": data is NULL", "point data at the tensor's bytes");
+    const auto* p = static_cast<const uint8_t*>(x.data);
+    t.data.assign(p, p + bytes);
+    named.emplace(s.inputs[i].name, std::move(t));
+  }
+  return named;
+}
+
+// The output buffers, as far as the manifest tells before running: their dtype, and their size
+// where the output's shape is static (a short buffer's nbytes, rank and shape then say what it
+// needs). Throws Error{kDtypeMismatch} or the invalid-argument error for the first short buffer.
+void check_output_buffers(const MethodSpec& s, const std::string& where, etproof_output* outputs,
+                          size_t n_outputs) {
+  bool short_buffer = false;
+  std::string short_what;
+  for (size_t i = 0; i < n_outputs; ++i) {
+    etproof_output& o = outputs[i];
+    const TensorSpec& spec = s.outputs[i];
+    const std::string what = where + "output " + std::to_string(i) + " '" + spec.name + "'";
+    const DType d = dtype_arg(o.dtype, what);
+    if (d != spec.dtype)
+      throw Error(ErrorKind::kDtypeMismatch,
+                  what + ": the buffer is " + dtype_name(d) + ", the output is " +
+                      dtype_name(spec.dtype),
+                  std::string("give a ") + dtype_name(spec.dtype) + " buffer, dtype " +
+                      dtype_constant(spec.dtype) + " (etproof_output_info says each output's)");
+    if (is_static(spec.shape)) {
+      const size_t bytes = checked_bytes(spec.shape, spec.dtype, what);
+      if (o.capacity < bytes) {
+        o.nbytes = bytes;
+        o.rank = spec.shape.size();
+        for (size_t k = 0; k < o.rank && k < ETPROOF_MAX_RANK; ++k) o.shape[k] = spec.shape[k];
+        if (!short_buffer)
+          short_what = what + ": the buffer holds " + std::to_string(o.capacity) +
+                       " bytes, the output needs " + std::to_string(bytes);
+        short_buffer = true;
+      }
+    }
+    if (o.capacity && !o.data) invalid(what + ": data is NULL", "point data at the buffer");
+  }
+  if (short_buffer)
+    invalid(short_what, "give each output a buffer of at least etproof_output_info's nbytes "
+                        "(each short output's nbytes now says what it needs)");
+}
+
+// The program's result for each output buffer, every one checked before any is written (nothing
+// is written unless all fit): present, of the manifest's dtype, of a rank the ABI carries, and no
+// larger than its buffer (a short buffer's nbytes, rank and shape then say what it needs). Throws
+// Error{kRunFailed}, {kDtypeMismatch}, {kShapeMismatch}, or the invalid-argument error for the
+// first short buffer.
+std::vector<const HostTensor*> fit_outputs(const MethodSpec& s, const std::string& where,
+                                           etproof_output* outputs, size_t n_outputs,
+                                           const std::map<std::string, HostTensor>& results) {
+  bool short_buffer = false;
+  std::string short_what;
+  std::vector<const HostTensor*> got(n_outputs, nullptr);
+  for (size_t i = 0; i < n_outputs; ++i) {
+    etproof_output& o = outputs[i];
+    const TensorSpec& spec = s.outputs[i];
+    const std::string what = where + "output " + std::to_string(i) + " '" + spec.name + "'";
+    auto it = results.find(spec.name);
+    if (it == results.end())
+      throw Error(ErrorKind::kRunFailed, what + ": the program returned no such output",
+                  "re-export the bundle; its program and manifest disagree");
+    const HostTensor& t = it->second;
+    if (t.dtype != spec.dtype)
+      throw Error(ErrorKind::kDtypeMismatch,
+                  what + ": the program returned " + std::string(dtype_name(t.dtype)) +
+                      ", the manifest says " + dtype_name(spec.dtype),
+                  "re-export the bundle; its program and manifest disagree");
+    if (t.shape.size() > ETPROOF_MAX_RANK)
+      throw Error(ErrorKind::kShapeMismatch,
+                  what + ": rank " + std::to_string(t.shape.size()) + " exceeds ETPROOF_MAX_RANK",
+                  "this output cannot be returned through the C ABI");
+    if (o.capacity < t.data.size()) {
+      o.nbytes = t.data.size();
+      o.rank = t.shape.size();
+      for (size_t k = 0; k < o.rank; ++k) o.shape[k] = t.shape[k];
+      if (!short_buffer)
+        short_what = what + ": the buffer holds " + std::to_string(o.capacity) +
+                     " bytes, the output is " + std::to_string(t.data.size()) + " (" +
+                     etproof::shape_to_string(t.shape) + ")";
+      short_buffer = true;
+    }
+    got[i] = &t;
+  }
+  if (short_buffer)
+    invalid(short_what, "give each output a buffer of at least the nbytes it now says "
+                        "(a dynamic output's size is known once it ran)");
+  return got;
+}
+
 }  // namespace
 
 extern "C" {
@@ -432,110 +550,14 @@ int etproof_run(etproof_model* model, const char* method, const etproof_input* i
               "give one buffer per output, in the order etproof_output_info lists them");
     if (n_inputs) need(inputs, "etproof_run", "inputs");
     if (n_outputs) need(outputs, "etproof_run", "outputs");
-
-    // The inputs: each buffer consistent with its own dtype and shape; LoadedModel::run then
-    // checks them against the manifest (dtype-mismatch, shape-mismatch) before anything runs.
-    std::map<std::string, HostTensor> named;
-    for (size_t i = 0; i < n_inputs; ++i) {
-      const etproof_input& x = inputs[i];
-      const std::string what = where + "input " + std::to_string(i) + " '" + s.inputs[i].name + "'";
-      HostTensor t;
-      t.dtype = dtype_arg(x.dtype, what);
-      if (x.rank && !x.shape)
-        invalid(what + ": shape is NULL with rank " + std::to_string(x.rank),
-                "point shape at rank dimensions");
-      if (x.rank > ETPROOF_MAX_RANK)
-        throw Error(ErrorKind::kShapeMismatch,
-                    what + ": rank " + std::to_string(x.rank) + ", more than any program takes (" +
-                        std::to_string(ETPROOF_MAX_RANK) + ")",
-                    "give the shape etproof_input_info says");
-      t.shape.assign(x.shape, x.shape + x.rank);
-      const size_t bytes = checked_bytes(t.shape, t.dtype, what);
-      if (x.nbytes != bytes)
-        invalid(what + ": " + std::to_string(x.nbytes) + " bytes given, but " +
-                    dtype_name(t.dtype) + " " + etproof::shape_to_string(t.shape) + " is " +
-                    std::to_string(bytes) + " bytes",
-                "give a dense C-order buffer of product(shape) * etproof_dtype_size(dtype) bytes");
-      if (bytes && !x.data) invalid(what + ": data is NULL", "point data at the tensor's bytes");
-      const auto* p = static_cast<const uint8_t*>(x.data);
-      t.data.assign(p, p + bytes);
-      named.emplace(s.inputs[i].name, std::move(t));
-    }
-
-    // The output buffers, as far as the manifest tells before running: their dtype, and their
-    // size where the output's shape is static.
-    bool short_buffer = false;
-    std::string short_what;
-    for (size_t i = 0; i < n_outputs; ++i) {
-      etproof_output& o = outputs[i];
-      const TensorSpec& spec = s.outputs[i];
-      const std::string what = where + "output " + std::to_string(i) + " '" + spec.name + "'";
-      const DType d = dtype_arg(o.dtype, what);
-      if (d != spec.dtype)
-        throw Error(ErrorKind::kDtypeMismatch,
-                    what + ": the buffer is " + dtype_name(d) + ", the output is " +
-                        dtype_name(spec.dtype),
-                    std::string("give a ") + dtype_name(spec.dtype) + " buffer, dtype " +
-                        dtype_constant(spec.dtype) + " (etproof_output_info says each output's)");
-      if (is_static(spec.shape)) {
-        const size_t bytes = checked_bytes(spec.shape, spec.dtype, what);
-        if (o.capacity < bytes) {
-          o.nbytes = bytes;
-          o.rank = spec.shape.size();
-          for (size_t k = 0; k < o.rank && k < ETPROOF_MAX_RANK; ++k) o.shape[k] = spec.shape[k];
-          if (!short_buffer)
-            short_what = what + ": the buffer holds " + std::to_string(o.capacity) +
-                         " bytes, the output needs " + std::to_string(bytes);
-          short_buffer = true;
-        }
-      }
-      if (o.capacity && !o.data) invalid(what + ": data is NULL", "point data at the buffer");
-    }
-    if (short_buffer)
-      invalid(short_what, "give each output a buffer of at least etproof_output_info's nbytes "
-                          "(each short output's nbytes now says what it needs)");
-
+    const std::map<std::string, HostTensor> named = read_inputs(s, where, inputs, n_inputs);
+    check_output_buffers(s, where, outputs, n_outputs);
     std::map<std::string, HostTensor> results;
     {
       std::lock_guard<std::mutex> lock(model->mu);
       results = model->model.run(s.name, named);
     }
-
-    // Every output checked before any is written: nothing is written unless all fit.
-    std::vector<const HostTensor*> got(n_outputs, nullptr);
-    for (size_t i = 0; i < n_outputs; ++i) {
-      etproof_output& o = outputs[i];
-      const TensorSpec& spec = s.outputs[i];
-      const std::string what = where + "output " + std::to_string(i) + " '" + spec.name + "'";
-      auto it = results.find(spec.name);
-      if (it == results.end())
-        throw Error(ErrorKind::kRunFailed, what + ": the program returned no such output",
-                    "re-export the bundle; its program and manifest disagree");
-      const HostTensor& t = it->second;
-      if (t.dtype != spec.dtype)
-        throw Error(ErrorKind::kDtypeMismatch,
-                    what + ": the program returned " + std::string(dtype_name(t.dtype)) +
-                        ", the manifest says " + dtype_name(spec.dtype),
-                    "re-export the bundle; its program and manifest disagree");
-      if (t.shape.size() > ETPROOF_MAX_RANK)
-        throw Error(ErrorKind::kShapeMismatch,
-                    what + ": rank " + std::to_string(t.shape.size()) + " exceeds ETPROOF_MAX_RANK",
-                    "this output cannot be returned through the C ABI");
-      if (o.capacity < t.data.size()) {
-        o.nbytes = t.data.size();
-        o.rank = t.shape.size();
-        for (size_t k = 0; k < o.rank; ++k) o.shape[k] = t.shape[k];
-        if (!short_buffer)
-          short_what = what + ": the buffer holds " + std::to_string(o.capacity) +
-                       " bytes, the output is " + std::to_string(t.data.size()) + " (" +
-                       etproof::shape_to_string(t.shape) + ")";
-        short_buffer = true;
-      }
-      got[i] = &t;
-    }
-    if (short_buffer)
-      invalid(short_what, "give each output a buffer of at least the nbytes it now says "
-                          "(a dynamic output's size is known once it ran)");
+    const std::vector<const HostTensor*> got = fit_outputs(s, where, outputs, n_outputs, results);
     for (size_t i = 0; i < n_outputs; ++i) {
       etproof_output& o = outputs[i];
       const HostTensor& t = *got[i];

@@ -3,7 +3,6 @@
 // --plot draws them on one picture through the export half's matplotlib (python -m etproof
 // plot-attribution). Exit 0 when every tap and output of every bundle agrees, 1 when something
 // drifts (the table names where), 2 an error.
-#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -27,28 +26,17 @@ struct AttributeOptions {
   bool isolate = false;
 };
 
-// Each bundle attributed (or bisected): its Attribution, JSON and text, in order.
-struct Attributed {
-  std::vector<etproof::Attribution> all;
-  nlohmann::json docs = nlohmann::json::array();
-  std::vector<std::string> texts;
-};
-
-Attributed attribute_all(const AttributeOptions& a, const etproof::AttributeOptions& options) {
-  Attributed out;
+// Each bundle attributed (or bisected), in order.
+etproof::AttributePrintout attribute_all(const AttributeOptions& a, const etproof::AttributeOptions& options) {
+  etproof::AttributePrintout out;
   for (const std::string& p : a.bundles) {
     if (a.bisect) {
       etproof::BisectOptions bo;
       bo.model = a.model;
       if (!a.bisect_out.empty()) bo.work = fs::path(a.bisect_out) / fs::path(p).filename();
-      etproof::Bisection b = etproof::bisect(p, options, bo);
-      out.docs.push_back(etproof::to_json(b));
-      out.texts.push_back(etproof::to_text(b));
-      out.all.push_back(std::move(b.final));
+      out.results.emplace_back(etproof::bisect(p, options, bo));
     } else {
-      out.all.push_back(etproof::attribute(p, options));
-      out.docs.push_back(etproof::to_json(out.all.back()));
-      out.texts.push_back(etproof::to_text(out.all.back()));
+      out.results.emplace_back(etproof::attribute(p, options));
     }
   }
   return out;
@@ -61,18 +49,14 @@ int run_attribute(const AttributeOptions& a) {
   options.output = a.output;
   options.replay.caller = a.caller;
   options.replay.isolation = WorkerLimits{}.resolve(a.isolate);
-  const bool json = a.format.format == Format::kJson;
-  const Attributed r = attribute_all(a, options);
-  if (json) {
-    std::cout << json_text(r.docs.size() == 1 ? r.docs[0] : r.docs) << "\n";
-  } else {
-    for (size_t i = 0; i < r.texts.size(); ++i) std::cout << (i ? "\n" : "") << r.texts[i];
-  }
-  if (!a.plot.empty() && etproof::plot_attributions(r.docs, a.plot, /*stdout_to_stderr=*/json) != 0)
+  const etproof::AttributePrintout r = attribute_all(a, options);
+  std::cout << etproof::render_as(etproof::attribute_renderers(), a.format.format, r);
+  // The plot's own messages go to stderr when stdout is a document for tools (any format but text).
+  if (!a.plot.empty() && etproof::plot_attributions(r.docs(), a.plot, a.format.format != "text") != 0)
     return kExitError;
-  const bool drift = std::any_of(r.all.begin(), r.all.end(), [](const etproof::Attribution& x) {
-    return x.earliest_drift || !x.outputs_passed;
-  });
+  bool drift = false;
+  for (size_t i = 0; i < r.results.size(); ++i)
+    drift = drift || r.attribution(i).earliest_drift || !r.attribution(i).outputs_passed;
   return drift ? 1 : 0;
 }
 
@@ -106,7 +90,7 @@ Subcommand register_attribute(CLI::App& app) {
   sub->add_option("--output", o->output,
                   "the model output to explain: only the taps whose value reaches it are read (default: all)");
   add_bisect_options(sub, *o);
-  add_format_option(sub, o->format, {Format::kText, Format::kJson});
+  add_format_option(sub, o->format, etproof::attribute_renderers());
   add_bound_options(sub, o->caller, "");
   sub->add_flag("--isolate", o->isolate,
                 "run the twin in a worker process: a crash inside ExecuTorch becomes an error instead of ending etproof");

@@ -1,7 +1,5 @@
 // etproof backends — both halves per backend: what lowers here (the export half, cached) and what
 // this binary runs (probed on the probe bundles); --emulate adds what each emulated machine runs.
-#include <algorithm>
-#include <iomanip>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -50,34 +48,6 @@ nlohmann::json probe_emulated(const std::vector<std::string>& emulate) {
   return emulated;
 }
 
-void print_emulated(const nlohmann::json& emulated) {
-  for (const nlohmann::json& e : emulated) {
-    const nlohmann::json& m = e.at("machine");
-    std::string features, registered;
-    for (const auto& f : m.at("features")) features += (features.empty() ? "" : " ") + f.get<std::string>();
-    for (const auto& r : e.at("registered")) registered += (registered.empty() ? "" : ", ") + r.get<std::string>();
-    std::cout << "\nemulated " << e.at("profile").get<std::string>() << " (" << m.value("emulator", std::string())
-              << ", " << m.value("cpu", std::string()) << "; features: " << features
-              << "): runs portable kernels and " << (registered.empty() ? "no delegate" : registered)
-              << " (matrix --emulate " << e.at("profile").get<std::string>() << ")\n";
-  }
-}
-
-void print_export_half(const std::optional<nlohmann::json>& exp, const std::string& export_why_not) {
-  std::cout << "\nexport half (" << etproof::export_python() << " -m etproof probe, cached):\n";
-  if (!exp) {
-    std::cout << "  not answered: " << export_why_not << "\n";
-    return;
-  }
-  size_t w = 8;
-  for (const auto& e : *exp) w = std::max(w, e.value("backend", std::string()).size());
-  for (const auto& e : *exp)
-    std::cout << "  " << std::left << std::setw(static_cast<int>(w))
-              << e.value("backend", std::string("?")) << "  " << std::setw(16)
-              << e.value("status", std::string("?")) << "  " << e.value("reason", std::string())
-              << "\n";
-}
-
 int run_backends(const BackendsOptions& o) {
   const nlohmann::json emulated = probe_emulated(o.emulate);
   const etproof::RuntimeHalf rt =
@@ -85,23 +55,15 @@ int run_backends(const BackendsOptions& o) {
   std::string export_why_not = "skipped (--runtime-only)";
   std::optional<nlohmann::json> exp;
   if (!o.runtime_only) exp = etproof::query_export_half(export_why_not);
-  nlohmann::json doc = etproof::to_json(rt);
-  doc["export"] = exp ? *exp : nlohmann::json(nullptr);
-  doc["export_error"] = exp ? nlohmann::json(nullptr) : nlohmann::json(export_why_not);
-  if (!o.emulate.empty()) doc["emulated"] = emulated;
   std::cout.flush();
   const bool recorded = record_evidence(o.ledger, "backends", [&](const etproof::RecordContext& ctx) {
     return etproof::records_from_backends(ctx, rt, exp.value_or(nlohmann::json()));
   });
-  const int ok = recorded ? 0 : kExitError;
-  if (o.format.format == Format::kJson) {
-    std::cout << json_text(doc) << "\n";
-    return ok;
-  }
-  std::cout << etproof::to_text(rt);
-  print_emulated(emulated);
-  print_export_half(exp, export_why_not);
-  return ok;
+  const etproof::BackendsPrintout printout{
+      rt, exp, export_why_not, etproof::export_python(),
+      o.emulate.empty() ? std::nullopt : std::optional<nlohmann::json>(emulated)};
+  std::cout << etproof::render_as(etproof::backends_renderers(), o.format.format, printout);
+  return recorded ? 0 : kExitError;
 }
 
 }  // namespace
@@ -110,7 +72,7 @@ Subcommand register_backends(CLI::App& app) {
   auto o = std::make_shared<BackendsOptions>();
   auto* sub = app.add_subcommand(
       "backends", "both halves per backend: what lowers here, and what this binary runs (probed)");
-  add_format_option(sub, o->format, {Format::kText, Format::kJson});
+  add_format_option(sub, o->format, etproof::backends_renderers());
   sub->add_flag("--runtime-only", o->runtime_only, "skip the export half (no Python)");
   sub->add_option("--probe-bundles", o->probe_dir,
                   "bundles the runtime probes run (default: <etproof's dir>/test-bundles)");

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common.h"
+#include "etproof/render/bench.h"
 #include "etproof/replay/bench.h"
 #include "etproof/core/status.h"
 #include "etproof/replay/matrix.h"
@@ -50,25 +51,6 @@ std::vector<fs::path> bundle_paths(const std::vector<std::string>& args) {
   return paths;
 }
 
-void print_bench(const std::vector<etproof::BenchReport>& reports, Format format,
-                 const std::optional<nlohmann::json>& machine, const std::string& emulate) {
-  // Under emulation the times are QEMU's: comparable between profiles of one emulator at most.
-  const std::string emulated_note =
-      machine ? "on " + emulate + ", emulated (" + machine->value("emulator", std::string()) + ", " +
-                    machine->value("cpu", std::string()) + "): QEMU's times, not a device's\n"
-              : std::string();
-  if (format == Format::kJson) {
-    nlohmann::json doc = etproof::to_json(reports);
-    doc["machine"] = machine ? *machine : nlohmann::json(nullptr);
-    std::cout << json_text(doc) << "\n";
-  } else if (format == Format::kMarkdown) {
-    std::cout << (machine ? "_" + emulated_note.substr(0, emulated_note.size() - 1) + "_\n\n" : std::string())
-              << etproof::to_markdown(reports);
-  } else {
-    std::cout << emulated_note << etproof::to_text(reports);
-  }
-}
-
 int run_bench(const BenchCommandOptions& o) {
   etproof::Isolation isolation = o.workers.resolve(!o.in_process);
   const std::optional<nlohmann::json> machine = use_emulated_machine("bench", o.emulate, isolation);
@@ -81,7 +63,8 @@ int run_bench(const BenchCommandOptions& o) {
     if (machine) on.machine = *machine;
     return etproof::records_from_bench(on, reports);
   });
-  print_bench(reports, o.format.format, machine, o.emulate);
+  const etproof::BenchPrintout printout{reports, machine, o.emulate};
+  std::cout << etproof::render_as(etproof::bench_renderers(), o.format.format, printout);
   bool any = false, failed = false;
   for (const etproof::BenchReport& r : reports) {
     any = any || r.ok();
@@ -106,7 +89,7 @@ Subcommand register_bench(CLI::App& app) {
   sub->add_option("--seconds", b.seconds, "time per method when --runs is not given (default 1; at least 10 calls)")
       ->check(CLI::PositiveNumber)
       ->excludes(runs);
-  add_format_option(sub, o->format, {Format::kText, Format::kJson, Format::kMarkdown});
+  add_format_option(sub, o->format, etproof::bench_renderers());
   sub->add_option("--method", b.methods, "NAME of a method to time; repeatable (default: every method)")
       ->allow_extra_args(false);
   add_ledger_options(sub, o->ledger);

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common.h"
+#include "etproof/render/inspect.h"
 #include "etproof/replay/inspect.h"
 #include "format.h"
 #include "subcommands.h"
@@ -18,8 +19,7 @@ struct InspectOptions {
 
 int run_inspect(const InspectOptions& o) {
   const etproof::Inspection i = etproof::inspect_bundle(o.bundle);
-  const bool json = o.format.format == Format::kJson;
-  std::cout << (json ? json_text(etproof::to_json(i)) + "\n" : etproof::to_text(i));
+  std::cout << etproof::render_as(etproof::inspection_renderers(), o.format.format, i);
   return 0;
 }
 
@@ -29,7 +29,7 @@ Subcommand register_inspect(CLI::App& app) {
   auto o = std::make_shared<InspectOptions>();
   auto* sub = app.add_subcommand("inspect", "a bundle's manifest, delegates and delegation");
   sub->add_option("BUNDLE", o->bundle, "bundle directory or manifest")->required();
-  add_format_option(sub, o->format, {Format::kText, Format::kJson});
+  add_format_option(sub, o->format, etproof::inspection_renderers());
   return {sub, [o] { return run_inspect(*o); }};
 }
 

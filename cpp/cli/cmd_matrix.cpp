@@ -110,29 +110,18 @@ bool record_matrix(const etproof::Matrix& m, const LedgerOption& ledger, bool be
   return recorded && bench_recorded;
 }
 
+// --junit FILE and --html FILE, written beside the report printed. The HTML page (--html, or
+// --format html) shows which layer drifted where a column's bundle has a tapped twin.
 void write_reports(etproof::Matrix& m, const MatrixOptions& o, const MatrixRun& run) {
   if (!o.junit.empty()) write_junit(o.junit, etproof::to_junit(m));
-  if (!o.html.empty()) {
+  if (!o.html.empty() || o.format.format == "html") {
     // Which layer drifted, where a column's bundle has a tapped twin (etproof/attribute.h).
     etproof::AttributeOptions attribution;
     attribution.replay.caller = o.caller;
     attribution.replay.isolation = run.isolation;
     etproof::attach_attributions(m, attribution);
-    etproof::write_html(m, o.html);
   }
-}
-
-void print_matrix(const etproof::Matrix& m, const nlohmann::json& doc, Format format,
-                  const std::vector<fs::path>& dirs) {
-  if (format == Format::kJson) {
-    std::cout << json_text(doc) << "\n";
-  } else if (format == Format::kMarkdown) {
-    std::cout << etproof::to_markdown(m);
-  } else {
-    std::string header = "matrix: ";
-    for (size_t i = 0; i < dirs.size(); ++i) header += (i ? ", " : "") + dirs[i].string();
-    std::cout << etproof::fit_text(header + "\n") << "\n" << etproof::to_text(m);
-  }
+  if (!o.html.empty()) etproof::write_html(m, o.html);
 }
 
 int run_matrix(const MatrixOptions& o) {
@@ -151,10 +140,9 @@ int run_matrix(const MatrixOptions& o) {
   m.required = o.required;
   m.require_all = o.require_all;
   if (run.bench) etproof::bench_columns(m, *run.bench, run.isolation);
-  const nlohmann::json doc = etproof::to_json(m);
   const bool recorded = record_matrix(m, o.ledger, run.bench.has_value());
   write_reports(m, o, run);
-  print_matrix(m, doc, o.format.format, run.dirs);
+  std::cout << etproof::render_as(etproof::matrix_renderers(), o.format.format, m);
   return recorded ? m.exit_code() : kExitError;
 }
 
@@ -192,7 +180,7 @@ Subcommand register_matrix(CLI::App& app) {
   add_jobs_option(sub, o->jobs);
   add_method_option(sub, o->methods, "replay in every bundle that lists it (a bundle listing none is left out, "
                                      "named with the reason)");
-  add_format_option(sub, o->format, {Format::kText, Format::kJson, Format::kMarkdown});
+  add_format_option(sub, o->format, etproof::matrix_renderers());
   add_bound_options(sub, o->caller, ", applied to every column");
   add_budget_option(sub, o->budget);
   add_ledger_options(sub, o->ledger);

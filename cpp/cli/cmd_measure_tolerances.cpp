@@ -47,12 +47,7 @@ int run_measure_tolerances(const MeasureTolerancesOptions& o) {
   const etproof::ToleranceReport r =
       etproof::measure_tolerances(dirs, {o.margin, o.caller, o.jobs, o.own_reference});
   if (!o.junit.empty()) write_junit(o.junit, etproof::to_junit(r));
-  if (o.format.format == Format::kJson)
-    std::cout << json_text(etproof::to_json(r)) << "\n";
-  else if (o.format.format == Format::kMarkdown)
-    std::cout << etproof::to_markdown(r);
-  else
-    std::cout << etproof::to_text(r);
+  std::cout << etproof::render_as(etproof::tolerance_renderers(), o.format.format, r);
   return r.exit_code();
 }
 
@@ -69,7 +64,7 @@ Subcommand register_measure_tolerances(CLI::App& app) {
                   "bundle directories (default: <etproof's dir>/golden-set/bundles, else "
                   "<etproof's dir>/demo/bundles, and <etproof's dir>/test-bundles)");
   add_jobs_option(sub, o->jobs);
-  add_format_option(sub, o->format, {Format::kText, Format::kJson, Format::kMarkdown});
+  add_format_option(sub, o->format, etproof::tolerance_renderers());
   sub->add_option("--junit", o->junit, "also write a JUnit XML report to FILE");
   sub->add_option("--margin", o->margin,
                   "amplitude margin the table must keep over the worst observation "

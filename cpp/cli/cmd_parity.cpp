@@ -32,17 +32,6 @@ struct ParityOptions {
   std::string emulate;
 };
 
-// The bound's source and citations (parity --verbose), as an indented paragraph placed after the
-// report's bound line (the line and its continuations); the report is unchanged without it.
-std::string with_bound_source(const std::string& text, const etproof::Bound& bound) {
-  const size_t at = text.find("\nbound: ");
-  if (at == std::string::npos || bound.source.empty()) return text;
-  size_t end = text.find('\n', at + 1);
-  while (end != std::string::npos && text.compare(end + 1, 4, "    ") == 0) end = text.find('\n', end + 1);
-  if (end == std::string::npos) return text;
-  return text.substr(0, end + 1) + etproof::fit_text("  source: " + bound.source + "\n") + text.substr(end + 1);
-}
-
 // A --method the bundle does not list is a usage error, refused up front (exit 2, no evidence)
 // from the manifest alone; a manifest that cannot be read is left to the replay to report.
 void check_methods(const std::string& path, const std::vector<std::string>& methods) {
@@ -54,19 +43,6 @@ void check_methods(const std::string& path, const std::vector<std::string>& meth
   }
   if (m)
     if (auto e = etproof::unknown_methods_error(*m, methods)) throw *e;
-}
-
-void print_parity(const ParityOptions& o, const etproof::ParityReport& r, const std::optional<nlohmann::json>& machine) {
-  if (o.format.format == Format::kJson) {
-    nlohmann::json doc = etproof::to_json(r);  // the bound's source always
-    doc["machine"] = machine ? *machine : nlohmann::json(nullptr);
-    std::cout << json_text(doc) << "\n";
-    return;
-  }
-  if (machine)
-    std::cout << "on " << o.emulate << ", emulated (" << machine->value("emulator", std::string()) << ", "
-              << machine->value("cpu", std::string()) << "): evidence about the program, not a device\n";
-  std::cout << (o.verbose ? with_bound_source(etproof::to_text(r), r.bound) : etproof::to_text(r));
 }
 
 int run_parity(const ParityOptions& o) {
@@ -101,7 +77,8 @@ int run_parity(const ParityOptions& o) {
                           return etproof::records_from_parity(on, r);
                         });
   if (error) throw *error;
-  print_parity(o, r, machine);
+  const etproof::ParityPrintout printout{r, machine, o.emulate, o.verbose};
+  std::cout << etproof::render_as(etproof::parity_renderers(), o.format.format, printout);
   if (!recorded) return kExitError;
   return r.passed ? 0 : 1;
 }
@@ -112,8 +89,7 @@ Subcommand register_parity(CLI::App& app) {
   auto o = std::make_shared<ParityOptions>();
   auto* sub = app.add_subcommand("parity", "the gate on one bundle (exit 0 pass, 1 drift)");
   sub->add_option("BUNDLE", o->bundle, "bundle directory or manifest")->required();
-  add_format_option(sub, o->format, {Format::kText, Format::kJson},
-                    "JSON output (the bound's source and citations always)");
+  add_format_option(sub, o->format, etproof::parity_renderers());
   sub->add_flag("--verbose,-v", o->verbose,
                 "also print the bound's source: the measurements and citations its numbers come from");
   add_method_option(sub, o->methods, "replay the golden cases of");

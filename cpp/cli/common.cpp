@@ -25,12 +25,6 @@ void print_error(const Error& e) {
   }
 }
 
-// A JSON report as printed: a byte that is not UTF-8 (a file name's, on Linux) becomes U+FFFD
-// instead of nlohmann's type_error.316 ending the command after its work.
-std::string json_text(const nlohmann::json& doc) {
-  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
 // <directory of this executable>/demo/bundles (etproof::executable_path: /proc/self/exe on
 // Linux, _NSGetExecutablePath on macOS).
 fs::path default_bundles_dir() {

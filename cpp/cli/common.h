@@ -1,5 +1,5 @@
 // cpp/cli/common.h — what several etproof subcommands share (cpp/cli/common.cpp): the exit code of
-// an error, the command line recorded with each record, printing an Error, JSON text, the default
+// an error, the command line recorded with each record, printing an Error, the default
 // bundle directory, the evidence ledger, and the options several subcommands take (--ledger,
 // --method, the caller bound, --budget, the worker limits, --jobs) with what they become after
 // parsing.
@@ -31,9 +31,6 @@ inline constexpr int kExitError = 2;
 extern std::string g_command_line;  // the command as typed, recorded with each record
 
 void print_error(const Error& e);
-
-// A JSON report as printed (a byte that is not UTF-8 becomes U+FFFD).
-std::string json_text(const nlohmann::json& doc);
 
 // <directory of this executable>/demo/bundles.
 fs::path default_bundles_dir();

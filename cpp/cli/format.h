@@ -1,7 +1,7 @@
-// cpp/cli/format.h — the report format every report command takes (cpp/cli/format.cpp):
-// --format text|json|markdown (the formats that command renders), with the older --json and
-// --markdown flags kept as its aliases. A new format: its Format value and name here and in
-// format.cpp, and its renderer call in the commands that render it.
+// cpp/cli/format.h — the report format every report command takes (cpp/cli/format.cpp): --format NAME,
+// its choices and their help taken from the table of renderers of the report the command prints
+// (etproof/render/formats.h), and the older --json and --markdown flags kept as its aliases where
+// that table has json or markdown. A new format is a row in that table; nothing here changes.
 #pragma once
 
 #include <string>
@@ -9,23 +9,35 @@
 
 #include <CLI/CLI.hpp>
 
+#include "etproof/render/formats.h"
+
 namespace etproof_cli {
 
-enum class Format { kText, kJson, kMarkdown };
-
-std::string to_string(Format f);
-
-struct FormatOption {
-  Format format = Format::kText;  // what to print, once parsed
-  std::string name;               // --format NAME
-  bool json = false;              // --json: --format json
-  bool markdown = false;          // --markdown: --format markdown
+// One --format choice: its name and what it holds.
+struct FormatChoice {
+  std::string name;
+  std::string help;
 };
 
-// Adds --format NAME, NAME one of `formats` (text first, the default), and its aliases: --json
-// (help `json_help`) and, where `formats` has markdown, --markdown; those two exclude each other as
-// before. A --format that names another format than --json or --markdown is a usage error (exit 2).
-void add_format_option(CLI::App* sub, FormatOption& f, const std::vector<Format>& formats,
-                       const std::string& json_help = "JSON output");
+struct FormatOption {
+  std::string format;   // the format to print, once parsed: the table's first (text) unless asked
+  std::string name;     // --format NAME
+  bool json = false;    // --json: --format json
+  bool markdown = false;  // --markdown: --format markdown
+};
+
+// Adds --format NAME, NAME one of `choices` (the first, text, the default), and its aliases: --json
+// where `choices` has json and --markdown where it has markdown; those two exclude each other. A
+// --format that names another format than --json or --markdown is a usage error (exit 2), as is a
+// NAME not among `choices`.
+void add_format_option(CLI::App* sub, FormatOption& f, const std::vector<FormatChoice>& choices);
+
+// The same, the choices being `table`'s rows.
+template <class Report>
+void add_format_option(CLI::App* sub, FormatOption& f, etproof::Renderers<Report> table) {
+  std::vector<FormatChoice> choices;
+  for (const etproof::Renderer<Report>& r : table) choices.push_back({std::string(r.name), std::string(r.help)});
+  add_format_option(sub, f, choices);
+}
 
 }  // namespace etproof_cli

@@ -26,8 +26,6 @@ from etproof.errors import EtproofError
 REPO = Path(__file__).resolve().parents[2]
 TABLE_PATH = Path(os.environ.get("ETPROOF_BACKENDS_TABLE", REPO / "data" / "backends.json"))
 
-KINDS = ("portable", "delegate", "operators")
-PROBE_MODELS = ("add", "linear", "add-int8", "cumsum")  # cumsum: a test model XNNPACK lacks
 
 # Core ML compute units by the table's names (recipes[].compute_unit) -> coremltools.ComputeUnit.
 COREML_COMPUTE_UNITS = {"all": "ALL", "cpu_only": "CPU_ONLY", "cpu_and_gpu": "CPU_AND_GPU",
@@ -44,27 +42,6 @@ class BackendTableError(EtproofError):
 
 # --- the table -----------------------------------------------------------------------------------
 
-_REQUIRED = {
-    "key": str, "name": str, "kind": str, "runtime_ids": list, "partitioner": (dict, type(None)),
-    "recipes": list, "export_needs": dict, "runtime_needs": dict, "upstream": dict,
-    "notes": list, "probe_model": (str, type(None)), "probe_env": dict,
-}
-_EXPORT_NEEDS = {"pip": list, "extras": list, "modules": list, "sdk": list, "os": list}
-_RUNTIME_NEEDS = {"wheel_component": (str, type(None)), "build_flag": (str, type(None)),
-                  "os": list, "hardware": (str, type(None)), "env": list}
-
-
-def _check_fields(obj, spec: dict, where: str) -> None:
-    if not isinstance(obj, dict):
-        raise BackendTableError(f"{where} is not an object", "see docs/backends.md")
-    for name, typ in spec.items():
-        if name not in obj:
-            raise BackendTableError(f"{where}: missing field {name!r}", "see docs/backends.md")
-        if not isinstance(obj[name], typ):
-            raise BackendTableError(f"{where}.{name} has the wrong type "
-                                    f"({type(obj[name]).__name__})", "see docs/backends.md")
-
-
 def validate_table(doc) -> dict[str, dict]:
     """Checks a parsed table; returns {key: entry} in table order. Raises BackendTableError naming
     every problem against schema/backends.schema.json at once, else the first of the checks a
@@ -75,63 +52,37 @@ def validate_table(doc) -> dict[str, dict]:
                                 "fix data/backends.json (schema/backends.schema.json, "
                                 "docs/backends.md)")
     out: dict[str, dict] = {}
-    for i, b in enumerate(doc["backends"]):
-        _check_fields(b, _REQUIRED, f"backends[{i}]")
+    for b in doc["backends"]:
         where = f"backend {b['key']!r}"
         if b["key"] in out:
             raise BackendTableError(f"{where} is listed twice", "one entry per key")
-        if b["kind"] not in KINDS:
-            raise BackendTableError(f"{where}: kind {b['kind']!r} is not one of {KINDS}",
-                                    "see docs/backends.md")
-        _check_fields(b["export_needs"], _EXPORT_NEEDS, f"{where}.export_needs")
-        _check_fields(b["runtime_needs"], _RUNTIME_NEEDS, f"{where}.runtime_needs")
-        if not isinstance(b["runtime_needs"].get("target", ""), str):
-            raise BackendTableError(f"{where}.runtime_needs.target has the wrong type "
-                                    f"({type(b['runtime_needs']['target']).__name__})",
-                                    "see docs/backends.md")
-        for s in b["export_needs"]["sdk"]:
-            _check_fields(s, {"name": str, "env": (str, type(None)),
-                              "check_before_import": bool}, f"{where}.export_needs.sdk")
-        p = b["partitioner"]
-        if p is not None:
-            _check_fields(p, {"module": str, "class": str}, f"{where}.partitioner")
-        if b["kind"] == "delegate" and p is None and b["upstream"].get("status") == "active":
+        if b["kind"] == "delegate" and b["partitioner"] is None and b["upstream"]["status"] == "active":
             raise BackendTableError(f"{where}: an active delegate needs a partitioner",
                                     "see docs/backends.md")
         for r in b["recipes"]:
-            _check_fields(r, {"recipe": str, "precision": str}, f"{where}.recipes[]")
-            if r["precision"] not in r.get("precisions", [r["precision"]]):
-                raise BackendTableError(f"{where}: recipe {r['recipe']!r}: precisions must "
-                                        "include precision", "see docs/backends.md")
-            if b["key"] == "coreml" and (
-                    r["precision"] not in COREML_PRECISIONS
-                    or r.get("compute_unit", "all") not in COREML_COMPUTE_UNITS):
-                raise BackendTableError(f"{where}: recipe {r['recipe']!r} has a precision or "
-                                        "compute_unit Core ML does not know",
-                                        f"precision: {sorted(COREML_PRECISIONS)}; compute_unit: "
-                                        f"{sorted(COREML_COMPUTE_UNITS)}")
-        if b["upstream"].get("status") not in ("active", "removed"):
-            raise BackendTableError(f"{where}: upstream.status must be active or removed",
-                                    "see docs/backends.md")
-        if b["probe_model"] is not None and b["probe_model"] not in PROBE_MODELS:
-            raise BackendTableError(f"{where}: unknown probe_model {b['probe_model']!r}",
-                                    f"one of {PROBE_MODELS}")
+            _check_recipe(b["key"], r)
         out[b["key"]] = b
-    _check_kernel_libraries(doc.get("kernel_libraries"))
+    namespaces = [lib["namespace"] for lib in doc["kernel_libraries"]]
+    twice = sorted({n for n in namespaces if namespaces.count(n) > 1})
+    if twice:
+        raise BackendTableError(f"kernel_libraries: namespace {twice[0]!r} is listed twice",
+                                "one entry per operator namespace")
     return out
 
 
-def _check_kernel_libraries(libs) -> None:
-    if not isinstance(libs, list):
-        raise BackendTableError("the table has no 'kernel_libraries' list", "see docs/backends.md")
-    seen = set()
-    for i, lib in enumerate(libs):
-        _check_fields(lib, {"namespace": str, "library": str,
-                            "wheel_component": (str, type(None))}, f"kernel_libraries[{i}]")
-        if lib["namespace"] in seen:
-            raise BackendTableError(f"kernel_libraries: namespace {lib['namespace']!r} is listed "
-                                    "twice", "one entry per operator namespace")
-        seen.add(lib["namespace"])
+def _check_recipe(key: str, r: dict) -> None:
+    """What the schema cannot state of one recipe entry: its precisions include its precision;
+    Core ML's precision and compute unit are ones Core ML knows."""
+    where = f"backend {key!r}"
+    if r["precision"] not in r.get("precisions", [r["precision"]]):
+        raise BackendTableError(f"{where}: recipe {r['recipe']!r}: precisions must "
+                                "include precision", "see docs/backends.md")
+    if key == "coreml" and (r["precision"] not in COREML_PRECISIONS
+                            or r.get("compute_unit", "all") not in COREML_COMPUTE_UNITS):
+        raise BackendTableError(f"{where}: recipe {r['recipe']!r} has a precision or "
+                                "compute_unit Core ML does not know",
+                                f"precision: {sorted(COREML_PRECISIONS)}; compute_unit: "
+                                f"{sorted(COREML_COMPUTE_UNITS)}")
 
 
 @functools.lru_cache(maxsize=4)
@@ -191,6 +142,12 @@ def missing_prerequisite(entry: dict) -> str | None:
         if not found:
             return f"Python module {mod!r} is not installed"
     return None
+
+
+def external_weights_backends() -> list[str]:
+    """The backends whose constant weights ExecuTorch can write to a named-data file NAME.ptd
+    beside the .pte (the table's external_weights), in table order."""
+    return [k for k, b in load_table().items() if b.get("external_weights", False)]
 
 
 def needs_text(entry: dict) -> str:

@@ -32,6 +32,7 @@ DOCUMENTS = {
     "xfail": "xfail.schema.json",
     "backends": "backends.schema.json",
     "ledger-record": "ledger-record.schema.json",
+    "bounds": "bounds.schema.json",
 }
 
 

@@ -32,6 +32,7 @@ def dump(doc) -> str:
 V1 = load("tests/fixtures/manifest_v1.json")
 V2 = load("tests/fixtures/manifest_v2.json")
 TABLE = load("data/backends.json")
+BOUNDS = load("data/bounds.json")
 XFAIL = load("data/demo-xfail.json")
 LEDGER = [json.loads(line) for line in (ROOT / "evidence/ledger.jsonl").read_text().splitlines()]
 REPORT = {"results": [
@@ -100,6 +101,11 @@ VALID = {
         "named_machine": edit(ledger_where(lambda r: r["kind"] == "matrix"), ("/machine/name", "ci-runner-1")),
     },
     "export-report": {"three_outcomes": REPORT, "empty": {"results": []}},
+    "bounds": {
+        "data_bounds": BOUNDS,
+        "one_row_without_a_floor": edit(BOUNDS, ("/rows", [edit(BOUNDS["rows"][0], ("/bases", ["reference"]),
+                                                                ("/min_cosine", -1))])),
+    },
 }
 
 # Each invalid case: (document, expected pointers).
@@ -231,6 +237,20 @@ INVALID = {
         "unknown_key": (edit(REPORT, ("/results/2/seconds", 3)), ["/results/2/seconds"]),
         "error_without_type": (edit(REPORT, ("/results/2/error/type", DELETE)),
                                ["/results/2/error/type"]),
+    },
+    "bounds": {
+        "min_cosine_above_one": (edit(BOUNDS, ("/rows/2/min_cosine", 1.5)), ["/rows/2/min_cosine"]),
+        "source_empty": (edit(BOUNDS, ("/rows/0/source", "")), ["/rows/0/source"]),
+        "unknown_key": (edit(BOUNDS, ("/rows/1/margin", 4)), ["/rows/1/margin"]),
+        "axis_unknown": (edit(BOUNDS, ("/rows/0/axis", "backend")), ["/rows/0/axis"]),
+        "no_floor_as_a_string": (edit(BOUNDS, ("/rows/0/min_sqnr_db", "inf")), ["/rows/0/min_sqnr_db"]),
+        "bases": (edit(BOUNDS, ("/rows/3/bases", []), ("/rows/4/bases", ["truth"])),
+                  ["/rows/3/bases", "/rows/4/bases/0"]),
+        "rows_empty": (edit(BOUNDS, ("/rows", [])), ["/rows"]),
+        "several": (edit(BOUNDS, ("/schema_version", 2), ("/rows/4/atol_range", -0.1), ("/rows/5/why", DELETE),
+                         ("/rows/6/min_cosine", -1.5), ("/rows/7/target", "no")),
+                    ["/rows/4/atol_range", "/rows/5/why", "/rows/6/min_cosine", "/rows/7/target",
+                     "/schema_version"]),
     },
 }
 

@@ -50,6 +50,9 @@
 // render (etproof::render)
 #include "etproof/render/attribute.h"
 #include "etproof/render/backends.h"
+#include "etproof/render/bench.h"
+#include "etproof/render/formats.h"
+#include "etproof/render/inspect.h"
 #include "etproof/render/junit.h"
 #include "etproof/render/matrix.h"
 #include "etproof/render/parity.h"

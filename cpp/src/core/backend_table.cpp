@@ -47,75 +47,78 @@ std::vector<std::string> strs(const json& v, const std::string& origin, const st
   return out;
 }
 
-BackendTable read_table(const json& doc, const std::string& origin) {
-  // The structure: schema/backends.schema.json (the export half validates against it too), every
-  // problem at once; the checks below are what a schema cannot state (a key listed twice).
-  if (auto problems = schema::validate(doc, schema::Document::kBackends); !problems.empty()) {
-    // Each problem inside a backend's entry also names the backend (its key, where readable).
-    std::vector<std::string> lines = schema::problem_lines(problems);
-    for (size_t i = 0; i < problems.size(); ++i) {
-      const std::string& p = problems[i].pointer;
-      if (p.rfind("/backends/", 0) != 0) continue;
-      const size_t end = p.find('/', 10);
-      const std::string index = p.substr(10, end == std::string::npos ? std::string::npos : end - 10);
-      if (index.empty() || !std::all_of(index.begin(), index.end(), ::isdigit)) continue;
-      const size_t n = std::stoul(index);
-      if (doc.is_object() && doc.contains("backends") && doc["backends"].is_array() && n < doc["backends"].size() &&
-          doc["backends"][n].is_object() && doc["backends"][n].contains("key") && doc["backends"][n]["key"].is_string())
-        lines[i] = "backend '" + doc["backends"][n]["key"].get<std::string>() + "': " + lines[i];
-    }
-    throw Error(ErrorKind::kManifestInvalid, origin + ": " + detail::join(lines, "; "), kRemedy);
+// The structure: schema/backends.schema.json (the export half validates against it too), every
+// problem at once (Error{kManifestInvalid}); each problem inside a backend's entry also names the
+// backend (its key, where readable).
+void check_schema(const json& doc, const std::string& origin) {
+  const auto problems = schema::validate(doc, schema::Document::kBackends);
+  if (problems.empty()) return;
+  std::vector<std::string> lines = schema::problem_lines(problems);
+  for (size_t i = 0; i < problems.size(); ++i) {
+    const std::string& p = problems[i].pointer;
+    if (p.rfind("/backends/", 0) != 0) continue;
+    const size_t end = p.find('/', 10);
+    const std::string index = p.substr(10, end == std::string::npos ? std::string::npos : end - 10);
+    if (index.empty() || !std::all_of(index.begin(), index.end(), ::isdigit)) continue;
+    const size_t n = std::stoul(index);
+    if (doc.is_object() && doc.contains("backends") && doc["backends"].is_array() && n < doc["backends"].size() &&
+        doc["backends"][n].is_object() && doc["backends"][n].contains("key") && doc["backends"][n]["key"].is_string())
+      lines[i] = "backend '" + doc["backends"][n]["key"].get<std::string>() + "': " + lines[i];
   }
-  BackendTable t;
-  const json& sv = field(doc, "schema_version", origin, "table");
-  if (!sv.is_number_integer() || sv.get<int>() != 1)
-    bad(origin, "schema_version", "is not 1 (this binary reads schema 1)");
-  t.schema_version = 1;
-  t.executorch = str(field(doc, "executorch", origin, "table"), origin, "executorch");
-  const json& list = field(doc, "backends", origin, "table");
-  if (!list.is_array()) bad(origin, "backends", "is not a list");
-  for (size_t i = 0; i < list.size(); ++i) {
-    const json& b = list[i];
-    const std::string where = "backends[" + std::to_string(i) + "]";
-    BackendEntry e;
-    e.key = str(field(b, "key", origin, where), origin, where + ".key");
-    const std::string w = "backend '" + e.key + "'";
-    for (const auto& prev : t.backends)
-      if (prev.key == e.key) bad(origin, w, "is listed twice");
-    e.name = str(field(b, "name", origin, w), origin, w + ".name");
-    e.kind = str(field(b, "kind", origin, w), origin, w + ".kind");
-    if (e.kind != "delegate" && e.kind != "portable" && e.kind != "operators")
-      bad(origin, w + ".kind", "'" + e.kind + "' is not delegate, portable or operators");
-    e.runtime_ids = strs(field(b, "runtime_ids", origin, w), origin, w + ".runtime_ids");
-    const json& rn = field(b, "runtime_needs", origin, w);
-    const std::string wr = w + ".runtime_needs";
-    e.wheel_component = opt_str(field(rn, "wheel_component", origin, wr), origin, wr + ".wheel_component");
-    e.build_flag = opt_str(field(rn, "build_flag", origin, wr), origin, wr + ".build_flag");
-    e.runtime_os = strs(field(rn, "os", origin, wr), origin, wr + ".os");
-    e.hardware = opt_str(field(rn, "hardware", origin, wr), origin, wr + ".hardware").value_or("");
-    e.runtime_env = strs(field(rn, "env", origin, wr), origin, wr + ".env");
-    const json& up = field(b, "upstream", origin, w);
-    e.upstream_status = str(field(up, "status", origin, w + ".upstream"), origin, w + ".upstream.status");
-    if (e.upstream_status != "active" && e.upstream_status != "removed")
-      bad(origin, w + ".upstream.status", "'" + e.upstream_status + "' is not active or removed");
-    if (up.contains("since")) e.upstream_since = str(up["since"], origin, w + ".upstream.since");
-    if (up.contains("note")) e.upstream_note = str(up["note"], origin, w + ".upstream.note");
-    e.notes = strs(field(b, "notes", origin, w), origin, w + ".notes");
-    for (const json& r : field(b, "recipes", origin, w)) {
-      RecipeEntry re;
-      re.recipe = r.at("recipe").get<std::string>();
-      re.precision = r.at("precision").get<std::string>();
-      re.quantized = r.at("quantized").get<bool>();
-      if (r.contains("precisions"))
-        re.precisions = r.at("precisions").get<std::vector<std::string>>();
-      else
-        re.precisions = {re.precision};
-      if (r.contains("compute_unit")) re.compute_unit = r.at("compute_unit").get<std::string>();
-      re.planned = r.value("planned", false);
-      e.recipes.push_back(std::move(re));
-    }
-    t.backends.push_back(std::move(e));
-  }
+  throw Error(ErrorKind::kManifestInvalid, origin + ": " + detail::join(lines, "; "), kRemedy);
+}
+
+// One entry of a backend's recipes, as the schema already checked it; `precisions` defaults to
+// [precision].
+RecipeEntry read_recipe(const json& r) {
+  RecipeEntry re;
+  re.recipe = r.at("recipe").get<std::string>();
+  re.precision = r.at("precision").get<std::string>();
+  re.quantized = r.at("quantized").get<bool>();
+  if (r.contains("precisions"))
+    re.precisions = r.at("precisions").get<std::vector<std::string>>();
+  else
+    re.precisions = {re.precision};
+  if (r.contains("compute_unit")) re.compute_unit = r.at("compute_unit").get<std::string>();
+  re.planned = r.value("planned", false);
+  return re;
+}
+
+// The backend at `where` ("backends[N]"); a key one of `earlier` already has, a kind or upstream
+// status outside its words, or a field missing or mistyped is Error{kManifestInvalid}.
+BackendEntry read_backend(const json& b, const std::string& where, const std::string& origin,
+                          const std::vector<BackendEntry>& earlier) {
+  BackendEntry e;
+  e.key = str(field(b, "key", origin, where), origin, where + ".key");
+  const std::string w = "backend '" + e.key + "'";
+  for (const auto& prev : earlier)
+    if (prev.key == e.key) bad(origin, w, "is listed twice");
+  e.name = str(field(b, "name", origin, w), origin, w + ".name");
+  e.kind = str(field(b, "kind", origin, w), origin, w + ".kind");
+  if (e.kind != "delegate" && e.kind != "portable" && e.kind != "operators")
+    bad(origin, w + ".kind", "'" + e.kind + "' is not delegate, portable or operators");
+  e.runtime_ids = strs(field(b, "runtime_ids", origin, w), origin, w + ".runtime_ids");
+  const json& rn = field(b, "runtime_needs", origin, w);
+  const std::string wr = w + ".runtime_needs";
+  e.wheel_component = opt_str(field(rn, "wheel_component", origin, wr), origin, wr + ".wheel_component");
+  e.build_flag = opt_str(field(rn, "build_flag", origin, wr), origin, wr + ".build_flag");
+  e.runtime_os = strs(field(rn, "os", origin, wr), origin, wr + ".os");
+  e.hardware = opt_str(field(rn, "hardware", origin, wr), origin, wr + ".hardware").value_or("");
+  e.runtime_env = strs(field(rn, "env", origin, wr), origin, wr + ".env");
+  const json& up = field(b, "upstream", origin, w);
+  e.upstream_status = str(field(up, "status", origin, w + ".upstream"), origin, w + ".upstream.status");
+  if (e.upstream_status != "active" && e.upstream_status != "removed")
+    bad(origin, w + ".upstream.status", "'" + e.upstream_status + "' is not active or removed");
+  if (up.contains("since")) e.upstream_since = str(up["since"], origin, w + ".upstream.since");
+  if (up.contains("note")) e.upstream_note = str(up["note"], origin, w + ".upstream.note");
+  e.notes = strs(field(b, "notes", origin, w), origin, w + ".notes");
+  for (const json& r : field(b, "recipes", origin, w)) e.recipes.push_back(read_recipe(r));
+  return e;
+}
+
+// t.kernel_libraries from the table's list: one entry per operator namespace
+// (Error{kManifestInvalid} for a namespace listed twice, or a field missing or mistyped).
+void read_kernel_libraries(const json& doc, const std::string& origin, BackendTable& t) {
   const json& libs = field(doc, "kernel_libraries", origin, "table");
   if (!libs.is_array()) bad(origin, "kernel_libraries", "is not a list");
   for (size_t i = 0; i < libs.size(); ++i) {
@@ -128,6 +131,23 @@ BackendTable read_table(const json& doc, const std::string& origin) {
       if (prev.name_space == k.name_space) bad(origin, w, "namespace '" + k.name_space + "' is listed twice");
     t.kernel_libraries.push_back(std::move(k));
   }
+}
+
+BackendTable read_table(const json& doc, const std::string& origin) {
+  // The schema first (check_schema); the checks below are what a schema cannot state (a key
+  // listed twice).
+  check_schema(doc, origin);
+  BackendTable t;
+  const json& sv = field(doc, "schema_version", origin, "table");
+  if (!sv.is_number_integer() || sv.get<int>() != 1)
+    bad(origin, "schema_version", "is not 1 (this binary reads schema 1)");
+  t.schema_version = 1;
+  t.executorch = str(field(doc, "executorch", origin, "table"), origin, "executorch");
+  const json& list = field(doc, "backends", origin, "table");
+  if (!list.is_array()) bad(origin, "backends", "is not a list");
+  for (size_t i = 0; i < list.size(); ++i)
+    t.backends.push_back(read_backend(list[i], "backends[" + std::to_string(i) + "]", origin, t.backends));
+  read_kernel_libraries(doc, origin, t);
   return t;
 }
 

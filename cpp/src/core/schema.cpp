@@ -36,12 +36,13 @@ struct Entry {
   const char* text;
 };
 
-constexpr std::array<Entry, 5> kEntries{{
+constexpr std::array<Entry, 6> kEntries{{
     {Document::kManifest, "manifest", build::kSchemaManifest},
     {Document::kExportReport, "export-report", build::kSchemaExportReport},
     {Document::kXfail, "xfail", build::kSchemaXfail},
     {Document::kBackends, "backends", build::kSchemaBackends},
     {Document::kLedgerRecord, "ledger-record", build::kSchemaLedgerRecord},
+    {Document::kBounds, "bounds", build::kSchemaBounds},
 }};
 
 const Entry& entry(Document d) {
@@ -201,6 +202,149 @@ std::string quoted_name(const std::string& text, std::string_view marker) {
   return text.substr(open + marker.size(), close - open - marker.size());
 }
 
+// The enclosing failures valijson adds for each real one (jsonschema never reports them).
+bool is_enclosing_failure(const std::string& d) {
+  return starts_with(d, "Failed to validate item #") || starts_with(d, "Cannot validate item #") ||
+         starts_with(d, "Failed to validate against schema associated with property name") ||
+         starts_with(d, "Failed to validate against schema associated with pattern") ||
+         starts_with(d, "Failed to validate against additional properties schema") ||
+         starts_with(d, "Failed to validate against a conditional schema") ||
+         starts_with(d, "Failed to validate against child schema") ||
+         starts_with(d, "Target value and comparison value are not equal");
+}
+
+// Where a valijson error is: the instance's JSON pointer, the value there (null when it does not
+// exist) and the schema nodes that apply to it.
+struct Place {
+  std::string at;                  // JSON pointer, "" for the document
+  const json* inst = nullptr;      // never null
+  std::vector<const json*> nodes;  // nodes_at
+  // The first value of keyword `kw` among the nodes; null when none has it.
+  const json* value_of(const char* kw) const { return keyword(nodes, kw).first; }
+};
+
+Place place_of(const valijson::ValidationResults::Error& e, const json& schema_doc, const json& doc) {
+  std::vector<std::string> tokens;
+  for (size_t i = 1; i < e.context.size(); ++i) {
+    const std::string& t = e.context[i];
+    tokens.push_back(t.size() >= 2 && t.front() == '[' && t.back() == ']' ? t.substr(1, t.size() - 2) : t);
+  }
+  Place p;
+  for (const std::string& t : tokens) p.at += "/" + escape_token(t);
+  json::json_pointer ptr;
+  for (const std::string& t : tokens) ptr /= t;
+  static const json kNull;
+  p.inst = &kNull;
+  try {
+    p.inst = &doc.at(ptr);
+  } catch (const json::exception&) {
+  }
+  p.nodes = nodes_at(schema_doc, doc, tokens);
+  return p;
+}
+
+// valijson names the first key a closed node does not define only: every such key of the object
+// at `p`, for each closed node (a key matching none of its patternProperties is "not a valid name").
+void unknown_fields(const Place& p, Document which, std::vector<SchemaProblem>& out) {
+  if (!p.inst->is_object()) return;
+  for (const json* n : p.nodes) {
+    auto ap = n->find("additionalProperties");
+    if (ap == n->end() || !ap->is_boolean() || ap->get<bool>()) continue;
+    const json* props = n->contains("properties") ? &n->at("properties") : nullptr;
+    const json* pps = n->contains("patternProperties") ? &n->at("patternProperties") : nullptr;
+    for (const auto& [key, v] : p.inst->items()) {
+      if (props && props->contains(key)) continue;
+      bool matched = false;
+      std::string patterns;
+      if (pps)
+        for (const auto& [pattern, s] : pps->items()) {
+          matched = matched || std::regex_search(key, std::regex(pattern));
+          patterns += (patterns.empty() ? "" : ", ") + pattern;
+        }
+      if (matched) continue;
+      out.push_back({p.at + "/" + escape_token(key), patterns.empty()
+                                                         ? "is not a field of " + file_of(which)
+                                                         : "'" + key + "' is not a valid name (" + patterns + ")"});
+    }
+  }
+}
+
+// The message for a failed keyword (type, enum, const, pattern, the bounds on numbers, items,
+// lengths and fields, not) at `p`, worded as the export half words it, the keyword's value read
+// from the schema; valijson's own description for another; nullopt when it is no problem.
+std::optional<std::string> keyword_problem(const std::string& d, const Place& p) {
+  const json& inst = *p.inst;
+  if (starts_with(d, "Value type not permitted by 'type' constraint")) {
+    std::string want;
+    if (const json* t = p.value_of("type")) {
+      const json types = t->is_array() ? *t : json::array({*t});
+      for (size_t i = 0; i < types.size(); ++i)
+        want += (i ? " or " : "") + type_words(types[i].is_string() ? types[i].get<std::string>() : types[i].dump());
+    }
+    return "expected " + want + ", found " + detail::type_name(inst);
+  }
+  if (starts_with(d, "Failed to match against any enum values")) {
+    std::string known;
+    if (const json* en = p.value_of("enum"); en && en->is_array())
+      for (size_t i = 0; i < en->size(); ++i) known += (i ? ", " : "") + render((*en)[i]);
+    return "unknown value " + render(inst) + " (known: " + known + ")";
+  }
+  if (starts_with(d, "Failed to match expected value set by 'const'")) {
+    const json* v = p.value_of("const");
+    return "must be " + (v ? render(*v) : std::string("?")) + ", found " + render(inst);
+  }
+  if (starts_with(d, "Failed to match regex specified by 'pattern'")) {
+    const json* v = p.value_of("pattern");
+    return render(inst) + " does not match " + (v && v->is_string() ? v->get<std::string>() : "");
+  }
+  if (inst.is_number_unsigned() && inst.get<uint64_t>() > uint64_t(INT64_MAX) &&
+      starts_with(d, "Expected number greater than"))
+    return std::nullopt;  // valijson reads an integer above INT64_MAX as negative; it is no smaller than any minimum
+  if (starts_with(d, "Expected number greater than or equal to")) {
+    const json* v = p.value_of("minimum");
+    return render(inst) + " is below the minimum " + (v ? render(*v) : "");
+  }
+  if (starts_with(d, "Expected number greater than")) {
+    const json* v = p.value_of("exclusiveMinimum");
+    return render(inst) + " must be greater than " + (v ? render(*v) : "");
+  }
+  if (starts_with(d, "Expected number less than or equal to")) {
+    const json* v = p.value_of("maximum");
+    return render(inst) + " is above the maximum " + (v ? render(*v) : "");
+  }
+  if (starts_with(d, "Expected number less than")) {
+    const json* v = p.value_of("exclusiveMaximum");
+    return render(inst) + " must be less than " + (v ? render(*v) : "");
+  }
+  if (starts_with(d, "Array should contain no fewer than")) {
+    const json* v = p.value_of("minItems");
+    const std::string m = v ? v->dump() : "?";
+    return m == "1" ? "empty (at least one item)"
+                    : "has " + std::to_string(inst.size()) + " items, expected at least " + m;
+  }
+  if (starts_with(d, "Array should contain no more than")) {
+    const json* v = p.value_of("maxItems");
+    return "has " + std::to_string(inst.size()) + " items, expected at most " + (v ? v->dump() : "?");
+  }
+  if (starts_with(d, "String should be no fewer than")) {
+    const json* v = p.value_of("minLength");
+    const std::string m = v ? v->dump() : "?";
+    return m == "1" ? "empty string" : "is shorter than " + m + " characters";
+  }
+  if (starts_with(d, "Object should have no fewer than")) {
+    const json* v = p.value_of("minProperties");
+    return "has " + std::to_string(inst.size()) + " fields, expected at least " + (v ? v->dump() : "?");
+  }
+  if (starts_with(d, "Target should not validate against schema specified in 'not'")) {
+    // The reason is the description of the schema `not` refuses.
+    const json* why = nullptr;
+    if (const json* no = p.value_of("not"); no && no->is_object())
+      if (auto it = no->find("description"); it != no->end() && it->is_string()) why = &*it;
+    return "is not allowed here" + (why ? " (" + why->get<std::string>() + ")" : std::string());
+  }
+  return d;
+}
+
 }  // namespace
 
 std::string_view name(Document d) { return entry(d).name; }
@@ -260,116 +404,14 @@ std::vector<SchemaProblem> validate(const json& doc, Document which) {
   valijson::ValidationResults::Error e;
   while (results.popError(e)) {
     const std::string& d = e.description;
-    // The enclosing failures valijson adds for each real one.
-    if (starts_with(d, "Failed to validate item #") || starts_with(d, "Cannot validate item #") ||
-        starts_with(d, "Failed to validate against schema associated with property name") ||
-        starts_with(d, "Failed to validate against schema associated with pattern") ||
-        starts_with(d, "Failed to validate against additional properties schema") ||
-        starts_with(d, "Failed to validate against a conditional schema") ||
-        starts_with(d, "Failed to validate against child schema") ||
-        starts_with(d, "Target value and comparison value are not equal"))
-      continue;
-    std::vector<std::string> tokens;
-    for (size_t i = 1; i < e.context.size(); ++i) {
-      const std::string& t = e.context[i];
-      tokens.push_back(t.size() >= 2 && t.front() == '[' && t.back() == ']' ? t.substr(1, t.size() - 2) : t);
-    }
-    std::string at;
-    for (const std::string& t : tokens) at += "/" + escape_token(t);
-    json::json_pointer ptr;
-    for (const std::string& t : tokens) ptr /= t;
-    static const json kNull;
-    const json* inst = &kNull;
-    try {
-      inst = &doc.at(ptr);
-    } catch (const json::exception&) {
-    }
-    const std::vector<const json*> nodes = nodes_at(c.doc, doc, tokens);
-    auto value_of = [&](const char* kw) { return keyword(nodes, kw).first; };
-
-    if (starts_with(d, "Missing required property '")) {
-      out.push_back({at + "/" + escape_token(quoted_name(d, "property '")), "missing"});
-    } else if (starts_with(d, "Object contains a property that could not be validated")) {
-      // valijson names the first such key only: every key each closed node does not define.
-      if (!inst->is_object()) continue;
-      for (const json* n : nodes) {
-        auto ap = n->find("additionalProperties");
-        if (ap == n->end() || !ap->is_boolean() || ap->get<bool>()) continue;
-        const json* props = n->contains("properties") ? &n->at("properties") : nullptr;
-        const json* pps = n->contains("patternProperties") ? &n->at("patternProperties") : nullptr;
-        for (const auto& [key, v] : inst->items()) {
-          if (props && props->contains(key)) continue;
-          bool matched = false;
-          std::string patterns;
-          if (pps)
-            for (const auto& [pattern, s] : pps->items()) {
-              matched = matched || std::regex_search(key, std::regex(pattern));
-              patterns += (patterns.empty() ? "" : ", ") + pattern;
-            }
-          if (matched) continue;
-          out.push_back({at + "/" + escape_token(key), patterns.empty()
-                                                           ? "is not a field of " + file_of(which)
-                                                           : "'" + key + "' is not a valid name (" + patterns + ")"});
-        }
-      }
-    } else if (starts_with(d, "Value type not permitted by 'type' constraint")) {
-      std::string want;
-      if (const json* t = value_of("type")) {
-        const json types = t->is_array() ? *t : json::array({*t});
-        for (size_t i = 0; i < types.size(); ++i)
-          want += (i ? " or " : "") + type_words(types[i].is_string() ? types[i].get<std::string>() : types[i].dump());
-      }
-      out.push_back({at, "expected " + want + ", found " + detail::type_name(*inst)});
-    } else if (starts_with(d, "Failed to match against any enum values")) {
-      std::string known;
-      if (const json* en = value_of("enum"); en && en->is_array())
-        for (size_t i = 0; i < en->size(); ++i) known += (i ? ", " : "") + render((*en)[i]);
-      out.push_back({at, "unknown value " + render(*inst) + " (known: " + known + ")"});
-    } else if (starts_with(d, "Failed to match expected value set by 'const'")) {
-      const json* v = value_of("const");
-      out.push_back({at, "must be " + (v ? render(*v) : std::string("?")) + ", found " + render(*inst)});
-    } else if (starts_with(d, "Failed to match regex specified by 'pattern'")) {
-      const json* v = value_of("pattern");
-      out.push_back({at, render(*inst) + " does not match " + (v && v->is_string() ? v->get<std::string>() : "")});
-    } else if (inst->is_number_unsigned() && inst->get<uint64_t>() > uint64_t(INT64_MAX) &&
-               starts_with(d, "Expected number greater than")) {
-      continue;  // valijson reads an integer above INT64_MAX as negative; it is no smaller than any minimum
-    } else if (starts_with(d, "Expected number greater than or equal to")) {
-      const json* v = value_of("minimum");
-      out.push_back({at, render(*inst) + " is below the minimum " + (v ? render(*v) : "")});
-    } else if (starts_with(d, "Expected number greater than")) {
-      const json* v = value_of("exclusiveMinimum");
-      out.push_back({at, render(*inst) + " must be greater than " + (v ? render(*v) : "")});
-    } else if (starts_with(d, "Expected number less than or equal to")) {
-      const json* v = value_of("maximum");
-      out.push_back({at, render(*inst) + " is above the maximum " + (v ? render(*v) : "")});
-    } else if (starts_with(d, "Expected number less than")) {
-      const json* v = value_of("exclusiveMaximum");
-      out.push_back({at, render(*inst) + " must be less than " + (v ? render(*v) : "")});
-    } else if (starts_with(d, "Array should contain no fewer than")) {
-      const json* v = value_of("minItems");
-      const std::string m = v ? v->dump() : "?";
-      out.push_back({at, m == "1" ? "empty (at least one item)"
-                                  : "has " + std::to_string(inst->size()) + " items, expected at least " + m});
-    } else if (starts_with(d, "Array should contain no more than")) {
-      const json* v = value_of("maxItems");
-      out.push_back({at, "has " + std::to_string(inst->size()) + " items, expected at most " + (v ? v->dump() : "?")});
-    } else if (starts_with(d, "String should be no fewer than")) {
-      const json* v = value_of("minLength");
-      const std::string m = v ? v->dump() : "?";
-      out.push_back({at, m == "1" ? "empty string" : "is shorter than " + m + " characters"});
-    } else if (starts_with(d, "Object should have no fewer than")) {
-      const json* v = value_of("minProperties");
-      out.push_back({at, "has " + std::to_string(inst->size()) + " fields, expected at least " + (v ? v->dump() : "?")});
-    } else if (starts_with(d, "Target should not validate against schema specified in 'not'")) {
-      // The reason is the description of the schema `not` refuses.
-      const json* why = nullptr;
-      if (const json* no = value_of("not"); no && no->is_object())
-        if (auto it = no->find("description"); it != no->end() && it->is_string()) why = &*it;
-      out.push_back({at, "is not allowed here" + (why ? " (" + why->get<std::string>() + ")" : std::string())});
-    } else {
-      out.push_back({at, d});
-    }
+    if (is_enclosing_failure(d)) continue;
+    const Place p = place_of(e, c.doc, doc);
+    if (starts_with(d, "Missing required property '"))
+      out.push_back({p.at + "/" + escape_token(quoted_name(d, "property '")), "missing"});
+    else if (starts_with(d, "Object contains a property that could not be validated"))
+      unknown_fields(p, which, out);
+    else if (std::optional<std::string> message = keyword_problem(d, p))
+      out.push_back({p.at, *message});
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

@@ -29,14 +29,11 @@ std::string describe(const Candidate& c) {
   return m.backend + "/" + m.recipe + " (" + m.name + ")";
 }
 
-}  // namespace
-
-Bundle choose_classifier(const fs::path& dir, const std::string& backend,
-                         const std::string& recipe) {
-  const std::string remedy = "export the demo bundles (./setup.sh), or pass --bundles DIR";
-  if (!detail::is_directory_path(dir, remedy))
-    throw Error(ErrorKind::kIo, "bundle directory " + dir.string() + ": " + detail::not_a_directory_text(dir), remedy);
-
+// The image classifiers (bundles with labels and image preprocessing) in `dir`, each with whether
+// it can run in this binary, ordered by the backend table (ties go to the backend listed first in
+// data/backends.json: portable, xnnpack, …, not to the directory's alphabetical order). Throws
+// Error{kCapabilityUnavailable} when there is none, naming the bundles that could not be read.
+std::vector<Candidate> gather_candidates(const fs::path& dir) {
   std::vector<Candidate> cands;
   std::vector<std::string> skipped;
   for (const auto& p : find_bundles(dir)) {
@@ -64,9 +61,6 @@ Bundle choose_classifier(const fs::path& dir, const std::string& backend,
                 "no image-classification bundle (with labels and image preprocessing) in " +
                     dir.string() + (skipped.empty() ? "" : "; unreadable: " + join(skipped, "; ")),
                 "export the demo bundles (./setup.sh or python -m etproof demo --out build/demo)");
-
-  // Ties go to the backend listed first in the backend table (data/backends.json: portable,
-  // xnnpack, …), not to the bundle directory's alphabetical order.
   auto table_rank = [](const std::string& key) {
     const auto& entries = backend_table().backends;
     for (size_t i = 0; i < entries.size(); ++i)
@@ -76,64 +70,85 @@ Bundle choose_classifier(const fs::path& dir, const std::string& backend,
   std::stable_sort(cands.begin(), cands.end(), [&](const Candidate& a, const Candidate& b) {
     return table_rank(a.bundle.manifest.backend) < table_rank(b.bundle.manifest.backend);
   });
+  return cands;
+}
 
+// Closest to the model the user evaluated first: recipe fp32 computed in float32, then any
+// fp32 recipe (e.g. a delegate that computes in bfloat16), then the first one; null for none.
+const Candidate* prefer_fp32(const std::vector<const Candidate*>& v) {
+  for (auto* c : v)
+    if (c->bundle.manifest.recipe == "fp32" && c->bundle.manifest.precision == "float32") return c;
+  for (auto* c : v)
+    if (c->bundle.manifest.recipe == "fp32") return c;
+  return v.empty() ? nullptr : v.front();
+}
+
+// The bundle of the backend asked for (and the recipe, when given). Throws Error{kInvalidArgument}
+// when there is none, Error{kBackendUnavailable} when none of them can run here; `avail_text`
+// names the runnable bundles.
+const Candidate* choose_for_backend(const std::vector<Candidate>& cands, const std::string& backend,
+                                    const std::string& recipe, const fs::path& dir,
+                                    const std::string& avail_text) {
+  std::vector<const Candidate*> match, runnable;
+  for (const auto& c : cands)
+    if (c.bundle.manifest.backend == backend &&
+        (recipe.empty() || c.bundle.manifest.recipe == recipe)) {
+      match.push_back(&c);
+      if (c.runnable) runnable.push_back(&c);
+    }
+  if (match.empty())
+    throw Error(ErrorKind::kInvalidArgument,
+                "no bundle for backend \"" + backend + "\"" +
+                    (recipe.empty() ? "" : " with recipe \"" + recipe + "\"") + " in " +
+                    dir.string(),
+                "choose one of the backends that can run here: " + avail_text);
+  if (runnable.empty())
+    throw Error(ErrorKind::kBackendUnavailable,
+                "backend \"" + backend + "\" cannot run here: " + match.front()->why_not,
+                "choose one of the backends that can run here: " + avail_text);
+  return prefer_fp32(runnable);
+}
+
+// With no backend asked for: a runnable delegated fp32 bundle, else a portable one, else any
+// runnable one (of the recipe, when given). Throws Error{kBackendUnavailable} when none can run.
+const Candidate* choose_any(const std::vector<Candidate>& cands, const std::string& recipe,
+                            const fs::path& dir, const std::string& avail_text) {
+  std::vector<const Candidate*> delegated, portable, other;
+  for (const auto& c : cands) {
+    if (!c.runnable || (!recipe.empty() && c.bundle.manifest.recipe != recipe)) continue;
+    if (!c.bundle.manifest.delegates.empty() && c.bundle.manifest.recipe == "fp32")
+      delegated.push_back(&c);
+    else if (c.bundle.manifest.backend == "portable")
+      portable.push_back(&c);
+    else
+      other.push_back(&c);
+  }
+  const Candidate* chosen = !delegated.empty() ? prefer_fp32(delegated)
+                            : !portable.empty() ? prefer_fp32(portable)
+                                                : prefer_fp32(other);
+  if (!chosen)
+    throw Error(ErrorKind::kBackendUnavailable,
+                "no bundle in " + dir.string() + " can run in this binary" +
+                    (recipe.empty() ? "" : " with recipe \"" + recipe + "\""),
+                "link the delegates the bundles need, or export a portable bundle; runnable "
+                "here: " + avail_text);
+  return chosen;
+}
+
+}  // namespace
+
+Bundle choose_classifier(const fs::path& dir, const std::string& backend,
+                         const std::string& recipe) {
+  const std::string remedy = "export the demo bundles (./setup.sh), or pass --bundles DIR";
+  if (!detail::is_directory_path(dir, remedy))
+    throw Error(ErrorKind::kIo, "bundle directory " + dir.string() + ": " + detail::not_a_directory_text(dir), remedy);
+  const std::vector<Candidate> cands = gather_candidates(dir);
   std::vector<std::string> available;
   for (const auto& c : cands)
     if (c.runnable) available.push_back(describe(c));
   const std::string avail_text = available.empty() ? "none" : join(available);
-
-  // Closest to the model the user evaluated first: recipe fp32 computed in float32, then any
-  // fp32 recipe (e.g. a delegate that computes in bfloat16), then the first one.
-  auto prefer_fp32 = [&](std::vector<const Candidate*> v) -> const Candidate* {
-    for (auto* c : v)
-      if (c->bundle.manifest.recipe == "fp32" && c->bundle.manifest.precision == "float32") return c;
-    for (auto* c : v)
-      if (c->bundle.manifest.recipe == "fp32") return c;
-    return v.empty() ? nullptr : v.front();
-  };
-
-  const Candidate* chosen = nullptr;
-  if (!backend.empty()) {
-    std::vector<const Candidate*> match, runnable;
-    for (const auto& c : cands)
-      if (c.bundle.manifest.backend == backend &&
-          (recipe.empty() || c.bundle.manifest.recipe == recipe)) {
-        match.push_back(&c);
-        if (c.runnable) runnable.push_back(&c);
-      }
-    if (match.empty())
-      throw Error(ErrorKind::kInvalidArgument,
-                  "no bundle for backend \"" + backend + "\"" +
-                      (recipe.empty() ? "" : " with recipe \"" + recipe + "\"") + " in " +
-                      dir.string(),
-                  "choose one of the backends that can run here: " + avail_text);
-    if (runnable.empty())
-      throw Error(ErrorKind::kBackendUnavailable,
-                  "backend \"" + backend + "\" cannot run here: " + match.front()->why_not,
-                  "choose one of the backends that can run here: " + avail_text);
-    chosen = prefer_fp32(runnable);
-  } else {
-    std::vector<const Candidate*> delegated, portable, other;
-    for (const auto& c : cands) {
-      if (!c.runnable || (!recipe.empty() && c.bundle.manifest.recipe != recipe)) continue;
-      if (!c.bundle.manifest.delegates.empty() && c.bundle.manifest.recipe == "fp32")
-        delegated.push_back(&c);
-      else if (c.bundle.manifest.backend == "portable")
-        portable.push_back(&c);
-      else
-        other.push_back(&c);
-    }
-    chosen = !delegated.empty() ? prefer_fp32(delegated)
-             : !portable.empty() ? prefer_fp32(portable)
-                                 : prefer_fp32(other);
-    if (!chosen)
-      throw Error(ErrorKind::kBackendUnavailable,
-                  "no bundle in " + dir.string() + " can run in this binary" +
-                      (recipe.empty() ? "" : " with recipe \"" + recipe + "\""),
-                  "link the delegates the bundles need, or export a portable bundle; runnable "
-                  "here: " + avail_text);
-  }
-
+  const Candidate* chosen = !backend.empty() ? choose_for_backend(cands, backend, recipe, dir, avail_text)
+                                             : choose_any(cands, recipe, dir, avail_text);
   return chosen->bundle;
 }
 

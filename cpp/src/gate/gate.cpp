@@ -1,6 +1,6 @@
 // The gate (docs/design.md §5): per-element allclose, per-tensor cosine and SQNR, non-finite
 // rules, the constant-output rule, exact integers, slices and sign flips. The bound table is
-// bounds.cpp.
+// data/bounds.json, read and combined by bounds.cpp.
 #include "etproof/gate/gate.h"
 
 #include <algorithm>

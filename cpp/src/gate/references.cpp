@@ -35,7 +35,7 @@ std::string why_missing(const Manifest& m, const std::string& name) {
 std::string no_reference_row(bool float_recipe, const std::string& precision) {
   return float_recipe ? "the bound table has no " + precision + " row against the reference"
                       : "XNNPACK's int8 kernels are not within a few steps of this recipe's PT2E "
-                        "emulation (measured: cpp/src/gate/bounds.cpp), so it is judged against the "
+                        "emulation (measured: data/bounds.json), so it is judged against the "
                         "golden; the emulation gives the recipe's cost";
 }
 
@@ -237,91 +237,135 @@ AppliedBound applied_bound(const JudgePlan& plan, const Bound& rule, const HostT
   return a;
 }
 
+namespace {
+
+// The column's own reference computation, from its recipe and the precision judged.
+struct OwnReference {
+  bool float_recipe = false;  // "fp32", and "fp16" (Core ML, QNN: precision float16): no quantization
+  bool reduced = false;       // the precision judged is float16 or bfloat16
+  // The float32 golden ("golden"), or the emulation of the recipe (int8) or of the reduced
+  // precision.
+  std::string name;
+  bool present = false;       // the golden, or a reference the bundle captured
+};
+
+OwnReference own_reference(const Manifest& m, const std::string& precision) {
+  OwnReference o;
+  o.float_recipe = m.recipe == "fp32" || m.recipe == "fp16";
+  o.reduced = precision == "float16" || precision == "bfloat16";
+  o.name = !o.float_recipe ? m.recipe : o.reduced ? precision : "golden";
+  o.present = o.name == "golden" || has_reference(m, o.name);
+  return o;
+}
+
+// p.rule and p.basis from the bound table's row for `basis`, p.no_rule cleared; false (and
+// p.no_rule set to derive_bound's error) when the table has none.
+bool try_rule(JudgePlan& p, const Manifest& m, BoundBasis basis) {
+  try {
+    p.rule = derive_bound(m.recipe, p.precision, m.compute_unit, basis);
+    p.basis = basis;
+    p.no_rule.reset();
+    return true;
+  } catch (const Error& e) {
+    p.no_rule = e;
+    return false;
+  }
+}
+
+// measure-tolerances: each column against its own reference computation, which is what the
+// reference-basis rows measure (the golden-basis row where the own reference IS the golden).
+// False when the pair has no such row (int8 unless its emulation is faithful).
+bool plan_measuring(JudgePlan& p, const Manifest& m, const OwnReference& own) {
+  if (!(own.float_recipe || faithful_emulation(m, own.name)) ||
+      !try_rule(p, m, own.name == "golden" ? BoundBasis::kGolden : BoundBasis::kReference))
+    return false;
+  p.against = own.name;
+  p.why = "against " +
+          (own.name == "golden" ? std::string("the float32 golden") : "the " + own.name + " emulation") +
+          " (measuring the reference-basis row)";
+  return true;
+}
+
+// A quantized program that matched its recipe's emulation when the export half ran it: judged
+// against that emulation by the match criterion (matched_program_bound). False when it was not
+// measured, did not match, or the table has no row for the pair.
+bool plan_matched_program(JudgePlan& p, const Manifest& m, const OwnReference& own) {
+  const ProgramAtExport* x = own.float_recipe ? nullptr : at_export(m, own.name);
+  if (!(x && x->matched && (try_rule(p, m, BoundBasis::kReference) || try_rule(p, m, BoundBasis::kGolden))))
+    return false;
+  p.rule = matched_program_bound(p.rule, *x);
+  p.basis = BoundBasis::kReference;
+  p.against = own.name;
+  p.why = "against the recipe's own eager emulation (" + own.name +
+          "), which the program matched when the export half ran it (" + at_export_text(*x) +
+          "): " + detail::format_number(kReferenceMargin, 3) + " x the match criterion";
+  return true;
+}
+
+// Why a quantized column whose emulation the delegate does not follow is judged against the golden.
+std::string unfaithful_emulation_reason(const Manifest& m, const OwnReference& own, const std::string& precision) {
+  std::string why = m.recipe == "int8-dynamic-per-channel"
+                        ? "the bundle's int8-dynamic emulation quantizes activations per tensor (the "
+                          "PT2E graph as it is), which XNNPACK does not compute; re-export it for the "
+                          "qd8 emulation the column is judged against"
+                        : no_reference_row(own.float_recipe, precision);
+  if (const ProgramAtExport* x = at_export(m, own.name))
+    why += "; the program departed from the " + own.name + " emulation when the export half "
+           "ran it (" + at_export_text(*x) + ")";
+  return why;
+}
+
+// The reference-basis plan, its row already in p.rule: a float column against float64 truth, its
+// bound widened by its own reference's error there; a quantized one against its recipe's emulation.
+void plan_reference_basis(JudgePlan& p, const Manifest& m, const OwnReference& own) {
+  if (own.float_recipe) {
+    p.against = "float64";
+    p.widen_by = own.name;
+    p.why = "against float64 truth; the " + p.precision + " bound widened by " +
+            detail::format_number(kReferenceMargin, 3) + "x the " +
+            (own.reduced ? p.precision + " emulation" : std::string("float32 golden")) +
+            "'s own error against truth";
+    return;
+  }
+  p.against = own.name;
+  p.why = "against the recipe's own eager emulation (" + own.name +
+          (faithful_emulation(m, own.name) ? ", activations quantized as XNNPACK's qd8 kernels do"
+                                           : std::string()) +
+          ")";
+  if (const ProgramAtExport* x = at_export(m, own.name))
+    p.why += " with the recipe's row: the program departed from it when the export half ran "
+             "it (" + at_export_text(*x) + ")";
+}
+
+}  // namespace
+
 JudgePlan plan_judgement(const Manifest& m, const PrecisionHere& here, bool use_truth) {
   JudgePlan p;
   p.precision = here.precision;
   p.precision_reason = here.reason;
-  // Float recipes carry no quantization: "fp32", and "fp16" (Core ML, QNN: precision float16).
-  const bool float_recipe = m.recipe == "fp32" || m.recipe == "fp16";
-  const bool reduced = p.precision == "float16" || p.precision == "bfloat16";
-  // The reference computation of the column's own recipe and precision: the float32 golden, or
-  // the emulation of the recipe (int8) or of the reduced precision.
-  const std::string own = !float_recipe ? m.recipe : reduced ? p.precision : "golden";
-  const bool own_present = own == "golden" || has_reference(m, own);
-  if (own != "golden" && own_present) p.cost_reference = own;
-  auto try_rule = [&](BoundBasis basis) {
-    try {
-      p.rule = derive_bound(m.recipe, p.precision, m.compute_unit, basis);
-      p.basis = basis;
-      p.no_rule.reset();
-      return true;
-    } catch (const Error& e) {
-      p.no_rule = e;
-      return false;
-    }
-  };
+  const OwnReference own = own_reference(m, p.precision);
+  if (own.name != "golden" && own.present) p.cost_reference = own.name;
   std::string fallback;  // why the golden basis, when it comes to that
-  if (!own_present) {
-    fallback = why_missing(m, own);
+  if (!own.present) {
+    fallback = why_missing(m, own.name);
   } else if (!use_truth) {
-    // measure-tolerances: each column against its own reference computation, which is what the
-    // reference-basis rows measure (the golden-basis row where the own reference IS the golden);
-    // a pair with no such row (int8) on the golden basis, as judged.
-    if ((float_recipe || faithful_emulation(m, own)) &&
-        try_rule(own == "golden" ? BoundBasis::kGolden : BoundBasis::kReference)) {
-      p.against = own;
-      p.why = "against " +
-              (own == "golden" ? std::string("the float32 golden") : "the " + own + " emulation") +
-              " (measuring the reference-basis row)";
-      return p;
-    }
-    fallback = no_reference_row(float_recipe, p.precision);
-  } else if (float_recipe && !has_reference(m, "float64")) {
+    if (plan_measuring(p, m, own)) return p;
+    fallback = no_reference_row(own.float_recipe, p.precision);
+  } else if (own.float_recipe && !has_reference(m, "float64")) {
     fallback = why_missing(m, "float64");
-  } else if (const ProgramAtExport* x = float_recipe ? nullptr : at_export(m, own);
-             x && x->matched &&
-             (try_rule(BoundBasis::kReference) || try_rule(BoundBasis::kGolden))) {
-    p.rule = matched_program_bound(p.rule, *x);
-    p.basis = BoundBasis::kReference;
-    p.against = own;
-    p.why = "against the recipe's own eager emulation (" + own +
-            "), which the program matched when the export half ran it (" + at_export_text(*x) +
-            "): " + detail::format_number(kReferenceMargin, 3) + " x the match criterion";
+  } else if (plan_matched_program(p, m, own)) {
     return p;
-  } else if (!float_recipe && !faithful_emulation(m, own)) {
-    fallback = m.recipe == "int8-dynamic-per-channel"
-                   ? "the bundle's int8-dynamic emulation quantizes activations per tensor (the "
-                     "PT2E graph as it is), which XNNPACK does not compute; re-export it for the "
-                     "qd8 emulation the column is judged against"
-                   : no_reference_row(float_recipe, p.precision);
-    if (const ProgramAtExport* x = at_export(m, own))
-      fallback += "; the program departed from the " + own + " emulation when the export half "
-                  "ran it (" + at_export_text(*x) + ")";
-  } else if (try_rule(BoundBasis::kReference)) {
-    if (float_recipe) {
-      p.against = "float64";
-      p.widen_by = own;
-      p.why = "against float64 truth; the " + p.precision + " bound widened by " +
-              detail::format_number(kReferenceMargin, 3) + "x the " +
-              (reduced ? p.precision + " emulation" : std::string("float32 golden")) +
-              "'s own error against truth";
-    } else {
-      p.against = own;
-      p.why = "against the recipe's own eager emulation (" + own +
-              (faithful_emulation(m, own) ? ", activations quantized as XNNPACK's qd8 kernels do"
-                                          : std::string()) +
-              ")";
-      if (const ProgramAtExport* x = at_export(m, own))
-        p.why += " with the recipe's row: the program departed from it when the export half ran "
-                 "it (" + at_export_text(*x) + ")";
-    }
+  } else if (!own.float_recipe && !faithful_emulation(m, own.name)) {
+    fallback = unfaithful_emulation_reason(m, own, p.precision);
+  } else if (try_rule(p, m, BoundBasis::kReference)) {
+    plan_reference_basis(p, m, own);
     return p;
   } else {
-    fallback = no_reference_row(float_recipe, p.precision);
+    fallback = no_reference_row(own.float_recipe, p.precision);
   }
   p.against = "golden";
   p.widen_by.clear();
-  if (try_rule(BoundBasis::kGolden)) p.why = "against the float32 golden (" + fallback + ")";
+  if (try_rule(p, m, BoundBasis::kGolden)) p.why = "against the float32 golden (" + fallback + ")";
   return p;
 }
 

@@ -1,8 +1,10 @@
-// etproof/render_attribute.cpp — an attribution as text and JSON (etproof/attribute.h).
+// etproof/render_attribute.cpp — an attribution as text and JSON (etproof/attribute.h), and what
+// `etproof attribute` prints (etproof/render/attribute.h: attribute_renderers).
 #include <algorithm>
 #include <sstream>
 
 #include "etproof/render/attribute.h"
+#include "etproof/render/formats.h"
 #include "etproof/replay/attribute.h"
 #include "core/common.h"
 
@@ -202,5 +204,39 @@ nlohmann::json to_json(const Bisection& b) {
                    {"kept", b.kept.empty() ? nlohmann::json(nullptr) : nlohmann::json(b.kept)}};
   return doc;
 }
+
+const Attribution& AttributePrintout::attribution(size_t i) const {
+  const auto& r = results.at(i);
+  return std::holds_alternative<Bisection>(r) ? std::get<Bisection>(r).final : std::get<Attribution>(r);
+}
+
+nlohmann::json AttributePrintout::docs() const {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& r : results) out.push_back(std::visit([](const auto& x) { return to_json(x); }, r));
+  return out;
+}
+
+namespace {
+
+std::string text_printout(const AttributePrintout& p) {
+  std::string out;
+  for (size_t i = 0; i < p.results.size(); ++i)
+    out += (i ? "\n" : "") + std::visit([](const auto& x) { return to_text(x); }, p.results[i]);
+  return out;
+}
+
+std::string json_printout(const AttributePrintout& p) {
+  const nlohmann::json docs = p.docs();
+  return json_report(docs.size() == 1 ? docs[0] : docs);
+}
+
+constexpr Renderer<AttributePrintout> kAttributeRenderers[] = {
+    {"text", text_printout, "per bundle: one row per tap in graph order, the earliest drift, the summary"},
+    {"json", json_printout, "the same with every number (a list for several bundles), for tools"},
+};
+
+}  // namespace
+
+Renderers<AttributePrintout> attribute_renderers() { return kAttributeRenderers; }
 
 }  // namespace etproof

@@ -1,10 +1,11 @@
 // etproof/render_backends.cpp — the runtime half of `etproof backends` as text and JSON
-// (etproof/backends_report.h).
+// (etproof/backends_report.h), and what the command prints (etproof/render/backends.h).
 #include <algorithm>
 #include <iomanip>
 #include <sstream>
 
 #include "etproof/render/backends.h"
+#include "etproof/render/formats.h"
 #include "etproof/replay/backends_report.h"
 #include "core/common.h"
 
@@ -77,5 +78,61 @@ std::string to_text(const RuntimeHalf& h) {
   os << "  a program loads only when each of its delegates is linked, registered and available\n";
   return os.str();
 }
+
+namespace {
+
+// What each emulated machine runs: its features and the delegates its worker registers.
+std::string emulated_text(const nlohmann::json& emulated) {
+  std::ostringstream os;
+  for (const nlohmann::json& e : emulated) {
+    const nlohmann::json& m = e.at("machine");
+    std::string features, registered;
+    for (const auto& f : m.at("features")) features += (features.empty() ? "" : " ") + f.get<std::string>();
+    for (const auto& r : e.at("registered")) registered += (registered.empty() ? "" : ", ") + r.get<std::string>();
+    os << "\nemulated " << e.at("profile").get<std::string>() << " (" << m.value("emulator", std::string())
+       << ", " << m.value("cpu", std::string()) << "; features: " << features
+       << "): runs portable kernels and " << (registered.empty() ? "no delegate" : registered)
+       << " (matrix --emulate " << e.at("profile").get<std::string>() << ")\n";
+  }
+  return os.str();
+}
+
+// The export half's answer, one line per backend (status, reason), or why it did not answer.
+std::string export_half_text(const BackendsPrintout& p) {
+  std::ostringstream os;
+  os << "\nexport half (" << p.export_python << " -m etproof probe, cached):\n";
+  if (!p.export_half) {
+    os << "  not answered: " << p.export_error << "\n";
+    return os.str();
+  }
+  size_t w = 8;
+  for (const auto& e : *p.export_half) w = std::max(w, e.value("backend", std::string()).size());
+  for (const auto& e : *p.export_half)
+    os << "  " << std::left << std::setw(static_cast<int>(w)) << e.value("backend", std::string("?")) << "  "
+       << std::setw(16) << e.value("status", std::string("?")) << "  " << e.value("reason", std::string())
+       << "\n";
+  return os.str();
+}
+
+std::string text_printout(const BackendsPrintout& p) {
+  return to_text(p.runtime) + (p.emulated ? emulated_text(*p.emulated) : std::string()) + export_half_text(p);
+}
+
+std::string json_printout(const BackendsPrintout& p) {
+  nlohmann::json doc = to_json(p.runtime);
+  doc["export"] = p.export_half ? *p.export_half : nlohmann::json(nullptr);
+  doc["export_error"] = p.export_half ? nlohmann::json(nullptr) : nlohmann::json(p.export_error);
+  if (p.emulated) doc["emulated"] = *p.emulated;
+  return json_report(doc);
+}
+
+constexpr Renderer<BackendsPrintout> kBackendsRenderers[] = {
+    {"text", text_printout, "per backend: what this binary runs (probed), what the export half lowers"},
+    {"json", json_printout, "both halves per backend with the probes' details, for tools"},
+};
+
+}  // namespace
+
+Renderers<BackendsPrintout> backends_renderers() { return kBackendsRenderers; }
 
 }  // namespace etproof

@@ -1,6 +1,6 @@
 // cpp/src/render/render_matrix.h — private to the library: the small text pieces the matrix's renderers
-// (render_matrix.cpp: text, Markdown, JSON; render_matrix_html.cpp: HTML; render_junit.cpp: JUnit)
-// share.
+// (render_matrix.cpp: text; render_matrix_markdown.cpp: Markdown; render_matrix_json.cpp: JSON;
+// render_matrix_html.cpp: HTML; render_junit.cpp: JUnit; …) share.
 #pragma once
 
 #include <algorithm>
@@ -50,6 +50,9 @@ inline std::vector<std::string> model_cases(const Matrix& m, const std::string& 
 }
 
 inline std::string model_label(const std::string& model) { return model.empty() ? "(unknown model)" : model; }
+
+// Several models or directories: text and Markdown group the columns per model.
+inline bool grouped(const Matrix& m) { return m.models().size() > 1 || m.dirs.size() > 1; }
 
 
 inline const Cell* find_cell(const Matrix& m, const std::string& case_id, size_t col) {

@@ -216,12 +216,10 @@ void write_legend(std::ostringstream& os, const Matrix& m) {
         "(1 − the worst measured/allowed ratio)</span></li>\n</ul>\n";
 }
 
-}  // namespace
-
-std::string to_html(const Matrix& m) {
+// The page's head and style, its title and the run's verdict with its exit status and summary;
+// the caller's bound and budget when given; the bound and emulation hints; the legend.
+void write_head(std::ostringstream& os, const Matrix& m) {
   const int code = m.exit_code();
-  const std::string v = verdict(m);
-  std::ostringstream os;
   os << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
         "<title>etproof matrix: "
@@ -229,7 +227,7 @@ std::string to_html(const Matrix& m) {
   os << "<h1>etproof matrix</h1>\n<p class=\"muted\">" << esc(join(m.dirs))
      << " — rows are (model, golden case), columns (backend, recipe). Open a cell for its numbers.</p>\n";
   os << "<div class=\"verdict " << (code == 0 ? "pass" : "fail") << "\" id=\"verdict\" data-exit-code=\"" << code
-     << "\">" << esc(v) << "<small>exit status " << code
+     << "\">" << esc(verdict(m)) << "<small>exit status " << code
      << (code == 0 ? ": the run passes" : ": the run fails") << " — " << esc(summary(m)) << "</small></div>\n";
   if (!m.caller_bound.empty())
     os << "<p>Bound: caller-supplied for every column (" << esc(m.caller_bound)
@@ -240,81 +238,104 @@ std::string to_html(const Matrix& m) {
   if (drifted_under_derived(m)) os << "<p class=\"muted\">" << esc(kBoundHint) << "</p>\n";
   if (const std::string h = emulation_hint(m); !h.empty()) os << "<p class=\"muted\">" << esc(h) << "</p>\n";
   write_legend(os, m);
+}
 
-  const std::vector<std::string> models = m.models();
-  if (models.size() > 1) {
-    os << "<nav><ul>\n";
-    for (size_t i = 0; i < models.size(); ++i) {
-      std::map<CellStatus, size_t> count;
-      for (const Cell& c : m.cells)
-        if (m.columns[c.column].model == models[i]) ++count[c.status];
-      os << "<li><a href=\"#model-" << i << "\">" << esc(model_label(models[i])) << "</a> <span class=\"muted\">"
-         << esc(count_text(count)) << "</span></li>\n";
-    }
-    os << "</ul></nav>\n";
-  }
-  if (m.columns.empty())
-    os << "<p>No bundle columns: matrix takes directories that hold bundles (e.g. build/golden-set/bundles).</p>\n";
-
+// With several models: a link to each model's section, with its cells counted by status.
+void write_nav(std::ostringstream& os, const Matrix& m, const std::vector<std::string>& models) {
+  if (models.size() <= 1) return;
+  os << "<nav><ul>\n";
   for (size_t i = 0; i < models.size(); ++i) {
-    const std::string& model = models[i];
-    std::vector<size_t> cols;
-    for (size_t col = 0; col < m.columns.size(); ++col)
-      if (m.columns[col].model == model) cols.push_back(col);
-    os << "<section class=\"model\" id=\"model-" << i << "\" data-model=\"" << esc(model) << "\">\n<h2>"
-       << esc(model_label(model)) << "</h2>\n<div class=\"scroll\"><table class=\"grid\"><thead><tr><th>case</th>";
-    for (size_t col : cols)
-      os << "<th title=\"" << esc(m.columns[col].bundle + ": " + bound_text(m.columns[col].bound)) << "\">"
-         << esc(label_in_model(m, col)) << "</th>";
-    os << "</tr></thead><tbody>\n";
-    for (const std::string& id : model_cases(m, model)) {
-      os << "<tr><th class=\"case\">" << esc(id) << "</th>";
-      for (size_t col : cols) write_cell(os, m, model, id, col);
-      os << "</tr>\n";
-    }
-    os << "</tbody></table></div>\n";
-    write_columns(os, m, cols);
-    std::vector<const NotRun*> rows;
-    for (const NotRun& n : m.not_run)
-      if (n.model == model) rows.push_back(&n);
-    write_not_run(os, rows, false);
-    for (const AttributionFigure& f : m.attributions)
-      if (f.model == model) write_attribution(os, m, f);
-    os << "</section>\n";
+    std::map<CellStatus, size_t> count;
+    for (const Cell& c : m.cells)
+      if (m.columns[c.column].model == models[i]) ++count[c.status];
+    os << "<li><a href=\"#model-" << i << "\">" << esc(model_label(models[i])) << "</a> <span class=\"muted\">"
+       << esc(count_text(count)) << "</span></li>\n";
   }
-  // Not-run lines of models that have no column here (every export refused, or a manifest that
-  // could not be read): listed too, never left out.
+  os << "</ul></nav>\n";
+}
+
+// Model `i`'s section: its grid of cases × columns, its columns, its not-run lines and, where
+// m.attributions has its figure, which layer drifted.
+void write_model(std::ostringstream& os, const Matrix& m, size_t i, const std::string& model) {
+  std::vector<size_t> cols;
+  for (size_t col = 0; col < m.columns.size(); ++col)
+    if (m.columns[col].model == model) cols.push_back(col);
+  os << "<section class=\"model\" id=\"model-" << i << "\" data-model=\"" << esc(model) << "\">\n<h2>"
+     << esc(model_label(model)) << "</h2>\n<div class=\"scroll\"><table class=\"grid\"><thead><tr><th>case</th>";
+  for (size_t col : cols)
+    os << "<th title=\"" << esc(m.columns[col].bundle + ": " + bound_text(m.columns[col].bound)) << "\">"
+       << esc(label_in_model(m, col)) << "</th>";
+  os << "</tr></thead><tbody>\n";
+  for (const std::string& id : model_cases(m, model)) {
+    os << "<tr><th class=\"case\">" << esc(id) << "</th>";
+    for (size_t col : cols) write_cell(os, m, model, id, col);
+    os << "</tr>\n";
+  }
+  os << "</tbody></table></div>\n";
+  write_columns(os, m, cols);
+  std::vector<const NotRun*> rows;
+  for (const NotRun& n : m.not_run)
+    if (n.model == model) rows.push_back(&n);
+  write_not_run(os, rows, false);
+  for (const AttributionFigure& f : m.attributions)
+    if (f.model == model) write_attribution(os, m, f);
+  os << "</section>\n";
+}
+
+// Not-run lines of models that have no column here (every export refused, or a manifest that
+// could not be read): listed too, never left out.
+void write_other_not_run(std::ostringstream& os, const Matrix& m, const std::vector<std::string>& models) {
   std::vector<const NotRun*> other;
   for (const NotRun& n : m.not_run)
     if (std::find(models.begin(), models.end(), n.model) == models.end()) other.push_back(&n);
-  if (!other.empty()) {
-    os << "<section class=\"model\" id=\"not-run-other\">\n<h2>Columns of models with no runnable column</h2>\n";
-    write_not_run(os, other, true);
-    os << "</section>\n";
-  }
-  if (!m.left_out.empty()) {
-    os << "<section id=\"left-out\">\n<h2>Left out by --method " << esc(join(m.methods, " --method "))
-       << "</h2>\n<p class=\"muted\">Not columns; they do not fail the run.</p>\n<table><thead><tr><th>bundle</th>"
-          "<th>model</th><th>reason</th></tr></thead><tbody>\n";
-    for (const LeftOut& l : m.left_out)
-      os << "<tr class=\"left-out-row\"><td>" << esc(l.bundle) << "<br><span class=\"muted\">" << esc(l.dir)
-         << "</span></td><td>" << esc(model_label(l.model)) << "</td><td class=\"reason\">" << esc(l.reason)
-         << "</td></tr>\n";
-    os << "</tbody></table>\n</section>\n";
-  }
-  if (!m.xfail.empty()) {
-    os << "<section id=\"xfail\">\n<h2>Expected failures</h2>\n<p class=\"muted\">" << esc(join(m.xfail_files))
-       << "</p>\n<table><thead><tr><th>model</th><th>column</th><th>half</th><th>recorded</th><th>outcome</th>"
-          "<th>reason</th><th>detail</th></tr></thead><tbody>\n";
-    for (const XfailOutcome& x : m.xfail)
-      os << "<tr><td>" << esc(x.record.model) << "</td><td class=\"word\">" << esc(x.record.backend) << "/"
-         << esc(x.record.recipe) << "</td><td>" << esc(x.record.half) << "</td><td>" << esc(x.record.recorded)
-         << "</td><td class=\"word\">" << to_string(x.result)
-         << (x.result == XfailResult::kXpass ? " <span class=\"fails\">fails the run</span>" : "")
-         << "</td><td class=\"reason\">" << esc(x.record.reason) << "</td><td class=\"reason\">" << esc(x.detail)
-         << "</td></tr>\n";
-    os << "</tbody></table>\n</section>\n";
-  }
+  if (other.empty()) return;
+  os << "<section class=\"model\" id=\"not-run-other\">\n<h2>Columns of models with no runnable column</h2>\n";
+  write_not_run(os, other, true);
+  os << "</section>\n";
+}
+
+// The bundles --method left out, with the reason.
+void write_left_out(std::ostringstream& os, const Matrix& m) {
+  if (m.left_out.empty()) return;
+  os << "<section id=\"left-out\">\n<h2>Left out by --method " << esc(join(m.methods, " --method "))
+     << "</h2>\n<p class=\"muted\">Not columns; they do not fail the run.</p>\n<table><thead><tr><th>bundle</th>"
+        "<th>model</th><th>reason</th></tr></thead><tbody>\n";
+  for (const LeftOut& l : m.left_out)
+    os << "<tr class=\"left-out-row\"><td>" << esc(l.bundle) << "<br><span class=\"muted\">" << esc(l.dir)
+       << "</span></td><td>" << esc(model_label(l.model)) << "</td><td class=\"reason\">" << esc(l.reason)
+       << "</td></tr>\n";
+  os << "</tbody></table>\n</section>\n";
+}
+
+// The xfail records with their outcomes.
+void write_xfail(std::ostringstream& os, const Matrix& m) {
+  if (m.xfail.empty()) return;
+  os << "<section id=\"xfail\">\n<h2>Expected failures</h2>\n<p class=\"muted\">" << esc(join(m.xfail_files))
+     << "</p>\n<table><thead><tr><th>model</th><th>column</th><th>half</th><th>recorded</th><th>outcome</th>"
+        "<th>reason</th><th>detail</th></tr></thead><tbody>\n";
+  for (const XfailOutcome& x : m.xfail)
+    os << "<tr><td>" << esc(x.record.model) << "</td><td class=\"word\">" << esc(x.record.backend) << "/"
+       << esc(x.record.recipe) << "</td><td>" << esc(x.record.half) << "</td><td>" << esc(x.record.recorded)
+       << "</td><td class=\"word\">" << to_string(x.result)
+       << (x.result == XfailResult::kXpass ? " <span class=\"fails\">fails the run</span>" : "")
+       << "</td><td class=\"reason\">" << esc(x.record.reason) << "</td><td class=\"reason\">" << esc(x.detail)
+       << "</td></tr>\n";
+  os << "</tbody></table>\n</section>\n";
+}
+
+}  // namespace
+
+std::string to_html(const Matrix& m) {
+  std::ostringstream os;
+  write_head(os, m);
+  const std::vector<std::string> models = m.models();
+  write_nav(os, m, models);
+  if (m.columns.empty())
+    os << "<p>No bundle columns: matrix takes directories that hold bundles (e.g. build/golden-set/bundles).</p>\n";
+  for (size_t i = 0; i < models.size(); ++i) write_model(os, m, i, models[i]);
+  write_other_not_run(os, m, models);
+  write_left_out(os, m);
+  write_xfail(os, m);
   os << "<p class=\"muted\">Written by etproof matrix --html. The same matrix: etproof matrix --json.</p>\n"
         "</body>\n</html>\n";
   return os.str();

@@ -1,8 +1,10 @@
-// etproof/render_parity.cpp — a replay's report as text and JSON (etproof/replay.h).
+// etproof/render_parity.cpp — a replay's report as text and JSON (etproof/replay.h), and what
+// `etproof parity` prints (etproof/render/parity.h: parity_renderers).
 #include <algorithm>
 #include <limits>
 #include <sstream>
 
+#include "etproof/render/formats.h"
 #include "etproof/render/parity.h"
 #include "etproof/replay/matrix.h"  // fit_text: the reports' width
 #include "etproof/replay/replay.h"
@@ -46,10 +48,10 @@ std::string brief_bound(const ParityReport& r) {
   if (b.min_sqnr_db != -std::numeric_limits<double>::infinity()) os << ", SQNR ≥ " << fmt(b.min_sqnr_db, 4) << " dB";
   return os.str();
 }
-}  // namespace
-
-std::string to_text(const ParityReport& r) {
-  std::ostringstream os;
+// The report's head: bundle, backend, recipe and precision; the delegates in the program; the
+// methods (with several); the bound in one short line (its source and citations are in --json and
+// in `parity --verbose`); the judgement and precision notes.
+void write_head(std::ostringstream& os, const ParityReport& r) {
   os << "parity: " << r.bundle << "  backend " << r.backend << ", recipe " << r.recipe
      << ", precision " << r.precision << "\n";
   os << "delegates in program: ";
@@ -60,108 +62,135 @@ std::string to_text(const ParityReport& r) {
   }
   os << "\n";
   if (r.several_methods) os << "methods: " << detail::join_or_none(r.methods) << "\n";
-  // One short line; where its numbers come from (the source and its citations) is in --json and
-  // in `parity --verbose`.
   os << "bound: " << brief_bound(r)
      << (r.bound.caller_supplied ? " (supplied by the caller, not derived)" : " (derived)") << "\n";
   if (!r.judgement.empty()) os << "judged: " << r.judgement << "\n";
   if (!r.precision_reason.empty()) os << "precision here: " << r.precision_reason << "\n";
-  size_t passed = 0;
-  for (const CaseReport& c : r.cases) {
-    if (c.passed) ++passed;
-    os << "case " << c.case_id << " (" << c.data << "): "
-       << (c.passed ? "PASS" : c.status == Status::kInconclusive ? "INCONCLUSIVE" : "DRIFT");
-    if (c.status != Status::kAgreed && c.status != Status::kDrifted &&
-        c.status != Status::kInconclusive)
-      os << "  [" << to_string(c.status) << "] " << c.detail;
-    os << "\n";
-    // A drift no output's numbers explain (an edited golden, the recipe's top-1 budget): say why.
-    const bool outputs_pass = std::all_of(c.outputs.begin(), c.outputs.end(), [](const TensorReport& t) { return t.passed; });
-    if (c.status == Status::kDrifted && !c.outputs.empty() && outputs_pass && !c.detail.empty())
-      os << "  why: " << c.detail << "\n";
-    for (const TensorReport& t : c.outputs) {
-      os << "  " << t.output << " (" << t.numel << " elements): "
-         << (t.passed ? "pass" : !t.inconclusive.empty() ? "INCONCLUSIVE (not judged)" : "FAIL")
-         << "\n";
-      os << "    worst element " << index_to_string(t.worst_index) << ": actual "
-         << fmt(t.worst_actual, 8) << ", reference " << fmt(t.worst_reference, 8) << "\n";
-      // The worst ratio only: headroom is 1 − it (both are in --json).
-      os << "    max abs error " << fmt(t.max_abs_error, 4) << ", worst ratio "
-         << fmt(t.worst_ratio, 4) << " of the bound, over the bound "
-         << fixed(100 * t.fraction_over, 2) << "%\n";
-      if (t.exact) {
-        os << "    bound: exact (integer output, the float bound does not apply";
-        if (t.integer_atol) os << ", integer_atol " << fmt(*t.integer_atol);
-        os << "): " << t.mismatches << " of " << t.numel << " elements differ\n    ";
-        if (!t.first_mismatch.empty())
-          os << "first at " << index_to_string(t.first_mismatch) << ": actual " << t.first_mismatch_actual
-             << ", reference " << t.first_mismatch_reference << "; ";
-        os << "cosine " << cosine_text(t.cosine) << " (measured, not judged)\n";
-        if (!t.passed) os << "    failed: " << t.failure << "\n";
-        continue;
-      }
-      os << "    bound resolved: atol " << fmt(t.atol, 4) << " + rtol " << fmt(t.rtol) << "·|ref|";
-      if (r.bound.scale_relative()) {
-        os << " (max|ref| " << fmt(t.reference_range, 4);
-        if (t.quant_scale) os << ", output scale " << fmt(*t.quant_scale, 4);
-        os << ")";
-      }
-      os << "; error " << fmt(t.range_error, 3) << "·max|ref|";
-      if (t.qstep_error) os << ", " << fmt(*t.qstep_error, 3) << (*t.qstep_error == 1 ? " quant step" : " quant steps");
-      os << "\n";
-      if (t.sign_flips)
-        os << "    sign flips: " << t.sign_flips << " above the noise level atol/"
-           << fmt(t.noise_margin) << " = " << fmt(t.noise_level, 4) << ", largest at "
-           << index_to_string(t.worst_sign_flip) << ": actual " << fmt(t.sign_flip_actual, 8)
-           << ", reference " << fmt(t.sign_flip_reference, 8) << "\n";
-      if (t.slice_axis && t.worst_slice) {
-        const SliceReport& w = t.slices[*t.worst_slice];
-        size_t failing = 0;
-        for (const SliceReport& s : t.slices) failing += s.passed ? 0 : 1;
-        os << "    slices along axis " << *t.slice_axis << ": " << t.slices.size() << ", "
-           << failing << " failing; worst slice " << w.index << ": cosine "
-           << cosine_text(w.cosine) << ", SQNR " << sqnr_text(w.sqnr_db) << " dB, max abs error "
-           << fmt(w.max_abs_error, 4) << (w.passed ? "" : " — FAIL: " + w.failure) << "\n";
-      }
-      // The floors as applied to this output (widened against truth where they were), never
-      // the row's: the report's numbers are the ones the verdict used.
-      os << "    cosine " << cosine_text(t.cosine);
-      if (!t.cosine_skipped) os << " (floor " << cosine_text(t.min_cosine) << ")";
-      os << ", SQNR " << sqnr_text(t.sqnr_db) << " dB";
-      if (t.sqnr_skipped)
-        os << " (SQNR rule skipped: the reference is all zeros; so is the cosine rule)";
-      else if (t.min_sqnr_db != -std::numeric_limits<double>::infinity())
-        os << " (floor " << fmt(t.min_sqnr_db, 4) << " dB)";
-      os << "\n";
-      if (t.against != "golden" || !t.widened_by.empty()) {
-        os << "    against "
-           << (t.against == "float64" ? std::string("float64 truth")
-                                      : "the " + t.against + " emulation");
-        if (!t.widened_by.empty() && t.widening_error)
-          os << "; bound widened by " << fmt(kReferenceMargin, 3) << "x the " << t.widened_by
-             << "'s own error against truth, " << fmt(*t.widening_error, 3);
-        os << "\n";
-      }
-      if (!t.inconclusive.empty())
-        os << "    inconclusive: " << t.inconclusive << "\n";
-      else if (!t.passed)
-        os << "    failed: " << t.failure << "\n";
-    }
-    for (const RecipeCost& k : c.costs) {
-      os << "  recipe cost" << (k.output.empty() ? "" : " of " + k.output) << " (" << k.reference
-         << " emulation against the float32 golden): max abs "
-         << "error " << fmt(k.max_abs_error, 4) << ", cosine " << cosine_text(k.cosine)
-         << ", SQNR " << sqnr_text(k.sqnr_db) << " dB";
-      if (k.top1_agrees) os << ", top-1 " << (*k.top1_agrees ? "kept" : "CHANGED");
-      if (!k.over_budget.empty()) os << " — OVER BUDGET: " << k.over_budget;
-      os << "\n";
-      if (k.program_vs_emulation)
-        os << "    the program against that emulation: max abs error "
-           << fmt(k.program_vs_emulation->max_abs_error, 4) << ", cosine "
-           << cosine_text(k.program_vs_emulation->cosine) << ", SQNR "
-           << sqnr_text(k.program_vs_emulation->sqnr_db) << " dB\n";
-    }
+}
+
+// An integer output, judged exactly: its mismatches and first mismatch; its cosine, measured only.
+void write_exact_output(std::ostringstream& os, const TensorReport& t) {
+  os << "    bound: exact (integer output, the float bound does not apply";
+  if (t.integer_atol) os << ", integer_atol " << fmt(*t.integer_atol);
+  os << "): " << t.mismatches << " of " << t.numel << " elements differ\n    ";
+  if (!t.first_mismatch.empty())
+    os << "first at " << index_to_string(t.first_mismatch) << ": actual " << t.first_mismatch_actual
+       << ", reference " << t.first_mismatch_reference << "; ";
+  os << "cosine " << cosine_text(t.cosine) << " (measured, not judged)\n";
+  if (!t.passed) os << "    failed: " << t.failure << "\n";
+}
+
+// A float output's sign flips above the noise level and its worst slice, where it has them.
+void write_flips_and_slices(std::ostringstream& os, const TensorReport& t) {
+  if (t.sign_flips)
+    os << "    sign flips: " << t.sign_flips << " above the noise level atol/"
+       << fmt(t.noise_margin) << " = " << fmt(t.noise_level, 4) << ", largest at "
+       << index_to_string(t.worst_sign_flip) << ": actual " << fmt(t.sign_flip_actual, 8)
+       << ", reference " << fmt(t.sign_flip_reference, 8) << "\n";
+  if (t.slice_axis && t.worst_slice) {
+    const SliceReport& w = t.slices[*t.worst_slice];
+    size_t failing = 0;
+    for (const SliceReport& s : t.slices) failing += s.passed ? 0 : 1;
+    os << "    slices along axis " << *t.slice_axis << ": " << t.slices.size() << ", "
+       << failing << " failing; worst slice " << w.index << ": cosine "
+       << cosine_text(w.cosine) << ", SQNR " << sqnr_text(w.sqnr_db) << " dB, max abs error "
+       << fmt(w.max_abs_error, 4) << (w.passed ? "" : " — FAIL: " + w.failure) << "\n";
   }
+}
+
+// A float output: the bound as resolved for it and its error in the bound's terms, sign flips and
+// slices, cosine and SQNR against their floors, what it was judged against, and why it failed.
+void write_float_output(std::ostringstream& os, const ParityReport& r, const TensorReport& t) {
+  os << "    bound resolved: atol " << fmt(t.atol, 4) << " + rtol " << fmt(t.rtol) << "·|ref|";
+  if (r.bound.scale_relative()) {
+    os << " (max|ref| " << fmt(t.reference_range, 4);
+    if (t.quant_scale) os << ", output scale " << fmt(*t.quant_scale, 4);
+    os << ")";
+  }
+  os << "; error " << fmt(t.range_error, 3) << "·max|ref|";
+  if (t.qstep_error) os << ", " << fmt(*t.qstep_error, 3) << (*t.qstep_error == 1 ? " quant step" : " quant steps");
+  os << "\n";
+  write_flips_and_slices(os, t);
+  // The floors as applied to this output (widened against truth where they were), never
+  // the row's: the report's numbers are the ones the verdict used.
+  os << "    cosine " << cosine_text(t.cosine);
+  if (!t.cosine_skipped) os << " (floor " << cosine_text(t.min_cosine) << ")";
+  os << ", SQNR " << sqnr_text(t.sqnr_db) << " dB";
+  if (t.sqnr_skipped)
+    os << " (SQNR rule skipped: the reference is all zeros; so is the cosine rule)";
+  else if (t.min_sqnr_db != -std::numeric_limits<double>::infinity())
+    os << " (floor " << fmt(t.min_sqnr_db, 4) << " dB)";
+  os << "\n";
+  if (t.against != "golden" || !t.widened_by.empty()) {
+    os << "    against "
+       << (t.against == "float64" ? std::string("float64 truth")
+                                  : "the " + t.against + " emulation");
+    if (!t.widened_by.empty() && t.widening_error)
+      os << "; bound widened by " << fmt(kReferenceMargin, 3) << "x the " << t.widened_by
+         << "'s own error against truth, " << fmt(*t.widening_error, 3);
+    os << "\n";
+  }
+  if (!t.inconclusive.empty())
+    os << "    inconclusive: " << t.inconclusive << "\n";
+  else if (!t.passed)
+    os << "    failed: " << t.failure << "\n";
+}
+
+// One output of a case: its verdict, worst element, error against the bound, then the rest as
+// an integer (exact) or a float output.
+void write_output(std::ostringstream& os, const ParityReport& r, const TensorReport& t) {
+  os << "  " << t.output << " (" << t.numel << " elements): "
+     << (t.passed ? "pass" : !t.inconclusive.empty() ? "INCONCLUSIVE (not judged)" : "FAIL")
+     << "\n";
+  os << "    worst element " << index_to_string(t.worst_index) << ": actual "
+     << fmt(t.worst_actual, 8) << ", reference " << fmt(t.worst_reference, 8) << "\n";
+  // The worst ratio only: headroom is 1 − it (both are in --json).
+  os << "    max abs error " << fmt(t.max_abs_error, 4) << ", worst ratio "
+     << fmt(t.worst_ratio, 4) << " of the bound, over the bound "
+     << fixed(100 * t.fraction_over, 2) << "%\n";
+  if (t.exact)
+    write_exact_output(os, t);
+  else
+    write_float_output(os, r, t);
+}
+
+// What the recipe cost on one case: its emulation against the float32 golden, and the program
+// against that emulation.
+void write_recipe_cost(std::ostringstream& os, const RecipeCost& k) {
+  os << "  recipe cost" << (k.output.empty() ? "" : " of " + k.output) << " (" << k.reference
+     << " emulation against the float32 golden): max abs "
+     << "error " << fmt(k.max_abs_error, 4) << ", cosine " << cosine_text(k.cosine)
+     << ", SQNR " << sqnr_text(k.sqnr_db) << " dB";
+  if (k.top1_agrees) os << ", top-1 " << (*k.top1_agrees ? "kept" : "CHANGED");
+  if (!k.over_budget.empty()) os << " — OVER BUDGET: " << k.over_budget;
+  os << "\n";
+  if (k.program_vs_emulation)
+    os << "    the program against that emulation: max abs error "
+       << fmt(k.program_vs_emulation->max_abs_error, 4) << ", cosine "
+       << cosine_text(k.program_vs_emulation->cosine) << ", SQNR "
+       << sqnr_text(k.program_vs_emulation->sqnr_db) << " dB\n";
+}
+
+// One golden case: its verdict (and status where it did not run), why it drifted when no output's
+// numbers say, each output, and what the recipe cost.
+void write_case(std::ostringstream& os, const ParityReport& r, const CaseReport& c) {
+  os << "case " << c.case_id << " (" << c.data << "): "
+     << (c.passed ? "PASS" : c.status == Status::kInconclusive ? "INCONCLUSIVE" : "DRIFT");
+  if (c.status != Status::kAgreed && c.status != Status::kDrifted &&
+      c.status != Status::kInconclusive)
+    os << "  [" << to_string(c.status) << "] " << c.detail;
+  os << "\n";
+  // A drift no output's numbers explain (an edited golden, the recipe's top-1 budget): say why.
+  const bool outputs_pass =
+      std::all_of(c.outputs.begin(), c.outputs.end(), [](const TensorReport& t) { return t.passed; });
+  if (c.status == Status::kDrifted && !c.outputs.empty() && outputs_pass && !c.detail.empty())
+    os << "  why: " << c.detail << "\n";
+  for (const TensorReport& t : c.outputs) write_output(os, r, t);
+  for (const RecipeCost& k : c.costs) write_recipe_cost(os, k);
+}
+
+// The caller's budget, the emulation's top-1 agreement against it, and the budget's note.
+void write_budget(std::ostringstream& os, const ParityReport& r) {
   if (r.budget) os << "budget (what the recipe may cost): " << describe_budget(*r.budget) << "\n";
   if (r.top1)
     os << "top-1 agreement of the " << r.top1->reference << " emulation with the golden ("
@@ -172,8 +201,14 @@ std::string to_text(const ParityReport& r) {
                                    : " (within the budget " + fmt(*r.top1->budget, 4) + ")")
        << "\n";
   if (!r.budget_note.empty()) os << "budget: " << r.budget_note << "\n";
-  size_t inconclusive = 0, drifted = 0;
+}
+
+// The result line (PASS, INCONCLUSIVE or DRIFT, with the cases within the bound), what an
+// inconclusive case means, and the hint to pass a caller bound after a drift under a derived one.
+void write_result(std::ostringstream& os, const ParityReport& r) {
+  size_t passed = 0, inconclusive = 0, drifted = 0;
   for (const CaseReport& c : r.cases) {
+    passed += c.passed ? 1 : 0;
     inconclusive += c.status == Status::kInconclusive ? 1 : 0;
     drifted += c.status == Status::kDrifted ? 1 : 0;
   }
@@ -192,6 +227,15 @@ std::string to_text(const ParityReport& r) {
   if (!r.passed && !r.cases.empty() && !r.bound.caller_supplied && !only_inconclusive)
     os << "hint: if this bound does not fit this model, pass --atol/--rtol/--min-cosine/--min-sqnr (table: "
           "cpp/src/gate/bounds.cpp)\n";
+}
+}  // namespace
+
+std::string to_text(const ParityReport& r) {
+  std::ostringstream os;
+  write_head(os, r);
+  for (const CaseReport& c : r.cases) write_case(os, r, c);
+  write_budget(os, r);
+  write_result(os, r);
   return fit_text(os.str());
 }
 
@@ -263,5 +307,42 @@ nlohmann::json to_json(const ParityReport& r) {
   }
   return doc;
 }
+
+namespace {
+
+// The bound's source and citations (parity --verbose), as an indented paragraph placed after the
+// report's bound line (the line and its continuations); the report is unchanged without it.
+std::string with_bound_source(const std::string& text, const Bound& bound) {
+  const size_t at = text.find("\nbound: ");
+  if (at == std::string::npos || bound.source.empty()) return text;
+  size_t end = text.find('\n', at + 1);
+  while (end != std::string::npos && text.compare(end + 1, 4, "    ") == 0) end = text.find('\n', end + 1);
+  if (end == std::string::npos) return text;
+  return text.substr(0, end + 1) + fit_text("  source: " + bound.source + "\n") + text.substr(end + 1);
+}
+
+std::string text_printout(const ParityPrintout& p) {
+  std::string out;
+  if (p.machine)
+    out = "on " + p.emulated_as + ", emulated (" + p.machine->value("emulator", std::string()) + ", " +
+          p.machine->value("cpu", std::string()) + "): evidence about the program, not a device\n";
+  const std::string text = to_text(p.report);
+  return out + (p.verbose ? with_bound_source(text, p.report.bound) : text);
+}
+
+std::string json_printout(const ParityPrintout& p) {
+  nlohmann::json doc = to_json(p.report);  // the bound's source always
+  doc["machine"] = p.machine ? *p.machine : nlohmann::json(nullptr);
+  return json_report(doc);
+}
+
+constexpr Renderer<ParityPrintout> kParityRenderers[] = {
+    {"text", text_printout, "each case and output against the bound, then the result"},
+    {"json", json_printout, "the report with every number, the bound's source and citations"},
+};
+
+}  // namespace
+
+Renderers<ParityPrintout> parity_renderers() { return kParityRenderers; }
 
 }  // namespace etproof

@@ -1,10 +1,12 @@
 // etproof/render_tolerances.cpp — measure-tolerances' report as text, Markdown and JSON
-// (etproof/tolerances.h).
+// (etproof/tolerances.h), and its table of formats (JUnit: render_junit.cpp).
 #include <cmath>
 #include <iomanip>
 #include <set>
 #include <sstream>
 
+#include "etproof/render/formats.h"
+#include "etproof/render/junit.h"
 #include "etproof/render/tolerances.h"
 #include "etproof/replay/tolerances.h"
 #include "render/render_tolerances.h"
@@ -121,73 +123,85 @@ std::string to_markdown(const ToleranceReport& r) {
   return os.str();
 }
 
+namespace {
+
+// A (recipe, precision, against) group: what it covers, its worst observations and where, its
+// bound, and the row the margin would suggest.
+nlohmann::json group_json(const GroupObservation& g) {
+  return {{"recipe", g.recipe},
+          {"precision", g.precision},
+          {"against", g.against},
+          {"widened", g.widened},
+          {"covered", g.covered},
+          {"not_covered", g.not_covered},
+          {"outputs", g.outputs},
+          {"cases", g.cases},
+          {"models", g.models},
+          {"bundles", g.bundles},
+          {"xfail_outputs", g.xfail_outputs},
+          {"inconclusive_outputs", g.inconclusive_outputs},
+          {"failed_outputs", g.failed_outputs},
+          {"worst",
+           {{"range_error", num(g.worst_range_error)},
+            {"range_error_at", g.worst_range_at},
+            {"qstep_error", num(g.worst_qstep_error)},
+            {"qstep_error_at", g.worst_qstep_at},
+            {"one_minus_cosine", num(g.worst_one_minus_cosine)},
+            {"cosine_at", g.worst_cosine_at},
+            {"sqnr_db", num(g.worst_sqnr_db)},
+            {"sqnr_at", g.worst_sqnr_at},
+            {"ratio", num(g.worst_ratio)},
+            {"ratio_at", g.worst_ratio_at}}},
+          {"bound", g.bound ? to_json(*g.bound) : nlohmann::json(nullptr)},
+          {"bound_error", g.bound_error},
+          {"suggested",
+           {{"atol_range", num(g.suggest_atol_range)},
+            {"atol_qsteps", num(g.suggest_atol_qsteps)},
+            {"min_cosine", num(g.suggest_min_cosine)},
+            {"min_sqnr_db", num(g.suggest_min_sqnr_db)}}}};
+}
+
+// One output measured: its bundle and case, verdict, worst element, errors in the gate's terms,
+// and its bound as resolved.
+nlohmann::json output_json(const OutputObservation& o) {
+  const TensorReport& t = o.report;
+  return {{"dir", o.dir},
+          {"bundle", o.bundle},
+          {"model", o.model},
+          {"backend", o.backend},
+          {"recipe", o.recipe},
+          {"precision", o.precision},
+          {"case", o.case_id},
+          {"against", o.against},
+          {"output", t.output},
+          {"passed", t.passed},
+          {"failure", t.failure},
+          {"xfail", o.xfail},
+          {"xfail_reason", o.xfail ? nlohmann::json(o.xfail_reason) : nlohmann::json()},
+          {"worst_index", t.worst_index},
+          {"worst_actual", num(t.worst_actual)},
+          {"worst_reference", num(t.worst_reference)},
+          {"max_abs_error", num(t.max_abs_error)},
+          {"fraction_over", t.fraction_over},
+          {"cosine", num(t.cosine)},
+          {"sqnr_db", num(t.sqnr_db)},
+          {"reference_range", num(t.reference_range)},
+          {"quant_scale", num(t.quant_scale)},
+          {"range_error", num(t.range_error)},
+          {"qstep_error", num(t.qstep_error)},
+          {"worst_ratio", num(t.worst_ratio)},
+          {"headroom", num(t.headroom)},
+          {"bound", to_json(o.bound)},
+          {"resolved", {{"atol", num(t.atol)}, {"rtol", num(t.rtol)}}}};
+}
+
+}  // namespace
+
 nlohmann::json to_json(const ToleranceReport& r) {
-  nlohmann::json groups = nlohmann::json::array();
-  for (const GroupObservation& g : r.groups)
-    groups.push_back({{"recipe", g.recipe},
-                      {"precision", g.precision},
-                      {"against", g.against},
-                      {"widened", g.widened},
-                      {"covered", g.covered},
-                      {"not_covered", g.not_covered},
-                      {"outputs", g.outputs},
-                      {"cases", g.cases},
-                      {"models", g.models},
-                      {"bundles", g.bundles},
-                      {"xfail_outputs", g.xfail_outputs},
-                      {"inconclusive_outputs", g.inconclusive_outputs},
-                      {"failed_outputs", g.failed_outputs},
-                      {"worst",
-                       {{"range_error", num(g.worst_range_error)},
-                        {"range_error_at", g.worst_range_at},
-                        {"qstep_error", num(g.worst_qstep_error)},
-                        {"qstep_error_at", g.worst_qstep_at},
-                        {"one_minus_cosine", num(g.worst_one_minus_cosine)},
-                        {"cosine_at", g.worst_cosine_at},
-                        {"sqnr_db", num(g.worst_sqnr_db)},
-                        {"sqnr_at", g.worst_sqnr_at},
-                        {"ratio", num(g.worst_ratio)},
-                        {"ratio_at", g.worst_ratio_at}}},
-                      {"bound", g.bound ? to_json(*g.bound) : nlohmann::json(nullptr)},
-                      {"bound_error", g.bound_error},
-                      {"suggested",
-                       {{"atol_range", num(g.suggest_atol_range)},
-                        {"atol_qsteps", num(g.suggest_atol_qsteps)},
-                        {"min_cosine", num(g.suggest_min_cosine)},
-                        {"min_sqnr_db", num(g.suggest_min_sqnr_db)}}}});
-  nlohmann::json outs = nlohmann::json::array();
-  for (const OutputObservation& o : r.outputs) {
-    const TensorReport& t = o.report;
-    outs.push_back({{"dir", o.dir},
-                    {"bundle", o.bundle},
-                    {"model", o.model},
-                    {"backend", o.backend},
-                    {"recipe", o.recipe},
-                    {"precision", o.precision},
-                    {"case", o.case_id},
-                    {"against", o.against},
-                    {"output", t.output},
-                    {"passed", t.passed},
-                    {"failure", t.failure},
-                    {"xfail", o.xfail},
-                    {"xfail_reason", o.xfail ? nlohmann::json(o.xfail_reason) : nlohmann::json()},
-                    {"worst_index", t.worst_index},
-                    {"worst_actual", num(t.worst_actual)},
-                    {"worst_reference", num(t.worst_reference)},
-                    {"max_abs_error", num(t.max_abs_error)},
-                    {"fraction_over", t.fraction_over},
-                    {"cosine", num(t.cosine)},
-                    {"sqnr_db", num(t.sqnr_db)},
-                    {"reference_range", num(t.reference_range)},
-                    {"quant_scale", num(t.quant_scale)},
-                    {"range_error", num(t.range_error)},
-                    {"qstep_error", num(t.qstep_error)},
-                    {"worst_ratio", num(t.worst_ratio)},
-                    {"headroom", num(t.headroom)},
-                    {"bound", to_json(o.bound)},
-                    {"resolved", {{"atol", num(t.atol)}, {"rtol", num(t.rtol)}}}});
-  }
-  nlohmann::json skipped = nlohmann::json::array();
+  nlohmann::json groups = nlohmann::json::array(), outs = nlohmann::json::array(),
+                 skipped = nlohmann::json::array();
+  for (const GroupObservation& g : r.groups) groups.push_back(group_json(g));
+  for (const OutputObservation& o : r.outputs) outs.push_back(output_json(o));
   for (const SkippedBundle& s : r.skipped)
     skipped.push_back({{"dir", s.dir},
                        {"bundle", s.bundle},
@@ -203,5 +217,20 @@ nlohmann::json to_json(const ToleranceReport& r) {
           {"skipped", skipped},
           {"exit_code", r.exit_code()}};
 }
+
+namespace {
+
+std::string json_text_report(const ToleranceReport& r) { return json_report(to_json(r)); }
+
+constexpr Renderer<ToleranceReport> kToleranceRenderers[] = {
+    {"text", to_text, "per (recipe, precision, against): covered or not, the worst observed; then each output"},
+    {"json", json_text_report, "every group and output with its numbers, for tools"},
+    {"markdown", to_markdown, "the groups and the outputs as two tables"},
+    {"junit", to_junit, "JUnit XML: a testsuite per group, a testcase per output (as --junit FILE writes)"},
+};
+
+}  // namespace
+
+Renderers<ToleranceReport> tolerance_renderers() { return kToleranceRenderers; }
 
 }  // namespace etproof

@@ -71,6 +71,84 @@ std::string layer_name(const TapPoint& p) {
   return s;
 }
 
+// taps.of: the shipped bundle's name and its program's SHA-256 (64 lower-case hex digits).
+void read_of(JsonReader& r, const json& taps, TapsRecord& t) {
+  if (const json* of = r.object_at(taps, "taps", "of")) {
+    t.of_name = r.string_at(*of, "taps.of", "name").value_or("");
+    if (auto s = r.string_at(*of, "taps.of", "artifact_sha256")) {
+      if (detail::is_hex64(*s))
+        t.of_artifact_sha256 = *s;
+      else
+        r.problem("taps.of.artifact_sha256", detail::squote(*s) + " is not 64 lower-case hex digits");
+    }
+  }
+}
+
+// taps.range (optional): [FIRST, LAST] of the eligible nodes tapped, FIRST <= LAST < t.eligible.
+void read_range(JsonReader& r, const json& taps, TapsRecord& t) {
+  const json* range = r.array_at(taps, "taps", "range", /*required=*/false);
+  if (!range) return;
+  std::optional<int64_t> first, last;
+  if (range->size() == 2) {
+    first = r.int_value((*range)[0], "taps.range[0]", 0);
+    last = r.int_value((*range)[1], "taps.range[1]", 0);
+  } else {
+    r.problem("taps.range", "expected [FIRST, LAST], found " + std::to_string(range->size()) + " entries");
+  }
+  if (first && last && (*first > *last || size_t(*last) >= t.eligible))
+    r.problem("taps.range", "[" + std::to_string(*first) + ", " + std::to_string(*last) +
+                                "] is not FIRST <= LAST < eligible (" + std::to_string(t.eligible) + ")");
+  else if (first && last)
+    t.range = std::pair<size_t, size_t>(size_t(*first), size_t(*last));
+}
+
+// A point's checks against the points before it (t.points) and the twin's outputs: its output is
+// one of them and tapped once, its index and eligible index follow the last point's (graph order),
+// its eligible index lies in the range tapped, and it feeds only model outputs. `seen` collects
+// the outputs tapped so far.
+void check_point(JsonReader& r, const TapPoint& p, const std::string& path, const TapsRecord& t,
+                 const std::set<std::string>& outputs, std::set<std::string>& seen) {
+  if (!p.output.empty() && !outputs.count(p.output))
+    r.problem(path + ".output", detail::squote(p.output) + " is not an output of the twin's manifest");
+  if (!p.output.empty() && !seen.insert(p.output).second)
+    r.problem(path + ".output", detail::squote(p.output) + " is tapped twice");
+  if (!t.points.empty() && p.index <= t.points.back().index)
+    r.problem(path + ".index", std::to_string(p.index) + " does not follow " +
+                                   std::to_string(t.points.back().index) + " (points are in graph order)");
+  if (p.eligible_index) {
+    const size_t lo = t.range ? t.range->first : 0, hi = t.range ? t.range->second : t.eligible - 1;
+    if (*p.eligible_index < lo || *p.eligible_index > hi)
+      r.problem(path + ".eligible_index", std::to_string(*p.eligible_index) +
+                                              " is outside the eligible nodes tapped (" + std::to_string(lo) +
+                                              ".." + std::to_string(hi) + ")");
+    else if (!t.points.empty() && t.points.back().eligible_index &&
+             *p.eligible_index <= *t.points.back().eligible_index)
+      r.problem(path + ".eligible_index", std::to_string(*p.eligible_index) + " does not follow " +
+                                              std::to_string(*t.points.back().eligible_index));
+  }
+  if (p.feeds)
+    for (const std::string& f : *p.feeds)
+      if (!outputs.count(f) || f.rfind("tap.", 0) == 0)
+        r.problem(path + ".feeds", detail::squote(f) + " is not one of the model's outputs");
+}
+
+// taps.points (required, non-empty): each point read (read_point) and checked (check_point), in
+// order, into t.points.
+void read_points(JsonReader& r, const json& taps, const Manifest& twin, TapsRecord& t) {
+  const json* points = r.array_at(taps, "taps", "points");
+  if (!points) return;
+  std::set<std::string> outputs;
+  for (const TensorSpec& s : twin.outputs) outputs.insert(s.name);
+  std::set<std::string> seen;
+  for (size_t i = 0; i < points->size(); ++i) {
+    const std::string path = JsonReader::at("taps.points", i);
+    TapPoint p = read_point(r, (*points)[i], path);
+    check_point(r, p, path, t, outputs, seen);
+    t.points.push_back(std::move(p));
+  }
+  if (points->empty()) r.problem("taps.points", "empty: the twin taps nothing");
+}
+
 }  // namespace
 
 TapsRecord read_taps(const Manifest& twin) {
@@ -81,15 +159,7 @@ TapsRecord read_taps(const Manifest& twin) {
   const json* taps = doc.is_object() ? r.object_at(doc, "", "taps") : nullptr;
   if (!doc.is_object()) r.problem("(document)", "not an object");
   if (taps) {
-    if (const json* of = r.object_at(*taps, "taps", "of")) {
-      t.of_name = r.string_at(*of, "taps.of", "name").value_or("");
-      if (auto s = r.string_at(*of, "taps.of", "artifact_sha256")) {
-        if (detail::is_hex64(*s))
-          t.of_artifact_sha256 = *s;
-        else
-          r.problem("taps.of.artifact_sha256", detail::squote(*s) + " is not 64 lower-case hex digits");
-      }
-    }
+    read_of(r, *taps, t);
     if (auto s = r.string_at(*taps, "taps", "selection")) {
       if (*s == "every" || *s == "spaced")
         t.selection = *s;
@@ -102,56 +172,13 @@ TapsRecord read_taps(const Manifest& twin) {
       t.twin_delegate_calls = size_t(r.int_at(*calls, "taps.delegate_calls", "twin").value_or(0));
     }
     t.delegation_matches = bool_at(r, *taps, "taps", "delegation_matches").value_or(true);
-    if (const json* range = r.array_at(*taps, "taps", "range", /*required=*/false)) {
-      std::optional<int64_t> first, last;
-      if (range->size() == 2) {
-        first = r.int_value((*range)[0], "taps.range[0]", 0);
-        last = r.int_value((*range)[1], "taps.range[1]", 0);
-      } else {
-        r.problem("taps.range", "expected [FIRST, LAST], found " + std::to_string(range->size()) + " entries");
-      }
-      if (first && last && (*first > *last || size_t(*last) >= t.eligible))
-        r.problem("taps.range", "[" + std::to_string(*first) + ", " + std::to_string(*last) +
-                                    "] is not FIRST <= LAST < eligible (" + std::to_string(t.eligible) + ")");
-      else if (first && last)
-        t.range = std::pair<size_t, size_t>(size_t(*first), size_t(*last));
-    }
+    read_range(r, *taps, t);
     t.exported_from = r.string_at(*taps, "taps", "exported_from", /*required=*/false).value_or("");
-    if (const json* points = r.array_at(*taps, "taps", "points")) {
-      std::set<std::string> outputs;
-      for (const TensorSpec& s : twin.outputs) outputs.insert(s.name);
-      std::set<std::string> seen;
-      for (size_t i = 0; i < points->size(); ++i) {
-        const std::string path = JsonReader::at("taps.points", i);
-        TapPoint p = read_point(r, (*points)[i], path);
-        if (!p.output.empty() && !outputs.count(p.output))
-          r.problem(path + ".output", detail::squote(p.output) + " is not an output of the twin's manifest");
-        if (!p.output.empty() && !seen.insert(p.output).second)
-          r.problem(path + ".output", detail::squote(p.output) + " is tapped twice");
-        if (!t.points.empty() && p.index <= t.points.back().index)
-          r.problem(path + ".index", std::to_string(p.index) + " does not follow " +
-                                         std::to_string(t.points.back().index) + " (points are in graph order)");
-        if (p.eligible_index) {
-          const size_t lo = t.range ? t.range->first : 0, hi = t.range ? t.range->second : t.eligible - 1;
-          if (*p.eligible_index < lo || *p.eligible_index > hi)
-            r.problem(path + ".eligible_index", std::to_string(*p.eligible_index) + " is outside the eligible nodes tapped (" +
-                                                    std::to_string(lo) + ".." + std::to_string(hi) + ")");
-          else if (!t.points.empty() && t.points.back().eligible_index && *p.eligible_index <= *t.points.back().eligible_index)
-            r.problem(path + ".eligible_index", std::to_string(*p.eligible_index) + " does not follow " +
-                                                    std::to_string(*t.points.back().eligible_index));
-        }
-        if (p.feeds)
-          for (const std::string& f : *p.feeds)
-            if (!outputs.count(f) || f.rfind("tap.", 0) == 0)
-              r.problem(path + ".feeds", detail::squote(f) + " is not one of the model's outputs");
-        t.points.push_back(std::move(p));
-      }
-      if (points->empty()) r.problem("taps.points", "empty: the twin taps nothing");
-    }
+    read_points(r, *taps, twin, t);
   }
   if (!r.problems.empty())
-    throw Error(ErrorKind::kManifestInvalid, origin + ": the tapped twin's taps record: " + detail::join(r.problems, "; "),
-                kReexportTaps);
+    throw Error(ErrorKind::kManifestInvalid,
+                origin + ": the tapped twin's taps record: " + detail::join(r.problems, "; "), kReexportTaps);
   return t;
 }
 
@@ -288,16 +315,132 @@ std::string basis_note(const Manifest& shipped, const Manifest& twin) {
 fs::path twin_dir(const fs::path& bundle_dir, const std::string& name) { return bundle_dir / (name + ".taps"); }
 fs::path twin_dir(const Bundle& shipped) { return twin_dir(shipped.dir, shipped.manifest.name); }
 
-Attribution attribute(const fs::path& bundle, const AttributeOptions& options) {
-  const Bundle shipped = open_bundle(bundle, OpenOptions{.verify_artifact = false});
-  const fs::path dir = twin_dir(shipped);
+namespace {
+
+// The shipped bundle's tapped twin at `dir`, opened (its artifact not verified, as the shipped
+// one's). Throws Error{kInvalidArgument} when `dir` is not a directory or is a symbolic link, and
+// open_bundle's errors.
+Bundle open_twin(const Bundle& shipped, const fs::path& dir) {
   std::error_code ec;
   if (!fs::is_directory(fs::symlink_status(dir, ec)))
     throw Error(ErrorKind::kInvalidArgument,
                 "bundle '" + shipped.manifest.name + "' has no tapped twin: " + dir.string() + ": " +
-                    (fs::is_symlink(fs::symlink_status(dir, ec)) ? "is a symbolic link" : detail::not_a_directory_text(dir)),
+                    (fs::is_symlink(fs::symlink_status(dir, ec)) ? "is a symbolic link"
+                                                                 : detail::not_a_directory_text(dir)),
                 kReexportTaps);
-  const Bundle twin = open_bundle(dir, OpenOptions{.verify_artifact = false});
+  return open_bundle(dir, OpenOptions{.verify_artifact = false});
+}
+
+// Throws Error{kArtifactMismatch} unless the twin's taps record names the shipped bundle and its
+// program's SHA-256, and the twin is a program of the shipped backend and recipe.
+void check_twin_of(const Bundle& shipped, const Bundle& twin, const TapsRecord& taps, const fs::path& dir) {
+  if (taps.of_name != shipped.manifest.name || taps.of_artifact_sha256 != shipped.manifest.artifact.sha256)
+    throw Error(ErrorKind::kArtifactMismatch,
+                dir.string() + " was exported for " + taps.of_name + " (.pte SHA-256 " + taps.of_artifact_sha256 +
+                    "), not for this bundle's " + shipped.manifest.name + " (" + shipped.manifest.artifact.sha256 + ")",
+                kReexportTaps);
+  if (twin.manifest.backend != shipped.manifest.backend || twin.manifest.recipe != shipped.manifest.recipe)
+    throw Error(ErrorKind::kArtifactMismatch,
+                dir.string() + " is a " + twin.manifest.backend + "/" + twin.manifest.recipe +
+                    " program, the bundle a " + shipped.manifest.backend + "/" + shipped.manifest.recipe + " one",
+                kReexportTaps);
+}
+
+// The taps read and the outputs shown: every tap and model output, or with --output that output
+// and the taps whose value reaches it. `read` points into the Attribution's taps.
+struct Selection {
+  std::set<std::string> tapped;       // every tap's output name
+  std::vector<const TapPoint*> read;  // in graph order
+  std::string output;                 // --output; "": all
+  // Whether a measured tensor (a tap or a model output) is shown.
+  bool shown(const TensorReport& t) const {
+    if (tapped.count(t.output)) {
+      return std::any_of(read.begin(), read.end(), [&](const TapPoint* p) { return p->output == t.output; });
+    }
+    return output.empty() || t.output == output;
+  }
+};
+
+// Throws Error{kInvalidArgument} when `output` is not a model output of the twin, or when the taps
+// record no feeds to choose by.
+Selection select_taps(const Attribution& a, const Manifest& twin, const fs::path& dir, const std::string& output) {
+  Selection sel;
+  sel.output = output;
+  for (const TapPoint& p : a.taps.points) sel.tapped.insert(p.output);
+  std::vector<std::string> model_outputs;
+  for (const TensorSpec& s : twin.outputs)
+    if (!sel.tapped.count(s.name)) model_outputs.push_back(s.name);
+  if (output.empty()) {
+    for (const TapPoint& p : a.taps.points) sel.read.push_back(&p);
+    return sel;
+  }
+  if (std::find(model_outputs.begin(), model_outputs.end(), output) == model_outputs.end())
+    throw Error(ErrorKind::kInvalidArgument,
+                "'" + output + "' is not an output of " + a.bundle + " (its outputs: " +
+                    detail::join(model_outputs) + ")",
+                "pass one of the outputs listed, or no --output");
+  for (const TapPoint& p : a.taps.points) {
+    if (!p.feeds)
+      throw Error(ErrorKind::kInvalidArgument,
+                  dir.string() + " records no taps.points[].feeds (which outputs each tap reaches): it was "
+                                 "exported before they were recorded, so --output cannot choose the taps",
+                  kReexportTaps);
+    if (std::find(p.feeds->begin(), p.feeds->end(), output) != p.feeds->end()) sel.read.push_back(&p);
+  }
+  return sel;
+}
+
+// The case attributed: `case_id` when given (Error{kInvalidArgument} when the twin has no such
+// case), else the first case with a shown tensor failing, else the first case.
+const CaseReport& choose_case(const Attribution& a, const Selection& sel, const std::string& case_id,
+                              const fs::path& dir) {
+  const CaseReport* chosen = nullptr;
+  if (!case_id.empty()) {
+    for (const CaseReport& c : a.twin_report.cases)
+      if (c.case_id == case_id) chosen = &c;
+    if (!chosen)
+      throw Error(ErrorKind::kInvalidArgument,
+                  "no golden case '" + case_id + "' in " + dir.string() + " (its cases: " + detail::join(a.cases) + ")",
+                  "pass one of the cases listed, or no --case");
+    return *chosen;
+  }
+  for (const CaseReport& c : a.twin_report.cases)
+    if (!chosen && std::any_of(c.outputs.begin(), c.outputs.end(),
+                               [&](const TensorReport& t) { return !t.passed && sel.shown(t); }))
+      chosen = &c;
+  return chosen ? *chosen : a.twin_report.cases.front();
+}
+
+// a.outputs (the shown model outputs, and whether they all passed) and a.layers (one row per tap
+// read, with its recipe cost) from the chosen case. Throws Error{kManifestInvalid} for a tap the
+// case did not measure.
+void fill_rows(Attribution& a, const CaseReport& chosen, const Selection& sel, const fs::path& dir) {
+  a.outputs_passed = true;
+  for (const TensorReport& t : chosen.outputs)
+    if (!sel.tapped.count(t.output) && sel.shown(t)) {
+      a.outputs.push_back(t);
+      a.outputs_passed = a.outputs_passed && t.passed;
+    }
+  for (const TapPoint* pp : sel.read) {
+    const TapPoint& p = *pp;
+    const auto it = std::find_if(chosen.outputs.begin(), chosen.outputs.end(),
+                                 [&](const TensorReport& t) { return t.output == p.output; });
+    if (it == chosen.outputs.end())  // read_taps checked the manifest lists it; the replay gates every output
+      throw Error(ErrorKind::kManifestInvalid,
+                  dir.string() + ": tap " + p.output + " was not measured in case " + a.case_id, kReexportTaps);
+    LayerRow row{p, *it, 0, std::nullopt, 0};
+    for (const RecipeCost& k : chosen.costs)
+      if (k.output == p.output) row.cost = k;
+    a.layers.push_back(std::move(row));
+  }
+}
+
+}  // namespace
+
+Attribution attribute(const fs::path& bundle, const AttributeOptions& options) {
+  const Bundle shipped = open_bundle(bundle, OpenOptions{.verify_artifact = false});
+  const fs::path dir = twin_dir(shipped);
+  const Bundle twin = open_twin(shipped, dir);
   Attribution a;
   a.bundle = shipped.manifest.name;
   a.model = shipped.manifest.model;
@@ -306,90 +449,20 @@ Attribution attribute(const fs::path& bundle, const AttributeOptions& options) {
   a.recipe = shipped.manifest.recipe;
   a.precision = shipped.manifest.precision;
   a.taps = read_taps(twin.manifest);
-  if (a.taps.of_name != shipped.manifest.name || a.taps.of_artifact_sha256 != shipped.manifest.artifact.sha256)
-    throw Error(ErrorKind::kArtifactMismatch,
-                dir.string() + " was exported for " + a.taps.of_name + " (.pte SHA-256 " + a.taps.of_artifact_sha256 +
-                    "), not for this bundle's " + shipped.manifest.name + " (" + shipped.manifest.artifact.sha256 + ")",
-                kReexportTaps);
-  if (twin.manifest.backend != shipped.manifest.backend || twin.manifest.recipe != shipped.manifest.recipe)
-    throw Error(ErrorKind::kArtifactMismatch,
-                dir.string() + " is a " + twin.manifest.backend + "/" + twin.manifest.recipe + " program, the bundle a " +
-                    shipped.manifest.backend + "/" + shipped.manifest.recipe + " one",
-                kReexportTaps);
+  check_twin_of(shipped, twin, a.taps, dir);
 
   a.twin_report = replay(dir, options.replay);
   if (const Error* e = a.twin_report.first_error()) throw *e;
   for (const CaseReport& c : a.twin_report.cases) a.cases.push_back(c.case_id);
   if (a.twin_report.cases.empty())
-    throw Error(ErrorKind::kManifestInvalid, dir.string() + ": the twin has no golden case to attribute", kReexportTaps);
+    throw Error(ErrorKind::kManifestInvalid, dir.string() + ": the twin has no golden case to attribute",
+                kReexportTaps);
 
-  std::set<std::string> tapped;
-  for (const TapPoint& p : a.taps.points) tapped.insert(p.output);
-  std::vector<std::string> model_outputs;
-  for (const TensorSpec& s : twin.manifest.outputs)
-    if (!tapped.count(s.name)) model_outputs.push_back(s.name);
-  // The taps read and the outputs shown: with --output, those whose value reaches it.
-  std::vector<const TapPoint*> read;
-  if (!options.output.empty()) {
-    if (std::find(model_outputs.begin(), model_outputs.end(), options.output) == model_outputs.end())
-      throw Error(ErrorKind::kInvalidArgument,
-                  "'" + options.output + "' is not an output of " + shipped.manifest.name + " (its outputs: " +
-                      detail::join(model_outputs) + ")",
-                  "pass one of the outputs listed, or no --output");
-    for (const TapPoint& p : a.taps.points) {
-      if (!p.feeds)
-        throw Error(ErrorKind::kInvalidArgument,
-                    dir.string() + " records no taps.points[].feeds (which outputs each tap reaches): it was "
-                                   "exported before they were recorded, so --output cannot choose the taps",
-                    kReexportTaps);
-      if (std::find(p.feeds->begin(), p.feeds->end(), options.output) != p.feeds->end()) read.push_back(&p);
-    }
-    a.output = options.output;
-  } else {
-    for (const TapPoint& p : a.taps.points) read.push_back(&p);
-  }
-  const auto shown = [&](const TensorReport& t) {
-    if (tapped.count(t.output)) {
-      return std::any_of(read.begin(), read.end(), [&](const TapPoint* p) { return p->output == t.output; });
-    }
-    return options.output.empty() || t.output == options.output;
-  };
-
-  const CaseReport* chosen = nullptr;
-  if (!options.case_id.empty()) {
-    for (const CaseReport& c : a.twin_report.cases)
-      if (c.case_id == options.case_id) chosen = &c;
-    if (!chosen)
-      throw Error(ErrorKind::kInvalidArgument,
-                  "no golden case '" + options.case_id + "' in " + dir.string() + " (its cases: " + detail::join(a.cases) + ")",
-                  "pass one of the cases listed, or no --case");
-  } else {
-    for (const CaseReport& c : a.twin_report.cases)
-      if (!chosen && std::any_of(c.outputs.begin(), c.outputs.end(),
-                                 [&](const TensorReport& t) { return !t.passed && shown(t); }))
-        chosen = &c;
-    if (!chosen) chosen = &a.twin_report.cases.front();
-  }
-  a.case_id = chosen->case_id;
-
-  a.outputs_passed = true;
-  for (const TensorReport& t : chosen->outputs)
-    if (!tapped.count(t.output) && shown(t)) {
-      a.outputs.push_back(t);
-      a.outputs_passed = a.outputs_passed && t.passed;
-    }
-  for (const TapPoint* pp : read) {
-    const TapPoint& p = *pp;
-    const auto it = std::find_if(chosen->outputs.begin(), chosen->outputs.end(),
-                                 [&](const TensorReport& t) { return t.output == p.output; });
-    if (it == chosen->outputs.end())  // read_taps checked the manifest lists it; the replay gates every output
-      throw Error(ErrorKind::kManifestInvalid, dir.string() + ": tap " + p.output + " was not measured in case " + a.case_id,
-                  kReexportTaps);
-    LayerRow row{p, *it, 0, std::nullopt, 0};
-    for (const RecipeCost& k : chosen->costs)
-      if (k.output == p.output) row.cost = k;
-    a.layers.push_back(std::move(row));
-  }
+  const Selection sel = select_taps(a, twin.manifest, dir, options.output);
+  a.output = options.output;
+  const CaseReport& chosen = choose_case(a, sel, options.case_id, dir);
+  a.case_id = chosen.case_id;
+  fill_rows(a, chosen, sel, dir);
   find_drift(a);
   a.summary += basis_note(shipped.manifest, twin.manifest);
   return a;

@@ -82,9 +82,12 @@ Inspection inspect_bundle(const std::filesystem::path& path) {
   return i;
 }
 
-nlohmann::json to_json(const Inspection& i) {
+namespace {
+
+// The bundle's identity: where it is, the model, its weights and engine, the backend, recipe,
+// precision and compute unit, and its target with the check here.
+void identity_json(nlohmann::json& j, const Inspection& i) {
   const Manifest& m = i.bundle.manifest;
-  nlohmann::json j;
   j["bundle"] = i.bundle.dir.string();
   j["name"] = m.name;
   j["model"] = m.model;
@@ -101,25 +104,17 @@ nlohmann::json to_json(const Inspection& i) {
     const TargetCheck& c = *i.target_check;
     j["target"]["here"] = {{"checked", c.checked}, {"matches", c.matches}, {"requirements", c.here}, {"why", c.why}};
   }
-  j["delegates"] = i.delegates;
-  j["delegates_from"] = i.delegates_from;
-  j["manifest_delegates"] = m.delegates;
-  if (!i.load_note.empty()) j["load_error"] = i.load_note;
-  if (m.delegation) {
-    nlohmann::json ops = nlohmann::json::array();
-    for (const auto& o : m.delegation->by_operator)
-      ops.push_back({{"op", o.op}, {"delegated", o.delegated}, {"non_delegated", o.non_delegated},
-                     {"reasons", o.reasons}});
-    j["delegation"] = {{"delegated_nodes", m.delegation->delegated_nodes},
-                       {"non_delegated_nodes", m.delegation->non_delegated_nodes},
-                       {"by_operator", ops}};
-  }
+}
+
+// The program's signature: inputs, outputs, each method's where there are several (a single
+// forward's document stays as it was), and the golden cases.
+void signature_json(nlohmann::json& j, const Manifest& m) {
   j["inputs"] = nlohmann::json::array();
   for (const auto& s : m.inputs) j["inputs"].push_back(spec_json(s));
   j["outputs"] = nlohmann::json::array();
   for (const auto& s : m.outputs) j["outputs"].push_back(spec_json(s));
   const bool several = has_several_methods(m);
-  if (several) {  // a single forward's document stays as it was
+  if (several) {
     j["methods"] = nlohmann::json::array();
     for (const MethodSpec& method : m.methods) {
       nlohmann::json jm = {{"name", method.name}, {"inputs", nlohmann::json::array()},
@@ -135,15 +130,12 @@ nlohmann::json to_json(const Inspection& i) {
     if (several) jg["method"] = g.method;
     j["goldens"].push_back(std::move(jg));
   }
-  j["artifact"] = {{"file", m.artifact.file}, {"bytes", m.artifact.bytes},
-                   {"sha256", m.artifact.sha256}, {"verified", true}};
-  j["bound"] = i.bound ? to_json(*i.bound) : nlohmann::json(nullptr);
-  if (!i.bound) j["bound_note"] = i.bound_note;
-  j["judged"] = i.judged;
-  j["precision_judged"] = i.precision;
-  if (!i.precision_reason.empty()) j["precision_reason"] = i.precision_reason;
-  nlohmann::json applied = nlohmann::json::array();
-  for (const Inspection::Applied& a : i.applied) {
+}
+
+// The bound each case's float output is judged by, as parity applies it.
+nlohmann::json applied_json(const std::vector<Inspection::Applied>& applied) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Inspection::Applied& a : applied) {
     const Bound& b = a.bound.resolved;
     nlohmann::json ja = {{"case", a.case_id},
                          {"output", a.output},
@@ -158,21 +150,14 @@ nlohmann::json to_json(const Inspection& i) {
       ja["widening_error"] = detail::json_number(a.bound.widening->max_abs_error);
     }
     if (!a.bound.inconclusive.empty()) ja["inconclusive"] = a.bound.inconclusive;
-    applied.push_back(std::move(ja));
+    out.push_back(std::move(ja));
   }
-  j["applied"] = std::move(applied);
-  if (!i.applied_note.empty()) j["applied_note"] = i.applied_note;
-  if (m.labels) j["labels"] = {{"output", m.labels->output}, {"source", m.labels->source},
-                               {"count", m.labels->names.size()}};
-  j["preprocessing"] = m.preprocessing.has_value();
-  j["toolchain"] = m.toolchain;
-  j["created_utc"] = m.created_utc;
-  return j;
+  return out;
 }
 
-std::string to_text(const Inspection& i) {
+// The identity lines: bundle, model, weights, backend, recipe and the target with its check here.
+void identity_text(std::ostream& os, const Inspection& i) {
   const Manifest& m = i.bundle.manifest;
-  std::ostringstream os;
   os << "bundle    " << m.name << "  (" << i.bundle.dir.string() << ")\n";
   os << "model     " << m.model << ", written by " << m.engine_name << " "
             << m.engine_version << " on " << m.created_utc << "\n";
@@ -190,34 +175,45 @@ std::string to_text(const Inspection& i) {
                                   : "NOT runnable here: " + c.why)
        << "\n";
   }
+}
+
+// The delegates (from the program, else the manifest) and the export's delegation record: nodes
+// delegated and not, per operator, with the reasons.
+void delegation_text(std::ostream& os, const Inspection& i) {
+  const Manifest& m = i.bundle.manifest;
   os << "delegates " << (i.delegates.empty() ? "none (portable kernels)" : join(i.delegates))
             << "  [read from the " << i.delegates_from << "]\n";
   if (!i.load_note.empty()) os << "          program not loadable here: " << i.load_note << "\n";
   if (i.delegates_from == "program" && i.delegates != m.delegates)
     os << "          WARNING: the manifest records " << join(m.delegates) << "\n";
-  if (m.delegation) {
-    const auto& d = *m.delegation;
-    // getitem reads one output of a delegate call (or of a multi-output op): ExecuTorch's
-    // get_delegation_info counts it as a node not delegated, but it computes nothing. It is left
-    // out of the "not" count and marked in the table, so a fully delegated graph reads "0 not".
-    size_t getitems = 0;
-    for (const auto& o : d.by_operator)
-      if (o.op == "getitem") getitems += o.non_delegated;
-    const size_t non_delegated = d.non_delegated_nodes > 0 ? size_t(d.non_delegated_nodes) : 0;
-    const size_t not_delegated = non_delegated >= getitems ? non_delegated - getitems : 0;
-    os << "delegation " << d.delegated_nodes << " nodes delegated, " << not_delegated << " not"
-       << (getitems ? " (and " + std::to_string(getitems) + " getitem reading delegate outputs)" : "") << "\n";
-    size_t w = 2;
-    for (const auto& o : d.by_operator) w = std::max(w, o.op.size());
-    for (const auto& o : d.by_operator)
-      os << "  " << std::left << std::setw(static_cast<int>(w)) << o.op << "  delegated "
-                << std::right << std::setw(5) << o.delegated << "  not " << std::setw(5)
-                << o.non_delegated << (o.op == "getitem" ? "  (reads outputs; computes nothing)" : "") << "\n";
-    for (const auto& o : d.by_operator)
-      for (const auto& r : o.reasons) os << "    not delegated: " << o.op << ": " << r << "\n";
-  } else {
+  if (!m.delegation) {
     os << "delegation unknown (not recorded)\n";
+    return;
   }
+  const auto& d = *m.delegation;
+  // getitem reads one output of a delegate call (or of a multi-output op): ExecuTorch's
+  // get_delegation_info counts it as a node not delegated, but it computes nothing. It is left
+  // out of the "not" count and marked in the table, so a fully delegated graph reads "0 not".
+  size_t getitems = 0;
+  for (const auto& o : d.by_operator)
+    if (o.op == "getitem") getitems += o.non_delegated;
+  const size_t non_delegated = d.non_delegated_nodes > 0 ? size_t(d.non_delegated_nodes) : 0;
+  const size_t not_delegated = non_delegated >= getitems ? non_delegated - getitems : 0;
+  os << "delegation " << d.delegated_nodes << " nodes delegated, " << not_delegated << " not"
+     << (getitems ? " (and " + std::to_string(getitems) + " getitem reading delegate outputs)" : "") << "\n";
+  size_t w = 2;
+  for (const auto& o : d.by_operator) w = std::max(w, o.op.size());
+  for (const auto& o : d.by_operator)
+    os << "  " << std::left << std::setw(static_cast<int>(w)) << o.op << "  delegated "
+              << std::right << std::setw(5) << o.delegated << "  not " << std::setw(5)
+              << o.non_delegated << (o.op == "getitem" ? "  (reads outputs; computes nothing)" : "") << "\n";
+  for (const auto& o : d.by_operator)
+    for (const auto& r : o.reasons) os << "    not delegated: " << o.op << ": " << r << "\n";
+}
+
+// What the bundle holds: the signature (per method where there are several), preprocessing,
+// labels, golden cases, the program and its data files.
+void contents_text(std::ostream& os, const Manifest& m) {
   if (has_several_methods(m)) {
     for (const MethodSpec& method : m.methods) {
       os << "method    " << method.name << "\n";
@@ -242,6 +238,73 @@ std::string to_text(const Inspection& i) {
   for (const auto& f : m.data_files)
     os << "data      " << f.file << ", " << f.bytes << " bytes, sha256 " << f.sha256
               << " (verified)\n";
+}
+
+// One case's output and the bound it is judged by, as parity applies it (or why it is not judged).
+void applied_text(std::ostream& os, const Inspection::Applied& a) {
+  const Bound& b = a.bound.resolved;
+  os << "  " << a.case_id << " " << a.output << ": ";
+  if (!a.bound.inconclusive.empty()) {
+    os << "INCONCLUSIVE: " << a.bound.inconclusive << "\n";
+    return;
+  }
+  os << "atol " << detail::format_number(b.atol, 4)
+     << (b.rtol != 0 ? " + rtol " + detail::format_number(b.rtol, 4) + "·|ref|" : std::string())
+     << " (max|ref| "
+     << detail::format_number(a.bound.reference_range, 4) << "), cosine ≥ "
+     << detail::cosine_text(b.min_cosine) << ", "
+     << (b.min_sqnr_db == -std::numeric_limits<double>::infinity()
+             ? std::string("no SQNR floor")
+             : "SQNR ≥ " + detail::format_number(b.min_sqnr_db, 4) + " dB");
+  if (a.bound.widening)
+    os << " (widened by " << detail::format_number(kReferenceMargin, 3) << "x the "
+       << a.bound.widened_by << "'s " << detail::format_number(a.bound.widening->max_abs_error, 3)
+       << " against truth)";
+  os << "\n";
+}
+
+}  // namespace
+
+nlohmann::json to_json(const Inspection& i) {
+  const Manifest& m = i.bundle.manifest;
+  nlohmann::json j;
+  identity_json(j, i);
+  j["delegates"] = i.delegates;
+  j["delegates_from"] = i.delegates_from;
+  j["manifest_delegates"] = m.delegates;
+  if (!i.load_note.empty()) j["load_error"] = i.load_note;
+  if (m.delegation) {
+    nlohmann::json ops = nlohmann::json::array();
+    for (const auto& o : m.delegation->by_operator)
+      ops.push_back({{"op", o.op}, {"delegated", o.delegated}, {"non_delegated", o.non_delegated},
+                     {"reasons", o.reasons}});
+    j["delegation"] = {{"delegated_nodes", m.delegation->delegated_nodes},
+                       {"non_delegated_nodes", m.delegation->non_delegated_nodes},
+                       {"by_operator", ops}};
+  }
+  signature_json(j, m);
+  j["artifact"] = {{"file", m.artifact.file}, {"bytes", m.artifact.bytes},
+                   {"sha256", m.artifact.sha256}, {"verified", true}};
+  j["bound"] = i.bound ? to_json(*i.bound) : nlohmann::json(nullptr);
+  if (!i.bound) j["bound_note"] = i.bound_note;
+  j["judged"] = i.judged;
+  j["precision_judged"] = i.precision;
+  if (!i.precision_reason.empty()) j["precision_reason"] = i.precision_reason;
+  j["applied"] = applied_json(i.applied);
+  if (!i.applied_note.empty()) j["applied_note"] = i.applied_note;
+  if (m.labels) j["labels"] = {{"output", m.labels->output}, {"source", m.labels->source},
+                               {"count", m.labels->names.size()}};
+  j["preprocessing"] = m.preprocessing.has_value();
+  j["toolchain"] = m.toolchain;
+  j["created_utc"] = m.created_utc;
+  return j;
+}
+
+std::string to_text(const Inspection& i) {
+  std::ostringstream os;
+  identity_text(os, i);
+  delegation_text(os, i);
+  contents_text(os, i.bundle.manifest);
   if (i.bound)
     os << "bound     " << describe_bound(*i.bound) << "\n";
   else
@@ -249,27 +312,7 @@ std::string to_text(const Inspection& i) {
   if (!i.judged.empty()) os << "judged    " << i.judged << "\n";
   if (!i.precision_reason.empty()) os << "precision here: " << i.precision_reason << "\n";
   // The bound each case's float outputs are judged by, as parity applies it.
-  for (const Inspection::Applied& a : i.applied) {
-    const Bound& b = a.bound.resolved;
-    os << "  " << a.case_id << " " << a.output << ": ";
-    if (!a.bound.inconclusive.empty()) {
-      os << "INCONCLUSIVE: " << a.bound.inconclusive << "\n";
-      continue;
-    }
-    os << "atol " << detail::format_number(b.atol, 4)
-       << (b.rtol != 0 ? " + rtol " + detail::format_number(b.rtol, 4) + "·|ref|" : std::string())
-       << " (max|ref| "
-       << detail::format_number(a.bound.reference_range, 4) << "), cosine ≥ "
-       << detail::cosine_text(b.min_cosine) << ", "
-       << (b.min_sqnr_db == -std::numeric_limits<double>::infinity()
-               ? std::string("no SQNR floor")
-               : "SQNR ≥ " + detail::format_number(b.min_sqnr_db, 4) + " dB");
-    if (a.bound.widening)
-      os << " (widened by " << detail::format_number(kReferenceMargin, 3) << "x the "
-         << a.bound.widened_by << "'s " << detail::format_number(a.bound.widening->max_abs_error, 3)
-         << " against truth)";
-    os << "\n";
-  }
+  for (const Inspection::Applied& a : i.applied) applied_text(os, a);
   if (!i.applied_note.empty()) os << "          applied bounds not read: " << i.applied_note << "\n";
   return os.str();
 }

@@ -366,46 +366,27 @@ void apply_xfail(Matrix& m, const std::vector<XfailRecord>& records,
                                           : apply_export_record(m, r, m.xfail_file, entries));
 }
 
-}  // namespace
+// The caller's bound as the flags that gave it ("--atol 0.001 --min-cosine 0.99"); "" for none.
+std::string caller_bound_text(const BoundOverride& caller) {
+  if (caller.empty()) return "";
+  std::vector<std::string> given;
+  auto add = [&](const std::optional<double>& v, const char* flag) {
+    if (v) given.push_back(std::string(flag) + " " + detail::format_number(*v, 12));
+  };
+  add(caller.atol, "--atol");
+  add(caller.rtol, "--rtol");
+  add(caller.min_cosine, "--min-cosine");
+  add(caller.min_sqnr_db, "--min-sqnr");
+  return join(given, " ");
+}
 
-Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& caller, size_t jobs,
-                    const std::optional<Budget>& budget, const std::vector<std::string>& methods,
-                    const Isolation& isolation) {
-  const std::string remedy =
-      "pass the directory the export half wrote (etproof export … --out DIR), or export the demo "
-      "bundles first";
-  if (!detail::is_directory_path(dir, remedy))
-    throw Error(ErrorKind::kIo, "bundle directory " + dir.string() + ": " + detail::not_a_directory_text(dir), remedy);
-  Matrix m;
-  // Read first: a malformed file is an error before anything runs.
-  std::vector<XfailRecord> records;
-  if (detail::path_exists(dir / "xfail.json", "check the file, or remove it if no failure is expected")) {
-    m.xfail_file = (dir / "xfail.json").string();
-    records = read_xfail(dir / "xfail.json");
-  }
-  if (!caller.empty()) {
-    std::vector<std::string> given;
-    auto add = [&](const std::optional<double>& v, const char* flag) {
-      if (v) given.push_back(std::string(flag) + " " + detail::format_number(*v, 12));
-    };
-    add(caller.atol, "--atol");
-    add(caller.rtol, "--rtol");
-    add(caller.min_cosine, "--min-cosine");
-    add(caller.min_sqnr_db, "--min-sqnr");
-    m.caller_bound = join(given, " ");
-  }
-  if (budget) m.caller_budget = describe_budget(*budget);
-  ReplayOptions options;
-  options.caller = caller;
-  options.budget = budget;
-  options.xfail = records;
-  options.xfail_file = m.xfail_file;
-  options.isolation = isolation;
-  // Every column is replayed on its own (in parallel when jobs > 1), then laid out in the
-  // directory's order: the result never depends on the scheduling.
-  // A method selection: each bundle replays the methods it lists of those asked for; one that
-  // lists none is left out (named, with the reason). Its manifest alone is read here.
-  m.methods = methods;
+// The bundles of `dir` to replay, each with its options. A method selection: each bundle replays
+// the methods it lists of those asked for; one that lists none is left out (appended to
+// m.left_out with the reason). Its manifest alone is read here; an unreadable one is replayed
+// without a selection, so its refusal is shown as ever.
+std::pair<std::vector<std::filesystem::path>, std::vector<ReplayOptions>> plan_replays(
+    Matrix& m, const std::filesystem::path& dir, const ReplayOptions& options,
+    const std::vector<std::string>& methods) {
   std::vector<std::filesystem::path> paths;
   std::vector<ReplayOptions> per_path;
   for (const std::filesystem::path& path : find_bundles(dir)) {
@@ -435,6 +416,38 @@ Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& calle
     paths.push_back(path);
     per_path.push_back(std::move(o));
   }
+  return {std::move(paths), std::move(per_path)};
+}
+
+}  // namespace
+
+Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& caller, size_t jobs,
+                    const std::optional<Budget>& budget, const std::vector<std::string>& methods,
+                    const Isolation& isolation) {
+  const std::string remedy =
+      "pass the directory the export half wrote (etproof export … --out DIR), or export the demo "
+      "bundles first";
+  if (!detail::is_directory_path(dir, remedy))
+    throw Error(ErrorKind::kIo, "bundle directory " + dir.string() + ": " + detail::not_a_directory_text(dir), remedy);
+  Matrix m;
+  // Read first: a malformed file is an error before anything runs.
+  std::vector<XfailRecord> records;
+  if (detail::path_exists(dir / "xfail.json", "check the file, or remove it if no failure is expected")) {
+    m.xfail_file = (dir / "xfail.json").string();
+    records = read_xfail(dir / "xfail.json");
+  }
+  if (!caller.empty()) m.caller_bound = caller_bound_text(caller);
+  if (budget) m.caller_budget = describe_budget(*budget);
+  ReplayOptions options;
+  options.caller = caller;
+  options.budget = budget;
+  options.xfail = records;
+  options.xfail_file = m.xfail_file;
+  options.isolation = isolation;
+  // Every column is replayed on its own (in parallel when jobs > 1), then laid out in the
+  // directory's order: the result never depends on the scheduling.
+  m.methods = methods;
+  const auto [paths, per_path] = plan_replays(m, dir, options, methods);
   for (const BundleReplay& b : replay_all(paths, per_path, jobs)) {
     if (b.report) {
       lay_out_column(m, b.path, *b.report);

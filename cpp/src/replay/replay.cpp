@@ -74,7 +74,7 @@ JudgePlan choose_bound(ParityReport& r, const Manifest& m, const ReplayOptions& 
     r.bound_error = e;
     r.no_bound = "ran, but no bound is known for recipe " + m.recipe + " / precision " +
                  plan.precision + "; pass one (--atol/--rtol/--min-cosine/--min-sqnr) or measure "
-                 "it into the table in cpp/src/gate/bounds.cpp: " + error_line(e);
+                 "it into the bound table, data/bounds.json: " + error_line(e);
     // Measured against a bound no output can exceed: the numbers, not a verdict.
     r.bound = Bound{};
     r.bound.atol = std::numeric_limits<double>::infinity();
@@ -220,6 +220,98 @@ void check_certifies(const std::string& label, const std::map<std::string, HostT
                   kRemedy);
 }
 
+// One golden case's tensors, read from the bundle: its inputs, its golden outputs and the
+// references the plan judges against, widens by or costs the recipe with.
+struct CaseTensors {
+  std::map<std::string, HostTensor> inputs, reference;
+  std::map<std::string, std::map<std::string, HostTensor>> refs;  // reference name -> output -> tensor
+  std::vector<std::string> edited;  // allow_edited: how the goldens differ from the manifest's hashes
+};
+
+// Reads and checks the case's tensors (check_certifies). allow_edited: goldens that no longer
+// match the manifest's hashes are read, and how they differ is recorded. Throws the readers' errors.
+CaseTensors read_case(const Bundle& b, const GoldenCase& g, const std::string& label, const JudgePlan& plan,
+                      bool allow_edited) {
+  CaseTensors t;
+  const GoldenCheck check = allow_edited ? GoldenCheck::kAllowEdited : GoldenCheck::kHashes;
+  if (allow_edited) t.edited = golden_file_problems(b, g);
+  t.inputs = read_golden_inputs(b, g, check);
+  t.reference = read_golden_outputs(b, g, check);
+  check_certifies(label, t.inputs, t.reference);
+  for (const std::string& name : {plan.against, plan.widen_by, plan.cost_reference})
+    if (!name.empty() && name != "golden" && !t.refs.count(name))
+      t.refs[name] = read_golden_reference(b, g, name);
+  return t;
+}
+
+// The case refused with an error: its status, one-line detail and the error itself.
+void refuse(CaseReport& c, Status status, const std::string& detail, const Error& e) {
+  c.status = status;
+  c.detail = detail;
+  c.error = e;
+}
+
+// The recipe's cost on output `name` (question 2: the plan's cost reference against the golden),
+// appended to c.costs when the case carries that reference for the output; a cost over the budget
+// is appended to `failures`.
+void add_recipe_cost(CaseReport& c, const Bundle& b, const std::string& name, const HostTensor& actual,
+                     const HostTensor& ref, const CaseTensors& t, const JudgePlan& plan,
+                     const std::optional<Budget>& budget, std::vector<std::string>& failures) {
+  const auto& labels = b.manifest.labels;  // schema 1 only: the top-1 part (judge_top1)
+  const auto emu = t.refs.at(plan.cost_reference).find(name);
+  if (emu == t.refs.at(plan.cost_reference).end()) return;
+  RecipeCost cost = recipe_cost(plan.cost_reference, emu->second, ref,
+                                labels && labels->output == name, budget);
+  cost.output = name;
+  cost.program_vs_emulation = reference_error(actual, emu->second);
+  if (!budget && !(cost.sqnr_db >= kDefaultCostSqnrDb))
+    cost.over_default = "SQNR " + detail::sqnr_text(cost.sqnr_db) + " dB < the default budget " +
+                        detail::format_number(kDefaultCostSqnrDb, 3) + " dB";
+  if (!cost.over_budget.empty())
+    failures.push_back(name + ": the recipe's cost is over the budget (" +
+                       cost.over_budget + ")");
+  c.costs.push_back(std::move(cost));
+}
+
+// Each golden output judged against the program's (judge_output), with the recipe's cost on float
+// outputs where the plan measures one; failures appended. Throws Error{kManifestInvalid} for a
+// golden output the program did not return, and judge_output's errors.
+void judge_outputs(CaseReport& c, const Bundle& b, const GoldenCase& g,
+                   const std::map<std::string, HostTensor>& actual, const CaseTensors& t, const Bound& bound,
+                   const JudgePlan& plan, const std::optional<Budget>& budget,
+                   std::vector<std::string>& failures) {
+  for (const auto& [name, ref] : t.reference) {
+    auto it = actual.find(name);
+    if (it == actual.end())
+      throw Error(ErrorKind::kManifestInvalid,
+                  "golden case \"" + c.case_id + "\" has output \"" + name +
+                      "\" but the program returned no output of that name",
+                  "re-export the bundle; its goldens and outputs disagree");
+    TensorReport r = judge_output(method_outputs(b.manifest, g), name, it->second, ref, t.refs, plan, bound);
+    if (!r.passed) failures.push_back(name + ": " + r.failure);
+    c.outputs.push_back(std::move(r));
+    if (!plan.cost_reference.empty() && !is_integer_dtype(ref.dtype))
+      add_recipe_cost(c, b, name, it->second, ref, t, plan, budget, failures);
+  }
+}
+
+// The case's verdict from its failures: agreed, drifted, or inconclusive when every failure is an
+// output whose references disagree or whose widened bound is no bound (references.h:
+// applied_bound); a drift of another output, an edited golden or a cost over budget still says
+// drifted. An edited golden is never a pass.
+void conclude(CaseReport& c, std::vector<std::string>& failures, const std::vector<std::string>& edited) {
+  if (!edited.empty())  // measured against goldens that are not the export's: never a pass
+    failures.insert(failures.begin(), "golden edited since export (" + join(edited, "; ") +
+                                          "): its numbers are shown, never certified");
+  c.passed = !c.outputs.empty() && failures.empty();
+  c.status = c.passed ? Status::kAgreed : Status::kDrifted;
+  const size_t inconclusive = static_cast<size_t>(std::count_if(
+      c.outputs.begin(), c.outputs.end(), [](const TensorReport& t) { return !t.inconclusive.empty(); }));
+  if (!c.passed && inconclusive > 0 && inconclusive == failures.size() && edited.empty())
+    c.status = Status::kInconclusive;
+  c.detail = join(failures, "; ");
+}
+
 // Runs one golden case and gates each output (step 6). allow_edited: read goldens that no longer
 // match the manifest's hashes (--allow-edited-goldens); such a case is drifted whatever it measures.
 CaseReport run_case(const Bundle& b, LoadedModel& model, const GoldenCase& g, const Bound& bound,
@@ -228,83 +320,30 @@ CaseReport run_case(const Bundle& b, LoadedModel& model, const GoldenCase& g, co
   c.case_id = case_label(b.manifest, g);
   c.method = g.method;
   c.data = g.data;
-  std::map<std::string, HostTensor> inputs, reference, actual;
-  std::map<std::string, std::map<std::string, HostTensor>> refs;
-  std::vector<std::string> edited;
+  CaseTensors t;
   try {
-    const GoldenCheck check = allow_edited ? GoldenCheck::kAllowEdited : GoldenCheck::kHashes;
-    if (allow_edited) edited = golden_file_problems(b, g);
-    inputs = read_golden_inputs(b, g, check);
-    reference = read_golden_outputs(b, g, check);
-    check_certifies(c.case_id, inputs, reference);
-    for (const std::string& name : {plan.against, plan.widen_by, plan.cost_reference})
-      if (!name.empty() && name != "golden" && !refs.count(name))
-        refs[name] = read_golden_reference(b, g, name);
+    t = read_case(b, g, c.case_id, plan, allow_edited);
   } catch (const Error& e) {
-    c.status = Status::kBundleInvalid;
-    c.detail = "goldens unreadable: " + error_line(e);
-    c.error = e;
+    refuse(c, Status::kBundleInvalid, "goldens unreadable: " + error_line(e), e);
     return c;
   }
+  std::map<std::string, HostTensor> actual;
   try {
-    actual = g.method.empty() ? model.run(inputs) : model.run(g.method, inputs);
+    actual = g.method.empty() ? model.run(t.inputs) : model.run(g.method, t.inputs);
   } catch (const Error& e) {
-    c.status = status_of(e);
-    c.detail = error_line(e);
-    c.error = e;
+    refuse(c, status_of(e), error_line(e), e);
     return c;
   }
   std::vector<std::string> failures;
   try {
-    for (const auto& [name, ref] : reference) {
-      auto it = actual.find(name);
-      if (it == actual.end())
-        throw Error(ErrorKind::kManifestInvalid,
-                    "golden case \"" + c.case_id + "\" has output \"" + name +
-                        "\" but the program returned no output of that name",
-                    "re-export the bundle; its goldens and outputs disagree");
-      TensorReport t = judge_output(method_outputs(b.manifest, g), name, it->second, ref, refs, plan, bound);
-      if (!t.passed) failures.push_back(name + ": " + t.failure);
-      c.outputs.push_back(std::move(t));
-      if (!plan.cost_reference.empty() && !is_integer_dtype(ref.dtype)) {
-        const auto& labels = b.manifest.labels;  // schema 1 only: the top-1 part (judge_top1)
-        const auto emu = refs.at(plan.cost_reference).find(name);
-        if (emu != refs.at(plan.cost_reference).end()) {
-          RecipeCost cost = recipe_cost(plan.cost_reference, emu->second, ref,
-                                        labels && labels->output == name, budget);
-          cost.output = name;
-          cost.program_vs_emulation = reference_error(it->second, emu->second);
-          if (!budget && !(cost.sqnr_db >= kDefaultCostSqnrDb))
-            cost.over_default = "SQNR " + detail::sqnr_text(cost.sqnr_db) + " dB < the default budget " +
-                                detail::format_number(kDefaultCostSqnrDb, 3) + " dB";
-          if (!cost.over_budget.empty())
-            failures.push_back(name + ": the recipe's cost is over the budget (" +
-                               cost.over_budget + ")");
-          c.costs.push_back(std::move(cost));
-        }
-      }
-    }
+    judge_outputs(c, b, g, actual, t, bound, plan, budget, failures);
   } catch (const Error& e) {
     c.outputs.clear();
     c.costs.clear();
-    c.status = status_of(e);
-    c.detail = error_line(e);
-    c.error = e;
+    refuse(c, status_of(e), error_line(e), e);
     return c;
   }
-  if (!edited.empty())  // measured against goldens that are not the export's: never a pass
-    failures.insert(failures.begin(), "golden edited since export (" + join(edited, "; ") +
-                                          "): its numbers are shown, never certified");
-  c.passed = !c.outputs.empty() && failures.empty();
-  c.status = c.passed ? Status::kAgreed : Status::kDrifted;
-  // Inconclusive: every failure is an output whose references disagree or whose widened bound is
-  // no bound (references.h: applied_bound); a drift of another output, an edited golden or a
-  // cost over budget still says drifted.
-  const size_t inconclusive = static_cast<size_t>(std::count_if(
-      c.outputs.begin(), c.outputs.end(), [](const TensorReport& t) { return !t.inconclusive.empty(); }));
-  if (!c.passed && inconclusive > 0 && inconclusive == failures.size() && edited.empty())
-    c.status = Status::kInconclusive;
-  c.detail = join(failures, "; ");
+  conclude(c, failures, t.edited);
   return c;
 }
 

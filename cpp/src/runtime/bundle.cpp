@@ -307,58 +307,72 @@ void check_against_backend_table(const Bundle& b) {
                 kManifestEdited);
 }
 
-Bundle open_bundle(const fs::path& path, const OpenOptions& options) {
+namespace {
+
+// The manifest in a bundle directory: DIR/DIR.etproof.json, else its only *.etproof.json. Throws
+// Error{kIo} when the directory cannot be listed, Error{kManifestInvalid} when it holds no manifest
+// (saying when it is a folder of bundles instead) or several and none is the preferred one.
+fs::path find_manifest(const fs::path& dir) {
+  std::error_code ec;
+  const fs::path preferred = dir / (dir.filename().string() + kManifestSuffix);
+  if (fs::is_regular_file(preferred, ec)) return preferred;
+  std::vector<fs::path> found;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (std::error_code e_ec; e.is_regular_file(e_ec) && ends_with(e.path().filename().string(), kManifestSuffix))
+      found.push_back(e.path());
+  if (ec)
+    throw Error(ErrorKind::kIo, "cannot list " + dir.string() + ": " + ec.message(), "check permissions");
+  if (found.empty()) {
+    // A folder of bundles (export's OUT) is what `matrix` takes: say so rather than only
+    // "not a bundle".
+    size_t bundles = 0;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+      if (std::error_code d_ec; e.is_directory(d_ec) &&
+                                fs::is_regular_file(e.path() / (e.path().filename().string() + kManifestSuffix), d_ec))
+        ++bundles;
+    throw Error(ErrorKind::kManifestInvalid,
+                dir.string() + ": no manifest (*" + kManifestSuffix + ") in this directory" +
+                    (bundles ? " (it holds " + std::to_string(bundles) + (bundles == 1 ? " bundle" : " bundles") + ")"
+                             : ""),
+                bundles ? "this is a folder of bundles: etproof matrix " + dir.string() +
+                              " judges them all; parity takes one of them (" + dir.string() + "/NAME)"
+                        : "give a bundle directory written by etproof export");
+  }
+  if (found.size() > 1) {
+    std::sort(found.begin(), found.end());
+    std::vector<std::string> names;
+    for (const auto& f : found) names.push_back(f.filename().string());
+    throw Error(ErrorKind::kManifestInvalid,
+                dir.string() + ": several manifests (" + join(names, ", ") + ") and none is " +
+                    preferred.filename().string(),
+                "give the manifest path itself");
+  }
+  return found.front();
+}
+
+// b.dir and b.manifest_path from what the caller gave: the bundle directory, its manifest, or
+// another file inside it (the .pte, most often), which names its bundle. Throws Error{kIo} when
+// nothing is there, and find_manifest's errors.
+void locate_bundle(Bundle& b, const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(path, ec))
     throw Error(ErrorKind::kIo, "no bundle at " + path.string() + ": " + detail::not_a_file_text(path),
                 "give a bundle directory or its NAME.etproof.json");
-  Bundle b;
-  // A file inside the bundle that is not its manifest (the .pte, most often) names its bundle.
   const bool inner_file = !fs::is_directory(path, ec) &&
                           !ends_with(path.filename().string(), kManifestSuffix);
   if (fs::is_directory(path, ec) || inner_file) {
     b.dir = normalized(inner_file ? normalized(path).parent_path() : path);
-    const fs::path preferred = b.dir / (b.dir.filename().string() + kManifestSuffix);
-    if (fs::is_regular_file(preferred, ec)) {
-      b.manifest_path = preferred;
-    } else {
-      std::vector<fs::path> found;
-      for (const auto& e : fs::directory_iterator(b.dir, ec))
-        if (std::error_code e_ec; e.is_regular_file(e_ec) && ends_with(e.path().filename().string(), kManifestSuffix))
-          found.push_back(e.path());
-      if (ec)
-        throw Error(ErrorKind::kIo, "cannot list " + b.dir.string() + ": " + ec.message(), "check permissions");
-      if (found.empty()) {
-        // A folder of bundles (export's OUT) is what `matrix` takes: say so rather than only
-        // "not a bundle".
-        size_t bundles = 0;
-        for (const auto& e : fs::directory_iterator(b.dir, ec))
-          if (std::error_code d_ec; e.is_directory(d_ec) &&
-                                    fs::is_regular_file(e.path() / (e.path().filename().string() + kManifestSuffix), d_ec))
-            ++bundles;
-        throw Error(ErrorKind::kManifestInvalid,
-                    b.dir.string() + ": no manifest (*" + kManifestSuffix + ") in this directory" +
-                        (bundles ? " (it holds " + std::to_string(bundles) + (bundles == 1 ? " bundle" : " bundles") + ")" : ""),
-                    bundles ? "this is a folder of bundles: etproof matrix " + b.dir.string() +
-                                  " judges them all; parity takes one of them (" + b.dir.string() + "/NAME)"
-                            : "give a bundle directory written by etproof export");
-      }
-      if (found.size() > 1) {
-        std::sort(found.begin(), found.end());
-        std::vector<std::string> names;
-        for (const auto& f : found) names.push_back(f.filename().string());
-        throw Error(ErrorKind::kManifestInvalid,
-                    b.dir.string() + ": several manifests (" + join(names, ", ") + ") and none is " +
-                        preferred.filename().string(),
-                    "give the manifest path itself");
-      }
-      b.manifest_path = found.front();
-    }
+    b.manifest_path = find_manifest(b.dir);
   } else {
     b.manifest_path = normalized(path);
     b.dir = b.manifest_path.parent_path();
   }
+}
 
+// b.manifest read from b.manifest_path, which must be a file of its own (not a symbolic link)
+// named after the manifest's `name`: Error{kManifestInvalid} otherwise, and read_manifest's errors.
+void read_own_manifest(Bundle& b) {
+  std::error_code ec;
   if (fs::is_symlink(fs::symlink_status(b.manifest_path, ec)))
     throw Error(ErrorKind::kManifestInvalid,
                 b.manifest_path.string() + ": a symbolic link; a bundle's manifest (and every file it names) "
@@ -368,23 +382,35 @@ Bundle open_bundle(const fs::path& path, const OpenOptions& options) {
   const std::string expected_file = b.manifest.name + kManifestSuffix;
   if (b.manifest_path.filename().string() != expected_file)
     throw Error(ErrorKind::kManifestInvalid,
-                b.manifest_path.string() + ": name: '" + b.manifest.name + "' does not match the manifest's file name (" +
-                    expected_file + " expected)",
+                b.manifest_path.string() + ": name: '" + b.manifest.name +
+                    "' does not match the manifest's file name (" + expected_file + " expected)",
                 kReexport);
+}
+
+// The backend the manifest claims must be able to own the delegates it records: a bundle
+// relabelled "portable" while its program carries XnnpackBackend would otherwise pass as a
+// claim about portable kernels (Error{kManifestInvalid}). LoadedModel::load checks the recorded
+// delegates against the program itself.
+void check_delegates_owned(const Bundle& b) {
+  const auto owned = runtime_ids_for_backend(b.manifest.backend);
+  if (!owned) return;
+  for (const auto& id : b.manifest.delegates)
+    if (std::find(owned->begin(), owned->end(), id) == owned->end())
+      throw Error(ErrorKind::kManifestInvalid,
+                  b.manifest_path.string() + ": backend: '" + b.manifest.backend +
+                      "' cannot own delegate " + id + " (its runtime ids: [" +
+                      join_or_none(*owned) + "]); the manifest was edited or is wrong",
+                  kManifestEdited);
+}
+
+}  // namespace
+
+Bundle open_bundle(const fs::path& path, const OpenOptions& options) {
+  Bundle b;
+  locate_bundle(b, path);
+  read_own_manifest(b);
   check_against_backend_table(b);
-  // The backend the manifest claims must be able to own the delegates it records: a bundle
-  // relabelled "portable" while its program carries XnnpackBackend would otherwise pass as a
-  // claim about portable kernels. (LoadedModel::load checks the recorded delegates against the
-  // program itself.)
-  if (const auto owned = runtime_ids_for_backend(b.manifest.backend)) {
-    for (const auto& id : b.manifest.delegates)
-      if (std::find(owned->begin(), owned->end(), id) == owned->end())
-        throw Error(ErrorKind::kManifestInvalid,
-                    b.manifest_path.string() + ": backend: '" + b.manifest.backend +
-                        "' cannot own delegate " + id + " (its runtime ids: [" +
-                        join_or_none(*owned) + "]); the manifest was edited or is wrong",
-                    kManifestEdited);
-  }
+  check_delegates_owned(b);
   b.artifact_path = b.dir / b.manifest.artifact.file;
   b.goldens_dir = b.dir / (b.manifest.name + ".goldens");
 

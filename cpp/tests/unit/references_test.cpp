@@ -151,9 +151,10 @@ TEST(Plan, WithoutTruthTheGoldenBasisAndWhy) {
   EXPECT_NE(p.why.find("aten.foo has no float64 kernel"), std::string::npos) << p.why;
 }
 
-// The derived row holds the numbers its argument gives (bounds.cpp): 8 unit roundoffs u of the
-// precision on the range (two output roundings, by the margin 4), cosine 1 − (8u)²/2, and an SQNR
-// floor −20·log10(8u) rounded down to 0.1 dB (the one figure the table states as a literal).
+// The derived row holds the numbers its argument gives (data/bounds.json): 8 unit roundoffs u of
+// the precision on the range (two output roundings, by the margin 4), cosine 1 − (8u)²/2, and an
+// SQNR floor −20·log10(8u) rounded down to 0.1 dB (bound_table_test.cpp checks the file's numbers
+// exactly; this checks the bound derive_bound makes of them).
 // bfloat16 is measured (OpenVINO's CPU plugin, on two kinds of CPU), and looser than its argument would be.
 TEST(Plan, DerivedRowsAreTheirUnitRoundoffArgument) {
   const Bound bf16 = derive_bound("fp32", "bfloat16", std::nullopt, BoundBasis::kReference);
@@ -320,9 +321,9 @@ TEST(Plan, Int8DynamicIsJudgedAgainstItsQd8EmulationOnly) {
 }
 
 TEST(Plan, Int8StaticIsJudgedAgainstTheGoldenAndReportsItsCost) {
-  // No int8-static row against the emulation (bounds.cpp: XNNPACK's static kernels are not within
-  // a few steps of it), so it is judged — and measured — against the golden; the emulation gives
-  // the recipe's cost.
+  // No int8-static row against the emulation (data/bounds.json, that row's why: XNNPACK's static
+  // kernels are not within a few steps of it), so it is judged — and measured — against the
+  // golden; the emulation gives the recipe's cost.
   Manifest m = manifest("xnnpack", "int8-static-per-channel", "float32");
   capture(m, "float64");
   capture(m, "int8-static-per-channel");

@@ -29,7 +29,7 @@ using schema::SchemaProblem;
 const fs::path kRepo = fs::path(ETPROOF_SOURCE_DIR);
 const fs::path kCorpus = kRepo / "tests" / "schema" / "corpus";
 constexpr Document kDocuments[] = {Document::kManifest, Document::kExportReport, Document::kXfail,
-                                   Document::kBackends, Document::kLedgerRecord};
+                                   Document::kBackends, Document::kLedgerRecord, Document::kBounds};
 
 std::vector<fs::path> corpus(Document d, const char* kind) {
   std::vector<fs::path> out;

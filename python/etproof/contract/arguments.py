@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from etproof.backends import external_weights_backends
 from etproof.errors import InvalidArgument, ManifestError, command_name
 from etproof.manifest import (
     DTYPES,
@@ -180,25 +181,22 @@ def check_export_arguments(model, example_inputs, name, backend, recipe, input_n
     return args, in_specs
 
 
-# The backends whose constant weights ExecuTorch can write to a named-data file (NAME.ptd):
-# the portable backend's (ExecutorchBackendConfig.external_constants) and XNNPACK's (its
-# delegate_constant_tag); other delegates keep their weights inside their own blobs.
-EXTERNAL_WEIGHTS_BACKENDS = ("portable", "xnnpack")
-
-
 def check_external_weights(external_weights, backend: str) -> None:
-    """external_weights must be a bool; True only for EXTERNAL_WEIGHTS_BACKENDS. Raises
+    """external_weights must be a bool; True only for a backend whose table entry has
+    external_weights (data/backends.json: ExecuTorch writes a NAME.ptd for the portable backend's
+    and XNNPACK's constants; other delegates keep their weights inside their own blobs). Raises
     InvalidArgument naming the value or the backend and the remedy."""
     if not isinstance(external_weights, bool):
         raise _bad(f"external_weights must be True or False, got {external_weights!r}",
                    "set external_weights to True to store the program's constant weights in "
                    "NAME.ptd beside the .pte, or False (the default) to keep them in the .pte")
-    if external_weights and backend not in EXTERNAL_WEIGHTS_BACKENDS:
+    able = external_weights_backends()
+    if external_weights and backend not in able:
         raise _bad(f"external_weights: backend {backend!r} keeps its weights inside its own "
                    "delegate blob; ExecuTorch writes a NAME.ptd only for "
-                   f"{', '.join(EXTERNAL_WEIGHTS_BACKENDS)}",
+                   f"{', '.join(able)}",
                    "drop external_weights for this backend, or export with "
-                   f"{' or '.join(EXTERNAL_WEIGHTS_BACKENDS)}")
+                   f"{' or '.join(able)}")
 
 
 def check_output_labels(labels: dict, out_specs: list) -> None:

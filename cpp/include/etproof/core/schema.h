@@ -22,10 +22,10 @@
 namespace etproof::schema {
 
 // The documents with a schema file (schema/NAME.schema.json).
-enum class Document { kManifest, kExportReport, kXfail, kBackends, kLedgerRecord };
+enum class Document { kManifest, kExportReport, kXfail, kBackends, kLedgerRecord, kBounds };
 
-// "manifest", "export-report", "xfail", "backends", "ledger-record": the file's stem and the
-// corpus folder's name (tests/schema/corpus/NAME).
+// "manifest", "export-report", "xfail", "backends", "ledger-record", "bounds": the file's stem and
+// the corpus folder's name (tests/schema/corpus/NAME).
 std::string_view name(Document d);
 std::optional<Document> document_named(std::string_view name);
 // "schema/manifest.schema.json": where the document's contract lives in the source tree.

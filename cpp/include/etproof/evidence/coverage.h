@@ -9,7 +9,7 @@
 // the claims follow its values and predicates (fails_run: "fails at run time"); the words that
 // are not replay statuses (exported, exported-undelegated, the registry's available /
 // removed-upstream / linked-not-registered / no-runtime, the export half's refused) are listed
-// in coverage.cpp.
+// in coverage_claims.cpp.
 // Claims:
 //   works              a runtime run through the backend agreed (matrix/parity column or the
 //                      `backends` one-operation probe)

@@ -102,9 +102,9 @@ Bound resolve_bound(const Bound& rule, double reference_range,
                     const std::optional<double>& quant_scale = std::nullopt);
 
 // The bound a manifest's recipe and precision (and compute unit, when recorded) imply, from the
-// one table in gate.cpp. Recipe and precision compound: the atol terms (range, quantization
-// steps) and rtol add, the cosine floors multiply, and the SQNR floors combine as noise powers
-// add:
+// one table, data/bounds.json (embedded at configure time; bound_table() below). Recipe and
+// precision compound: the atol terms (range, quantization steps) and rtol add, the cosine floors
+// multiply, and the SQNR floors combine as noise powers add:
 //   floor = −10·log10(Σ 10^(−floor_i/10))   (a term with no floor, +inf, contributes 0; when no
 //                                             term has a floor the bound has no SQNR rule)
 // A term with a quantization-step form contributes atol_qsteps and, as atol_range_unquantized,
@@ -156,8 +156,9 @@ Bound override_bound(const BoundOverride& o, const std::string& recipe,
                      const std::optional<std::string>& compute_unit = std::nullopt,
                      BoundBasis basis = BoundBasis::kGolden);
 
-// One row of that table, read-only: a term along one axis ("recipe", "precision",
-// "compute_unit") with the measurement it came from. derive_bound sums these.
+// One row of that table (data/bounds.json; schema/bounds.schema.json says what each field
+// means), read-only: a term along one axis ("recipe", "precision", "compute_unit") with the
+// measurement it came from. derive_bound sums these.
 struct BoundTerm {
   std::string axis;
   std::string key;
@@ -175,7 +176,19 @@ struct BoundTerm {
                            // measure-tolerances shows observations beside it but does not
                            // propose a replacement
 };
+// The rows as embedded, in the file's order. Throws as parse_bound_table, naming data/bounds.json,
+// where the embedded file is bad (configure does not check it): so does every derive_bound.
 std::vector<BoundTerm> bound_table();
+
+// The rows of a bound-table document (the embedded one, or a file a test reads), in order, each
+// row's bases in the order golden, reference; min_sqnr_db null in the document is +inf here.
+// Throws Error{kManifestInvalid} "ORIGIN: FIELD: problem; …" listing every problem against
+// schema/bounds.schema.json at once (FIELD as rows[3].min_cosine), or naming a row that repeats an
+// earlier row's axis and key on a basis; also for a document nested more than 64 deep.
+std::vector<BoundTerm> parse_bound_table(const nlohmann::json& doc, const std::string& origin);
+
+// data/bounds.json's text, byte for byte as it was at configure time.
+const char* embedded_bound_table_json();
 
 // How one output is compared, beyond its bound. Read from the manifest by the caller
 // (outputs[i].slice_axis, outputs[i].integer_atol); the defaults are the rules' defaults.

@@ -16,10 +16,10 @@
 //     - int8-dynamic-per-channel, where the emulation follows XNNPACK's qd8 arithmetic
 //       (ReferenceInfo::emulates "xnnpack-qd8": activations quantized per row / per pixel / per
 //       image as the lowered program does): the output against that emulation, with the recipe's
-//       row measured against it (bounds.cpp), not against the float32 golden.
+//       row measured against it (data/bounds.json), not against the float32 golden.
 //     - int8-static-per-channel (and an int8-dynamic bundle whose emulation is the PT2E graph as
 //       it is): against the float32 golden — XNNPACK's static kernels are several output steps
-//       from the PT2E emulation on deep models (measured, bounds.cpp); the emulation gives the
+//       from the PT2E emulation on deep models (measured, data/bounds.json); the emulation gives the
 //       cost.
 //     - either int8 recipe whose program matched its emulation when the export half ran it on
 //       every golden case (ReferenceInfo::program_at_export): against that emulation, with a
@@ -213,9 +213,9 @@ struct RecipeCost {
 // emulation against the float32 golden at SQNR ≥ 20 dB, noise power at most 1 % of the signal's.
 // A flag, not a verdict (the verdict is the backend's faithfulness; a user --budget or the
 // manifest's replaces the default and judges). 20 dB is below every honest int8-dynamic column
-// of the golden set (worst 21.7 dB, efficientnet_lite0 astronaut; bounds.cpp's int8-dynamic row)
-// and above what the recipes that lost their signal cost there (int8-static 4.3 dB on
-// efficientnet_lite0, MiniLM's broken embedding).
+// of the golden set (worst 21.7 dB, efficientnet_lite0 astronaut; data/bounds.json's
+// int8-dynamic row) and above what the recipes that lost their signal cost there (int8-static
+// 4.3 dB on efficientnet_lite0, MiniLM's broken embedding).
 inline constexpr double kDefaultCostSqnrDb = 20;
 
 // The budget a replay judges the recipe's cost by: the manifest's, with each key the caller set

@@ -1,12 +1,16 @@
-// etproof/render/attribute.h — the attribution and the bisection as text and JSON.
+// etproof/render/attribute.h — the attribution and the bisection as text and JSON, and what
+// `etproof attribute` prints.
 // The render layer: formats only; the report itself and how it is made: etproof/replay/attribute.h.
 #pragma once
 
 #include <filesystem>
 #include <string>
+#include <variant>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "etproof/render/formats.h"
 #include "etproof/replay/attribute.h"
 #include "etproof/replay/matrix.h"
 
@@ -20,6 +24,20 @@ nlohmann::json to_json(const Attribution& a);
 // stopped} in JSON).
 std::string to_text(const Bisection& b);
 nlohmann::json to_json(const Bisection& b);
+
+// What `etproof attribute` prints: each bundle's attribution, or its bisection (--bisect), in the
+// order the bundles were given.
+struct AttributePrintout {
+  std::vector<std::variant<Attribution, Bisection>> results;
+  // Result i's attribution (a bisection's final one).
+  [[nodiscard]] const Attribution& attribution(size_t i) const;
+  // to_json of each result, in order: always a list (what plot_attributions draws).
+  [[nodiscard]] nlohmann::json docs() const;
+};
+
+// text: each result's to_text, a blank line between; json: to_json of the one result, or the list
+// of several.
+[[nodiscard]] Renderers<AttributePrintout> attribute_renderers();
 
 // ---- pictures ----------------------------------------------------------------------------------
 // Draws `reports` (to_json of Attributions: one object or a list; columns of one model share the

@@ -1,4 +1,4 @@
-// etproof/render/matrix.h — the matrix as text, JSON, Markdown and HTML.
+// etproof/render/matrix.h — the matrix as text, JSON, Markdown and HTML, and its table of formats.
 // The render layer: formats only; the report itself and how it is made: etproof/replay/matrix.h.
 #pragma once
 
@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "etproof/render/formats.h"
 #include "etproof/replay/matrix.h"
 
 namespace etproof {
@@ -39,8 +40,17 @@ namespace etproof {
 // the not-run lines of models with no column; the left-out bundles; the xfail records. Every
 // string from a manifest, a report or an error is escaped: a bundle named <script> is text.
 [[nodiscard]] std::string to_html(const Matrix& m);
+// CSV (RFC 4180 quoting, "\n" line ends): a header, then one row per cell, in --json's "cells" order:
+// model, case, column (backend/recipe[ @ machine]), backend, recipe, bundle, dir, status, then the
+// numbers --json gives the cell — max_abs_error, cosine, sqnr_db, headroom, range_error, atol,
+// cost_sqnr_db (as --json writes them; empty where it has null) — and detail.
+[[nodiscard]] std::string to_csv(const Matrix& m);
 // Writes to_html(m) to `file` atomically (a temporary file beside it, then rename; its parent
 // directory is created). An unwritable path is Error{kIo} naming `file`, with nothing written.
 void write_html(const Matrix& m, const std::filesystem::path& file);
+
+// `etproof matrix --format NAME`: text (the directories read, then to_text), json (to_json, printed),
+// markdown, junit (to_junit, etproof/render/junit.h), html (to_html; m.attributions as filled) and csv.
+[[nodiscard]] Renderers<Matrix> matrix_renderers();
 
 }  // namespace etproof

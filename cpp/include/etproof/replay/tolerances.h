@@ -1,4 +1,4 @@
-// etproof/replay/tolerances.h — `etproof measure-tolerances`: re-measures the bound table (bounds.cpp)
+// etproof/replay/tolerances.h — `etproof measure-tolerances`: re-measures the bound table (data/bounds.json)
 // on every golden of every bundle in some directories, in the gate's own scale-free terms, and
 // says whether the table covers each observation by a stated margin.
 //
