@@ -221,8 +221,8 @@ if ((FUZZ)); then
     if [[ -L "$FUZZ_BUILD/$d" || ! -e "$FUZZ_BUILD/$d" ]]; then ln -sfn "$BUILD/$d" "$FUZZ_BUILD/$d"; fi
   done
   "$CMAKE" --build "$FUZZ_BUILD" -j"$NPROC" 2>&1 | grep -vE '^\[ *[0-9]+%\]' || true
-  [[ -x "$FUZZ_BUILD/etproof_tests" && -x "$FUZZ_BUILD/fuzz/fuzz_bundle" ]] \
-    || { echo "error: the sanitizer build failed (build-fuzz/etproof_tests or fuzz/fuzz_bundle missing)" >&2; exit 2; }
+  [[ -x "$FUZZ_BUILD/etproof_unit_tests" && -x "$FUZZ_BUILD/etproof_tests" && -x "$FUZZ_BUILD/fuzz/fuzz_bundle" ]] \
+    || { echo "error: the sanitizer build failed (build-fuzz/etproof_unit_tests, etproof_tests or fuzz/fuzz_bundle missing)" >&2; exit 2; }
 fi
 
 [[ $EXPORT -eq 1 ]] || { step "built (--build-only: nothing exported, no main job)"; exit 0; }

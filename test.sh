@@ -34,6 +34,8 @@ if ((SANITIZERS)); then ./setup.sh --no-run --fuzz; else ./setup.sh --no-run --t
 
 rc=0
 printf '\n== C++ tests (CTest)\n'
+# Both labels: `unit` (etproof_unit_tests and the checks that need no bundle; none skips) and
+# `integration` (etproof_tests and everything that replays the exports) (docs/setup.md).
 (cd "$BUILD" && "$ROOT/.venv/bin/ctest" --output-on-failure -j2) || rc=1
 printf '\n== Python tests (pytest, %s processes)\n' "$PYTEST_JOBS"
 # pytest-xdist: the test files spread over the cores, each file's tests in one process (its

@@ -1,5 +1,5 @@
-# Which of the executorch wheel's delegate components etproof links into build/etproof and
-# etproof_tests (CMakeLists.txt), and into etproof::runtime once installed.
+# Which of the executorch wheel's delegate components etproof links into build/etproof and its
+# test executables (CMakeLists.txt), and into etproof::runtime once installed.
 #
 #   etproof_pick_delegates(<out-var> [<available-component>...])
 #

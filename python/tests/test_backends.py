@@ -73,7 +73,7 @@ def test_a_bad_table_is_a_typed_error():
 
 def test_both_halves_name_the_kernel_library_from_the_table():
     """An operator without a kernel is refused naming its library; the words come from the
-    table's kernel_libraries (the C++ twin: KernelsTest in cpp/tests/kernels_test.cpp)."""
+    table's kernel_libraries (the C++ twin: KernelsTest in cpp/tests/unit/kernels_test.cpp)."""
     from etproof.export.lower import kernel_library_for
 
     libs = {e["namespace"]: e["library"] for e in _doc()["kernel_libraries"]}

@@ -313,7 +313,7 @@ def test_operator_without_a_kernel_is_refused_by_name_before_running(tmp_path):
 
 def test_operator_without_a_kernel_is_recorded_when_the_check_is_off(tmp_path):
     """verify=False writes the bundle; its manifest names the operator, so a runtime half can
-    refuse by name (cpp/tests/bundle_test.cpp loads the test-bundles copy)."""
+    refuse by name (cpp/tests/integration/bundle_test.cpp loads the test-bundles copy)."""
     from etproof.fixtures.testbundles import KERNEL_MISSING_OPERATOR, bucketize_spec
 
     path = export_model(name="bucketize-xnnpack-fp32", out_dir=tmp_path, backend="xnnpack",

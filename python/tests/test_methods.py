@@ -2,7 +2,7 @@
 lowers them into one program; its manifest is schema_version 2 (docs/manifest.md, "Programs
 with several methods"). Real exports (the test bundles' methods/ directory,
 etproof.fixtures.methods) run in ExecuTorch's Python runtime; the C++ half's side is
-cpp/tests/bundle_test.cpp and cli_test.cpp ("Methods")."""
+cpp/tests/integration/bundle_test.cpp and cli_test.cpp ("Methods")."""
 
 import copy
 import json

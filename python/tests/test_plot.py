@@ -1,6 +1,6 @@
 """etproof.cli.plot: `etproof attribute --plot`'s picture (SQNR against depth), drawn by matplotlib.
 
-The end-to-end path (the C++ `attribute --plot` on a real tapped twin) is cpp/tests/attribute_test.cpp;
+The end-to-end path (the C++ `attribute --plot` on a real tapped twin) is cpp/tests/integration/attribute_test.cpp;
 here, the drawing and its refusals on reports shaped as `etproof attribute --json` writes them.
 """
 

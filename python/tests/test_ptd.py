@@ -1,7 +1,7 @@
 """Weights outside the program (issue 10): ``external_weights`` writes the constant weights into
 NAME.ptd beside NAME.pte, and the manifest's data_files lists it with its size and SHA-256. Real
 exports (the test bundles' ptd/ directory, etproof.fixtures.external); the C++ half's side is
-cpp/tests/bundle_test.cpp, "Ptd"."""
+cpp/tests/integration/bundle_test.cpp, "Ptd"."""
 
 import hashlib
 import shutil

@@ -1,6 +1,6 @@
 """The schema files (schema/) and the shared corpus (tests/schema/corpus): every valid document
 follows its schema and every invalid one gets exactly the problems its NAME.expect.json lists —
-the same files cpp/tests/schema_test.cpp runs through the runtime half's validator."""
+the same files cpp/tests/unit/schema_test.cpp runs through the runtime half's validator."""
 
 import json
 from pathlib import Path

@@ -1,6 +1,6 @@
 """Models as users have them (issue 10): dynamic dimensions, integer/bool/scalar-shaped inputs,
 no inputs. Real exports (the test bundles, etproof.fixtures.shapes); the C++ half's side is
-cpp/tests/bundle_test.cpp, "Shapes"."""
+cpp/tests/integration/bundle_test.cpp, "Shapes"."""
 
 import copy
 import json

@@ -13,6 +13,10 @@
 //
 // A case with a `bug` fails today: its expectation is what etproof should do, and the bug text
 // (shown in the failure's trace) what it does instead.
+//
+// The table and the test are shared (bad_input_catalog.h): unit/bad_input_catalog_test.cpp
+// instantiates the cases that build their input from nothing, integration/bad_input_catalog_test.cpp
+// those that copy an exported test bundle (Case::source).
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -40,22 +44,16 @@
 #include "etproof/runtime/run.h"
 #include "etproof/core/status.h"
 #include "etproof/core/xfail.h"
+#include "bad_input_catalog.h"
 #include "test_support.h"
 
-namespace etproof {
+namespace etproof::bad_input {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
 // ---- the scratch bundle ------------------------------------------------------------------------
-
-struct Ctx {
-  fs::path root;                 // the case's scratch directory: everything under it is snapshotted
-  fs::path bundle;               // the copy of the case's source bundle (root / its folder name)
-  fs::path file;                 // the file the operation reads, where it reads one (npy, xfail, ledger)
-  std::vector<fs::path> absent;  // what the refused operation must not create
-};
 
 std::string name_of(const Ctx& c) { return c.bundle.filename().string(); }
 fs::path manifest(const Ctx& c) { return c.bundle / (name_of(c) + ".etproof.json"); }
@@ -86,18 +84,6 @@ std::map<std::string, std::string> snapshot(const fs::path& dir) {
 }
 
 // ---- what an operation came to -----------------------------------------------------------------
-
-struct Outcome {
-  std::string kind;     // an ErrorKind's word; "none" (no error), "usage" (the CLI's argument
-                        // parser refused), "internal", "crash"
-  std::string status;   // a replay's or a matrix's status word, where the operation has one
-  std::string message;  // the cause (the CLI's stderr)
-  std::string remedy;
-  std::string skip;     // non-empty: the case cannot run here, and why
-};
-
-using Setup = std::function<void(Ctx&)>;
-using Op = std::function<Outcome(Ctx&)>;
 
 // A library call: the Error it throws, or none.
 Op lib(std::function<void(Ctx&)> fn) {
@@ -389,19 +375,6 @@ std::function<void(std::string&)> second_line(std::string line) {
 
 // ---- the table ----------------------------------------------------------------------------------
 
-struct Case {
-  std::string name;
-  std::string source;  // the test bundle copied into the scratch directory ("" for none)
-  Setup setup;
-  Op op;
-  std::string kind;    // the expected ErrorKind word
-  std::string status;  // the expected status word ("" for an operation without one)
-  std::string needle;  // in the cause ("" for none)
-  // Non-empty: the case fails today, for this reason (reported, to be fixed in the library); the
-  // expectation above is what it should do.
-  std::string bug = "";
-};
-
 constexpr const char* kTiny = "tiny-portable-fp32";
 constexpr const char* kXnn = "tiny-xnnpack-fp32";
 constexpr const char* kMethods = "methods/encdec-portable-fp32";
@@ -428,6 +401,8 @@ Op run_op(std::string file = "", std::string input = "x") {
   });
 }
 std::string golden_x(Ctx& c) { return q(goldens(c) / "case0.in.x.npy"); }
+
+}  // namespace
 
 std::vector<Case> catalog() {
   std::vector<Case> v;
@@ -983,12 +958,19 @@ std::vector<Case> catalog() {
   return v;
 }
 
+std::vector<Case> catalog_cases(bool needs_bundle) {
+  std::vector<Case> out;
+  for (Case& k : catalog())
+    if (k.source.empty() != needs_bundle) out.push_back(std::move(k));
+  return out;
+}
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) { return info.param.name; }
+
 // ---- the test -------------------------------------------------------------------------------------
 
 // Cases print as their names (gtest would dump their bytes).
 void PrintTo(const Case& k, std::ostream* os) { *os << k.name; }
-
-class Catalog : public ::testing::TestWithParam<Case> {};
 
 TEST_P(Catalog, Case) {
   const Case& k = GetParam();
@@ -1027,16 +1009,4 @@ TEST_P(Catalog, Case) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(BadInput, Catalog, ::testing::ValuesIn(catalog()),
-                         [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
-
-// The table holds the catalog's size and distinct names (issue 11 asks for at least 60 cases).
-TEST(BadInputCatalog, HasAtLeastSixtyDistinctCases) {
-  const auto cases = catalog();
-  EXPECT_GE(cases.size(), 60u);
-  std::set<std::string> names;
-  for (const Case& k : cases) EXPECT_TRUE(names.insert(k.name).second) << "duplicate case " << k.name;
-}
-
-}  // namespace
-}  // namespace etproof
+}  // namespace etproof::bad_input

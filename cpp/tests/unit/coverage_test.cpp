@@ -97,8 +97,6 @@ std::string section(const std::string& page, const std::string& key) {
   return page.substr(b, page.find("\n### ", b + 1) - b);
 }
 
-
-
 using CliRun = etproof::testing::CliResult;
 
 CliRun cli_in(const fs::path& cwd, const std::string& args) {

@@ -811,7 +811,6 @@ TEST(Bundle, LoadedModelIsMovable) {
   EXPECT_EQ(first.data, second.data) << "the same input twice gives the same bytes";
 }
 
-
 // ---- shapes and inputs beyond one fixed float tensor (python/etproof/fixtures/shapes.py) ---------
 
 // build/test-bundles/shapes/ (python/etproof/fixtures/testbundles.py SHAPE_BUNDLES).
@@ -906,7 +905,6 @@ TEST(Shapes, AProgramWithoutInputsRunsAndAgrees) {
   EXPECT_EQ(m.run({}).at("y").shape, (std::vector<int64_t>{2, 3}));
   expect_all_cases_pass("shapes/noinputs-portable-fp32");
 }
-
 
 // ---- weights outside the program: NAME.ptd (python/etproof/fixtures/external.py) ----------------
 

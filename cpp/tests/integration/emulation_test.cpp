@@ -1,9 +1,9 @@
-// The runtime half on emulated Arm CPUs (etproof/emulation.h, issue 31 §A): the small test bundles
-// replayed by the worker cross-built for aarch64 under qemu-aarch64 on three CPU profiles (NEON
-// only, + dot product, + SME), every report and record saying the run was emulated; the coverage
-// page counting it apart; and the SME profile's known drift under QEMU 7.2 shown as drifted, named
-// by its profile. Skipped by name where ./setup.sh could not install the emulator or build the
-// worker (not Debian on x86-64).
+// The runtime half on emulated Arm CPUs (etproof/emulation.h, issue 31 §A) (integration): the small
+// test bundles replayed by the worker cross-built for aarch64 under qemu-aarch64 on three CPU
+// profiles (NEON only, + dot product, + SME), every report and record saying the run was emulated;
+// the coverage page counting it apart; and the SME profile's known drift under QEMU 7.2 shown as
+// drifted, named by its profile. Skipped by name where ./setup.sh could not install the emulator or
+// build the worker (not Debian on x86-64). The profiles' parsing is unit/emulation_test.cpp's.
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -20,9 +20,7 @@
 #include "test_support.h"
 
 namespace fs = std::filesystem;
-using etproof::Emulation;
 using etproof::Error;
-using etproof::ErrorKind;
 using etproof::testing::quote;
 using etproof::testing::scratch_dir;
 using etproof::testing::test_bundles;
@@ -71,27 +69,6 @@ fs::path tiny_dir(const fs::path& scratch) {
 }
 
 }  // namespace
-
-TEST(Emulation, ProfilesAndSetsParseAndBadSpecsAreUsageErrors) {
-  const auto one = etproof::parse_emulation("arm64/neoverse-n1");
-  ASSERT_EQ(one.size(), 1u);
-  EXPECT_EQ(one[0].label(), "arm64/neoverse-n1");
-  EXPECT_EQ(etproof::parse_emulation("aarch64/max,sme=off").at(0).label(), "arm64/max,sme=off");
-  const auto phones = etproof::parse_emulation("arm64/phones");
-  ASSERT_EQ(phones.size(), 4u);  // NEON, dot product, i8mm without SME, SME
-  EXPECT_EQ(phones.front().cpu, "cortex-a53");
-  EXPECT_EQ(phones.back().cpu, "max");
-  for (const char* bad : {"x86_64/foo", "arm64", "arm64/", "arm64/a b", "arm64/a;rm"}) {
-    SCOPED_TRACE(bad);
-    try {
-      (void)etproof::parse_emulation(bad);
-      ADD_FAILURE() << "accepted";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
-      EXPECT_NE(e.remedy().find("arm64/cortex-a53"), std::string::npos) << e.remedy();
-    }
-  }
-}
 
 TEST(Emulation, AnUnknownCpuModelIsRefusedBeforeAnythingRuns) {
   REQUIRE_EMULATOR();

@@ -1,6 +1,6 @@
-// etproof bench (etproof/bench.h, issue 12 §1): the report's shape and its refusals. Speed itself
-// is never asserted here (it is measured, docs/speed.md); the statistics are checked on
-// samples with known quantiles.
+// etproof bench (etproof/bench.h, issue 12 §1) (integration): the report's shape and its refusals
+// on the test bundles. Speed itself is never asserted here (it is measured, docs/speed.md); the
+// statistics are checked on samples with known quantiles in unit/bench_test.cpp.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -22,23 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-TEST(Bench, LatencyStatisticsAreTheSamplesNearestRankQuantiles) {
-  std::vector<double> v;
-  for (int i = 100; i >= 1; --i) v.push_back(i);  // 1..100 ms, given out of order
-  const Latency l = latency_of(v);
-  EXPECT_EQ(l.runs, 100u);
-  EXPECT_DOUBLE_EQ(l.median_ms, 50.5);
-  EXPECT_DOUBLE_EQ(l.p90_ms, 90);
-  EXPECT_DOUBLE_EQ(l.p99_ms, 99);
-  EXPECT_DOUBLE_EQ(l.min_ms, 1);
-  EXPECT_DOUBLE_EQ(l.mean_ms, 50.5);
-  EXPECT_DOUBLE_EQ(l.throughput_per_s, 1000 / 50.5);
-  const Latency one = latency_of({2.5});
-  EXPECT_DOUBLE_EQ(one.median_ms, 2.5);
-  EXPECT_DOUBLE_EQ(one.p99_ms, 2.5);
-  EXPECT_THROW((void)latency_of({}), Error);
-}
 
 // Every field of the JSON report, on every tiny test bundle this binary can run.
 TEST(Bench, TheTinyBundlesGiveEveryFieldInJson) {

@@ -1,7 +1,6 @@
-// attribute_int8_test.cpp — which layer drifted, for the PT2E-quantized recipes (etproof/attribute.h;
-// python/etproof/export/taps_quantized.py): the tapped twins of build/test-bundles/attribution-int8, and the
-// rule that names where a recipe's own cost grows (find_drift's cost sentence) on curves that should
-// and should not name a layer.
+// attribute_int8_test.cpp (integration) — which layer drifted, for the PT2E-quantized recipes
+// (etproof/attribute.h; python/etproof/export/taps_quantized.py): the tapped twins of
+// build/test-bundles/attribution-int8. The cost rule on made-up curves is unit/attribute_int8_test.cpp's.
 //
 // The bundles (python/etproof/fixtures/testbundles.py, ATTRIBUTION_INT8_BUNDLES): the GELU MLP, whose int8
 // columns agree at every tap, and the outlier MLP (etproof.fixtures.attribution.outlier_spec): fc1 has
@@ -32,30 +31,6 @@ namespace {
 
 fs::path int8_bundle(const std::string& name) { return etproof::testing::twin_test_bundle("attribution-int8", name); }
 
-// A row with a measured tap and a recipe cost, as find_drift sees them.
-LayerRow costed(size_t index, double cost_sqnr_db) {
-  LayerRow r;
-  r.point.output = "tap." + std::to_string(index);
-  r.point.index = index;
-  r.point.op = "aten.linear.default";
-  r.report.output = r.point.output;
-  r.report.sqnr_db = 120;
-  r.report.passed = true;
-  RecipeCost c;
-  c.reference = "int8-dynamic-per-channel";
-  c.output = r.point.output;
-  c.sqnr_db = cost_sqnr_db;
-  r.cost = c;
-  return r;
-}
-
-Attribution cost_curve(const std::vector<double>& cost_db) {
-  Attribution a;
-  for (size_t i = 0; i < cost_db.size(); ++i) a.layers.push_back(costed(i, cost_db[i]));
-  a.outputs_passed = true;
-  return a;
-}
-
 const LayerRow* by_module(const Attribution& a, const std::string& module) {
   for (const LayerRow& l : a.layers)
     if (l.point.module_path == module) return &l;
@@ -63,67 +38,6 @@ const LayerRow* by_module(const Attribution& a, const std::string& module) {
 }
 
 }  // namespace
-
-// ---- the cost rule, on curves ------------------------------------------------------------------
-
-TEST(AttributeCostRule, AFallOfTwentyDecibelsBetweenTapsNamesWhereTheCostGrows) {
-  Attribution a = cost_curve({44, 43, 10, 9});
-  find_drift(a);
-  ASSERT_TRUE(a.costliest);
-  EXPECT_EQ(*a.costliest, 2u);
-  EXPECT_DOUBLE_EQ(a.layers[2].cost_step_db, 33);
-  EXPECT_NE(a.summary.find("grows most at tap.2"), std::string::npos) << a.summary;
-  EXPECT_FALSE(a.earliest_drift);  // a cost is not a drift
-}
-
-TEST(AttributeCostRule, AGradualCostNamesNoLayer) {
-  Attribution a = cost_curve({44, 38, 31, 25, 19});  // 6 dB a layer: 25 dB in all, no one step
-  find_drift(a);
-  EXPECT_FALSE(a.costliest);
-  EXPECT_NE(a.summary.find("no step between taps falls 20.0 dB"), std::string::npos) << a.summary;
-}
-
-TEST(AttributeCostRule, TheThresholdIsTwentyDecibelsFromBothSides) {
-  Attribution under = cost_curve({40, 20.5});
-  find_drift(under);
-  EXPECT_FALSE(under.costliest) << under.summary;
-  Attribution at = cost_curve({40, 20});
-  find_drift(at);
-  EXPECT_TRUE(at.costliest) << at.summary;
-}
-
-TEST(AttributeCostRule, TheFirstTapsCostIsNoGrowth) {
-  // An int8 format costs ~40-50 dB at the first layer it quantizes; that is the recipe, not a layer.
-  Attribution a = cost_curve({41, 40});
-  find_drift(a);
-  EXPECT_FALSE(a.costliest);
-  EXPECT_DOUBLE_EQ(a.layers[0].cost_step_db, 0);
-}
-
-TEST(AttributeCostRule, WhereTheRecipeEntersAfterExactLayersIsNoGrowth) {
-  // A conv the quantizer left float (cost exact: +inf) then the first quantized linear: entering
-  // int8 costs ~45 dB there, as at a first tap; only a fall after that is growth.
-  const double inf = std::numeric_limits<double>::infinity();
-  Attribution a = cost_curve({inf, inf, 45});
-  find_drift(a);
-  EXPECT_FALSE(a.costliest) << a.summary;
-  EXPECT_DOUBLE_EQ(a.layers[2].cost_step_db, 0);
-  Attribution b = cost_curve({inf, 45, 12});
-  find_drift(b);
-  ASSERT_TRUE(b.costliest) << b.summary;
-  EXPECT_EQ(*b.costliest, 2u);
-}
-
-TEST(AttributeCostRule, NoCostNoSentence) {
-  Attribution a;
-  LayerRow r = costed(0, 40);
-  r.cost.reset();
-  a.layers.push_back(r);
-  a.outputs_passed = true;
-  find_drift(a);
-  EXPECT_FALSE(a.costliest);
-  EXPECT_EQ(a.summary.find("recipe's own cost"), std::string::npos) << a.summary;
-}
 
 // ---- the twins ---------------------------------------------------------------------------------
 

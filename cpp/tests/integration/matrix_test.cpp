@@ -1,4 +1,5 @@
-// The matrix over real exported bundles: every column found is measured or listed with a reason.
+// The matrix over real exported bundles (integration): every column found is measured or listed
+// with a reason. An empty or missing directory is unit/matrix_test.cpp's.
 #include "etproof/render/junit.h"
 #include "etproof/replay/matrix.h"
 #include "etproof/render/matrix.h"
@@ -27,7 +28,6 @@ using etproof::testing::unwrapped;
 using etproof::testing::demo_bundles;
 using etproof::testing::scratch_dir;
 using etproof::testing::test_bundles;
-
 
 size_t column_of(const Matrix& m, const std::string& bundle) {
   for (size_t i = 0; i < m.columns.size(); ++i)
@@ -173,24 +173,6 @@ TEST(Matrix, ExportReportRefusalsAreListedNotLeftOut) {
   for (const auto& n : j.at("not_run"))
     found = found || (n.at("backend") == "coreml" && n.at("status") == "export-refused");
   EXPECT_TRUE(found) << j.dump(2);
-}
-
-TEST(Matrix, EmptyDirectoryMeasuresNothingAndFails) {
-  const fs::path dir = scratch_dir();
-  const Matrix m = build_matrix(dir);
-  EXPECT_EQ(m.measured, 0u);
-  EXPECT_TRUE(m.columns.empty());
-  EXPECT_EQ(m.exit_code(), 1);
-  EXPECT_NE(to_text(m).find("nothing was measured"), std::string::npos) << to_text(m);
-}
-
-TEST(Matrix, MissingDirectoryIsAnError) {
-  try {
-    (void)build_matrix(scratch_dir() / "does-not-exist");
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kIo);
-  }
 }
 
 TEST(Matrix, TamperedArtifactIsABundleInvalidColumnAndTheOthersStillRun) {

@@ -45,7 +45,6 @@ fs::path manifest_of(const fs::path& dir) { return dir / (dir.filename().string(
 
 bool contains(const std::string& s, const std::string& needle) { return s.find(needle) != std::string::npos; }
 
-
 // The case labels the manifest gives `method`'s cases, in order ("decode/id3", …).
 std::vector<std::string> labels_of(const Manifest& m, const std::string& method) {
   std::vector<std::string> out;

@@ -1,5 +1,6 @@
-// Registry: what this binary (linked with every delegate the wheel ships that links here) can run,
-// read from ExecuTorch's own registry; the backend table as embedded; the runtime half probed.
+// Registry (unit): what this binary (linked with every delegate the wheel ships that links here) can
+// run, read from ExecuTorch's own registry; the backend table as embedded; the runtime half's
+// report. Its probes on the test bundles are integration/registry_test.cpp's.
 #include <algorithm>
 #include <fstream>
 #include <set>
@@ -105,25 +106,6 @@ TEST(Components, XnnpackOfferedAndLinkedHere) {
   }
   EXPECT_TRUE(xnn) << "backend_xnnpack offered by the wheel and linked into etproof_tests";
   EXPECT_TRUE(kernels);
-}
-
-TEST(RuntimeHalf, XnnpackRegisteredAvailableAndItsProbeAgrees) {
-  const auto dir = testing::test_bundles() / "tiny-xnnpack-fp32";
-  ETPROOF_REQUIRE_BUNDLE(dir);
-  const RuntimeHalf h = runtime_half(testing::test_bundles());
-  auto it = std::find_if(h.ids.begin(), h.ids.end(),
-                         [](const RuntimeIdReport& r) { return r.runtime.id == "XnnpackBackend"; });
-  ASSERT_NE(it, h.ids.end());
-  EXPECT_EQ(it->runtime.status, RuntimeStatus::kAvailable) << it->runtime.reason;
-  EXPECT_TRUE(it->runtime.linked && it->runtime.registered && it->runtime.available);
-  EXPECT_EQ(it->runtime.keys, std::vector<std::string>{"xnnpack"});
-  EXPECT_EQ(it->probe.status, "agreed") << it->probe.detail;
-  EXPECT_EQ(it->probe.bundle, "tiny-xnnpack-fp32") << "the fp32 program is preferred";
-  // The portable key runs its own probe, through no delegate.
-  auto p = std::find_if(h.keys.begin(), h.keys.end(), [](const auto& k) { return k.key == "portable"; });
-  ASSERT_NE(p, h.keys.end());
-  EXPECT_EQ(p->probe.status, "agreed") << p->probe.detail;
-  EXPECT_EQ(p->probe.bundle, "tiny-portable-fp32");
 }
 
 TEST(RuntimeHalf, EveryKeyOfTheTableHasOneLineAndEveryNegativeAReason) {

@@ -1,4 +1,5 @@
-// The built `etproof` binary, run as a user runs it: exit codes, stdout/stderr, --json parses.
+// The built `etproof` binary, run as a user runs it (integration): exit codes, stdout/stderr, --json
+// parses, on the exported test and demo bundles. Those that need none are unit/cli_test.cpp.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,7 +32,6 @@ using Result = etproof::testing::CliResult;
 using etproof::testing::quote;
 using etproof::testing::slurp;
 
-
 // Runs `etproof ARGS` (each already quoted as needed) with optional environment assignments.
 Result etproof_cli(const std::string& args, const std::string& env = "") {
   return etproof::testing::run_etproof(args, env);
@@ -57,75 +57,6 @@ TEST(Cli, ExecutorchInfoLogIsFilteredUnlessAsked) {
   const Result loud = etproof_cli("parity " + quote(bundle.string()), "ETPROOF_LOG=info");
   ASSERT_EQ(loud.rc, 0) << loud.err;
   EXPECT_NE(loud.err.find("I executorch:"), std::string::npos) << loud.err;
-}
-
-TEST(Cli, BackendsJsonListsTheLinkedDelegate) {
-  const Result r = etproof_cli("backends --json --runtime-only");
-  ASSERT_EQ(r.rc, 0) << r.err;
-  const auto j = parse(r);
-  for (const char* k : {"runtime", "runtime_by_backend", "components", "export", "export_error"})
-    EXPECT_TRUE(j.contains(k)) << k << " missing:\n" << r.out;
-  bool xnnpack = false;
-  for (const auto& b : j.at("runtime")) {
-    for (const char* k : {"id", "registered", "available", "linked", "status", "reason", "probe"})
-      EXPECT_TRUE(b.contains(k)) << k << " missing in " << b.dump();
-    if (b.at("id") == "XnnpackBackend") {
-      xnnpack = b.at("registered").get<bool>() && b.at("available").get<bool>();
-      const auto& probe = b.at("probe");
-      if (!test_bundles().empty() && fs::exists(test_bundles() / "tiny-xnnpack-fp32"))
-        EXPECT_EQ(probe.at("status"), "agreed") << probe.dump();
-    }
-  }
-  EXPECT_TRUE(xnnpack) << r.out;
-  EXPECT_EQ(j.at("runtime_by_backend").size(), 19u);
-  for (const auto& k : j.at("runtime_by_backend"))
-    EXPECT_FALSE(k.at("reason").get<std::string>().empty()) << k.dump();
-  EXPECT_TRUE(j.at("components").at("offered").is_array());
-  EXPECT_TRUE(j.at("components").at("linked").is_array());
-  EXPECT_TRUE(j.at("export").is_null()) << "--runtime-only skips the export half";
-  EXPECT_NE(j.at("export_error").get<std::string>().find("--runtime-only"), std::string::npos);
-  const Result text = etproof_cli("backends --runtime-only");
-  EXPECT_EQ(text.rc, 0);
-  EXPECT_NE(text.out.find("XnnpackBackend"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("runtime half"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("export half"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("wheel components offered"), std::string::npos) << text.out;
-}
-
-// The export half missing is said, not fatal: the runtime half still answers.
-TEST(Cli, BackendsSaysWhenTheExportHalfIsMissing) {
-  const Result r = etproof_cli("backends --json", "ETPROOF_PYTHON=/nonexistent/python");
-  ASSERT_EQ(r.rc, 0) << r.err;
-  const auto j = parse(r);
-  EXPECT_TRUE(j.at("export").is_null());
-  EXPECT_NE(j.at("export_error").get<std::string>().find("/nonexistent/python"), std::string::npos);
-  EXPECT_FALSE(j.at("runtime").empty());
-  const Result text = etproof_cli("backends", "ETPROOF_PYTHON=/nonexistent/python");
-  EXPECT_EQ(text.rc, 0);
-  EXPECT_NE(text.out.find("not answered"), std::string::npos) << text.out;
-}
-
-// Both halves, through the real export half (its probe is cached by the Python side).
-TEST(Cli, BackendsJsonCarriesBothHalves) {
-  if (access(ETPROOF_PYTHON_FOR_TESTS, X_OK) != 0)
-    GTEST_SKIP() << "no export-half Python at " << ETPROOF_PYTHON_FOR_TESTS << " (run ./setup.sh)";
-  const Result r = etproof_cli("backends --json");
-  ASSERT_EQ(r.rc, 0) << r.err;
-  const auto j = parse(r);
-  ASSERT_TRUE(j.at("export").is_array()) << j.at("export_error");
-  EXPECT_EQ(j.at("export").size(), j.at("runtime_by_backend").size());
-  for (const auto& e : j.at("export")) {
-    for (const char* k : {"backend", "status", "reason", "needs"}) EXPECT_TRUE(e.contains(k)) << e.dump();
-    const std::string st = e.at("status");
-    EXPECT_TRUE(st == "available" || st == "refused" || st == "removed-upstream") << st;
-  }
-}
-
-TEST(Cli, UsageErrorsExitTwo) {
-  EXPECT_EQ(etproof_cli("").rc, 2);
-  EXPECT_EQ(etproof_cli("no-such-command").rc, 2);
-  EXPECT_EQ(etproof_cli("parity").rc, 2);  // BUNDLE is required
-  EXPECT_EQ(etproof_cli("--help").rc, 0);
 }
 
 // --format NAME is every report command's one format option; --json and --markdown remain its
@@ -396,14 +327,6 @@ TEST(Cli, MatrixWithABrokenColumnExitsOne) {
   EXPECT_EQ(r.err.find("error ["), std::string::npos) << r.err;  // a verdict, not an error
 }
 
-TEST(Cli, MatrixOverNothingFails) {
-  const fs::path empty = scratch_dir();
-  const Result r = etproof_cli("matrix " + quote(empty.string()));
-  EXPECT_EQ(r.rc, 1) << r.out << r.err;
-  EXPECT_NE(r.out.find("nothing was measured"), std::string::npos) << r.out;
-  EXPECT_EQ(etproof_cli("matrix " + quote((empty / "missing").string())).rc, 2);
-}
-
 TEST(Cli, MatrixDefaultsToTheDemoBundlesBesideTheBinary) {
   // <directory of etproof>/demo/bundles, resolved through etproof::executable_path (/proc/self/exe) — build/demo/bundles.
   const fs::path expected = fs::path(ETPROOF_CLI).parent_path() / "demo" / "bundles";
@@ -439,23 +362,6 @@ TEST(Cli, ClassifyChelseaWithEachBackend) {
   EXPECT_EQ(none.rc, 2);
   EXPECT_NE(none.err.find("error ["), std::string::npos) << none.err;
   EXPECT_NE(none.err.find("xnnpack/fp32"), std::string::npos) << none.err;
-}
-
-TEST(Cli, ExportHandsItsArgumentsToTheExportHalf) {
-  // ETPROOF_PYTHON names the interpreter; a missing one is a typed error, not a crash.
-  const Result missing =
-      etproof_cli("export tiny --backend portable", "ETPROOF_PYTHON=/nonexistent/python");
-  EXPECT_EQ(missing.rc, 2);
-  EXPECT_NE(missing.err.find("error [capability-unavailable]"), std::string::npos) << missing.err;
-  // The arguments and the exit code pass through unchanged: a stand-in interpreter that echoes
-  // its argv and exits 7.
-  const fs::path fake = scratch_dir() / "python";
-  std::ofstream(fake) << "#!/bin/sh\necho \"$@\"\nexit 7\n";
-  fs::permissions(fake, fs::perms::owner_all);
-  const Result r = etproof_cli("export model.py --backend xnnpack --out 'a b'",
-                               "ETPROOF_PYTHON=" + quote(fake.string()));
-  EXPECT_EQ(r.rc, 7) << r.err;
-  EXPECT_EQ(r.out, "-m etproof export model.py --backend xnnpack --out a b\n");
 }
 
 }  // namespace

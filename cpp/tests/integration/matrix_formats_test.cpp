@@ -1,6 +1,7 @@
-// `matrix --format NAME` on real bundles: every format of the matrix's table (etproof/render/matrix.h
-// matrix_renderers) is printed by --format, JUnit and HTML as --junit FILE and --html FILE write them,
-// CSV with one row per cell of --json, and the command's --format choices are the table's.
+// `matrix --format NAME` on real bundles (integration): every format of the matrix's table
+// (etproof/render/matrix.h matrix_renderers) is printed by --format, JUnit and HTML as --junit FILE
+// and --html FILE write them, CSV with one row per cell of --json. The command's --format choices
+// being the table's is unit/matrix_formats_test.cpp's.
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -121,21 +122,6 @@ TEST(MatrixFormats, CsvRowsAreTheJsonCells) {
     drifted = drifted || r[7] == "drifted";
   }
   EXPECT_TRUE(drifted) << "no cell drifted under --min-sqnr 200";
-}
-
-// The help of --format lists every row of the table (its name and help, the first the default); a
-// name not in it is a usage error.
-TEST(MatrixFormats, FormatChoicesAreTheTables) {
-  const Result help = cli("matrix --help");
-  ASSERT_EQ(help.rc, 0) << help.err;
-  const Renderers<Matrix> table = matrix_renderers();
-  for (const Renderer<Matrix>& r : table) {
-    const std::string choice =
-        std::string(r.name) + (&r == &table.front() ? " (default): " : ": ") + std::string(r.help);
-    EXPECT_NE(help.out.find(choice), std::string::npos) << choice << "\n" << help.out;
-  }
-  EXPECT_EQ(cli("matrix --format xml").rc, 2);
-  EXPECT_EQ(cli("inspect x --format junit").rc, 2);  // inspect has no JUnit
 }
 
 }  // namespace

@@ -62,7 +62,6 @@ std::string too_wide(const std::string& text) {
   return out;
 }
 
-
 // The verdict paragraph: the line that starts with "PASS — " or "FAIL: " and its continuation
 // lines (indented), joined.
 std::string verdict_of(const std::string& text) {
