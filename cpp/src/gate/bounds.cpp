@@ -59,7 +59,7 @@ using nlohmann::json;
 // isolates it: precision terms off recipe fp32 (which adds nothing), recipe terms off precision
 // float32 (whose term, ~1e-5 of the range, is negligible next to any quantization term).
 // Rows marked `derived` are a numerical argument (unit roundoff), not a measurement (the float16
-// row: 8 unit roundoffs, by the same margin; cpp/tests/bound_table_test.cpp recomputes it).
+// row: 8 unit roundoffs, by the same margin; cpp/tests/unit/bound_table_test.cpp recomputes it).
 // Reproduce (x86-64, ExecuTorch 1.5.1, XNNPACK from the wheel) — one command prints, per
 // (recipe, precision), the worst observation in these terms, the table's term, whether the table
 // covers it by the margin, and the term M× the observation suggests:

@@ -10,7 +10,7 @@
 // and the taps are read in graph order.
 //
 // What it names (the rules, tried on cases that should name a layer and on cases that should not:
-// cpp/tests/attribute_test.cpp):
+// cpp/tests/integration/attribute_test.cpp):
 //   - the earliest drift: the first tap, in graph order, that fails its bound — every tap before it
 //     agrees, so this is where the column's values first leave what the recipe allows;
 //   - the largest growth: the tap whose SQNR falls most from the tap before it (the first tap's

@@ -15,7 +15,7 @@
 //
 // What the worker runs is the same code as in-process (the same LoadedModel, kernels and
 // delegates: `etproof-worker` links the delegates `etproof` links), so a verdict does not depend
-// on isolation; cpp/tests/isolation_test.cpp checks that the two agree on every test bundle.
+// on isolation; cpp/tests/integration/isolation_test.cpp checks that the two agree on every test bundle.
 // Costs (measured on this project's 2-core development machine, AMD EPYC, 2026-12-02): a tiny
 // test bundle written, started in a worker, loaded and run on its 3 cases ≈ 35 ms (the byte-flip
 // sweep: 753 in 26 s); the golden-set matrix (18 models, 210 cells measured) 19.8 s with a worker per
