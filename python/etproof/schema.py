@@ -122,38 +122,40 @@ def _problems(error: jsonschema.ValidationError, document: str) -> list[SchemaPr
     return [SchemaProblem(at, problem_message(kw, value, inst, sch))]
 
 
+def _type_message(value: Any, inst: Any) -> str:
+    want = value if isinstance(value, list) else [value]
+    return f"expected {' or '.join(_TYPE_NAMES.get(t, t) for t in want)}, found {_found(inst)}"
+
+
+def _not_message(value: Any, inst: Any) -> str:
+    why = value.get("description") if isinstance(value, dict) else None
+    return "is not allowed here" + (f" ({why})" if why else "")
+
+
+# Each keyword's failure in words, from the keyword's value in the schema and the instance that
+# failed it; cpp/src/core/schema.cpp words them the same way.
+_MESSAGES = {
+    "type": _type_message,
+    "enum": lambda v, i: f"unknown value {_render(i)} (known: {', '.join(_render(x) for x in v)})",
+    "const": lambda v, i: f"must be {_render(v)}, found {_render(i)}",
+    "pattern": lambda v, i: f"{_render(i)} does not match {v}",
+    "minimum": lambda v, i: f"{_render(i)} is below the minimum {_render(v)}",
+    "maximum": lambda v, i: f"{_render(i)} is above the maximum {_render(v)}",
+    "exclusiveMinimum": lambda v, i: f"{_render(i)} must be greater than {_render(v)}",
+    "exclusiveMaximum": lambda v, i: f"{_render(i)} must be less than {_render(v)}",
+    "minItems": lambda v, i: ("empty (at least one item)" if v == 1
+                              else f"has {len(i)} items, expected at least {v}"),
+    "maxItems": lambda v, i: f"has {len(i)} items, expected at most {v}",
+    "minLength": lambda v, i: "empty string" if v == 1 else f"is shorter than {v} characters",
+    "minProperties": lambda v, i: f"has {len(i)} fields, expected at least {v}",
+    "not": _not_message,
+}
+
+
 def problem_message(kw: str, value: Any, inst: Any, sch: dict) -> str:
     """One failed keyword in words (cpp/src/core/schema.cpp words it the same way)."""
-    if kw == "type":
-        want = value if isinstance(value, list) else [value]
-        return f"expected {' or '.join(_TYPE_NAMES.get(t, t) for t in want)}, found {_found(inst)}"
-    if kw == "enum":
-        return f"unknown value {_render(inst)} (known: {', '.join(_render(v) for v in value)})"
-    if kw == "const":
-        return f"must be {_render(value)}, found {_render(inst)}"
-    if kw == "pattern":
-        return f"{_render(inst)} does not match {value}"
-    if kw == "minimum":
-        return f"{_render(inst)} is below the minimum {_render(value)}"
-    if kw == "maximum":
-        return f"{_render(inst)} is above the maximum {_render(value)}"
-    if kw == "exclusiveMinimum":
-        return f"{_render(inst)} must be greater than {_render(value)}"
-    if kw == "exclusiveMaximum":
-        return f"{_render(inst)} must be less than {_render(value)}"
-    if kw == "minItems":
-        return ("empty (at least one item)" if value == 1
-                else f"has {len(inst)} items, expected at least {value}")
-    if kw == "maxItems":
-        return f"has {len(inst)} items, expected at most {value}"
-    if kw == "minLength":
-        return "empty string" if value == 1 else f"is shorter than {value} characters"
-    if kw == "minProperties":
-        return f"has {len(inst)} fields, expected at least {value}"
-    if kw == "not":
-        why = value.get("description") if isinstance(value, dict) else None
-        return "is not allowed here" + (f" ({why})" if why else "")
-    return f"fails '{kw}'"
+    message = _MESSAGES.get(kw)
+    return message(value, inst) if message else f"fails '{kw}'"
 
 
 def validate(doc: Any, document: str) -> list[SchemaProblem]:
