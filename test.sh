@@ -38,8 +38,9 @@ printf '\n== C++ tests (CTest)\n'
 # `integration` (etproof_tests and everything that replays the exports) (docs/setup.md).
 (cd "$BUILD" && "$ROOT/.venv/bin/ctest" --output-on-failure -j2) || rc=1
 printf '\n== Python tests (pytest, %s processes)\n' "$PYTEST_JOBS"
-# pytest-xdist: the test files spread over the cores, each file's tests in one process (its
-# module fixtures exported once); the session fixtures start from build/'s exports.
+# Both suites: python/tests/unit (no export, never skips) and python/tests/integration (real
+# exports). pytest-xdist: the test files spread over the cores, each file's tests in one process
+# (its module fixtures exported once); the session fixtures start from build/'s exports.
 "$PY" -m pytest python/tests -q -rs -n "$PYTEST_JOBS" --dist loadfile || rc=1
 if ((!SANITIZERS)); then
   printf '\n(the sanitizer stages are ./test.sh --sanitizers: docs/reliability.md)\n'

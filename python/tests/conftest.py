@@ -90,3 +90,52 @@ def padded_int8_bundle(tmp_path_factory):
                         ["x"], ["y"], [("c0", "synthetic", "torch.randn seed 1", (x,))],
                         model_name="padded")
     return path
+
+
+# ---- the MODULE:FUNCTION contract (unit/ and integration/ test_userspec.py) ----------------------
+
+# The user's model file the MODULE:FUNCTION tests load (fixture ``mod``): a spec function per case.
+MODULE = '''\
+import torch
+
+class Untraceable(torch.nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:  # data-dependent control flow: torch.export refuses it
+            return x * 2
+        return x - 1
+
+def _spec(model):
+    x = torch.ones(1, 4)
+    return {"model": model, "example_inputs": (x,), "input_names": ["x"],
+            "output_names": ["y"], "golden_inputs": [("ones", "synthetic", "torch.ones", (x,))]}
+
+def make_model():
+    return _spec(torch.nn.Linear(4, 2).eval())
+
+def named():
+    return dict(_spec(torch.nn.Linear(4, 2).eval()), name="lin")
+
+def untraceable():
+    return _spec(Untraceable())
+
+def wrong():
+    x = torch.ones(1, 4)
+    return {"model": torch.nn.Linear(4, 2), "example_input": (x,), "input_names": ["x"],
+            "golden_inputs": [("a", "random", "", (torch.ones(1, 5),))], "layouts": {"x": "nhcw"}}
+
+def wrong_shapes():
+    d = _spec(torch.nn.Linear(4, 2))
+    d["golden_inputs"] = [("a", "real", "photo.png", (torch.ones(1, 5),)),
+                          ("b c", "synthetic", "zeros", (torch.zeros(1, 4),))]
+    return d
+
+def boom():
+    raise RuntimeError("kaput")
+'''
+
+
+@pytest.fixture
+def mod(tmp_path):
+    f = tmp_path / "user_model.py"
+    f.write_text(MODULE)
+    return f

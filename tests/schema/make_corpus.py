@@ -1,6 +1,6 @@
 """Writes tests/schema/corpus: for each document of schema/, valid/*.json (documents that follow
 it) and invalid/*.json, each with NAME.expect.json: {"problems": [{"pointer", "message"}]}, the
-problems both halves must report, sorted by pointer (python/tests/test_schema.py and
+problems both halves must report, sorted by pointer (python/tests/unit/test_schema.py and
 cpp/tests/unit/schema_test.cpp run every file). The pointers of each invalid case are written here by
 hand and checked against etproof.schema before anything is written; the messages are the wording
 both halves share. Run from the repository root: .venv/bin/python tests/schema/make_corpus.py

@@ -1,6 +1,6 @@
 // The schema files (schema/, embedded) and the shared corpus (tests/schema/corpus): every valid
 // document follows its schema and every invalid one gets exactly the problems its
-// NAME.expect.json lists, pointer and message — the same files python/tests/test_schema.py runs
+// NAME.expect.json lists, pointer and message — the same files python/tests/unit/test_schema.py runs
 // through the export half's validator, so both halves give each document the same answer.
 #include <algorithm>
 #include <filesystem>
@@ -187,7 +187,7 @@ TEST(Schema, RecipeFactsComeFromTheTable) {
   EXPECT_EQ(ov->precisions, (std::vector<std::string>{"float32", "bfloat16", "float16"}));
   EXPECT_EQ(find_recipe_entry("xnnpack", "fp8"), nullptr);
   // Every recipe of the table: quantized exactly where the table says (the export half's
-  // recipes.py QUANT_OF agrees with the same entries: python/tests/test_schema.py).
+  // recipes.py QUANT_OF agrees with the same entries: python/tests/unit/test_schema.py).
   for (const BackendEntry& b : backend_table().backends)
     for (const RecipeEntry& r : b.recipes) {
       const json& raw_recipes = [&]() -> const json& {

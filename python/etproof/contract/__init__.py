@@ -5,7 +5,7 @@
 program's methods: the ``methods`` entry of a spec, one Method per method) and ``userspec`` (the
 MODULE:FUNCTION contract of ``python -m etproof export``: loaded and checked in one place).
 
-Layer 1 of the export half (python/tests/test_layering.py): may import the package's root
+Layer 1 of the export half (python/tests/unit/test_layering.py): may import the package's root
 modules (errors, status, backends, manifest) and nothing of the stages above; torch only inside
 functions.
 """

@@ -2,6 +2,6 @@
 weights (``efficientnet_lite0``), the six real photos and their licences (``photos``), and its
 export on every supported (backend, recipe) column (``demo``: ``python -m etproof demo``).
 
-Layer 3 (python/tests/test_layering.py): may import the export stages, the contract and the root
+Layer 3 (python/tests/unit/test_layering.py): may import the export stages, the contract and the root
 modules; never the probe, the golden set, the fixtures or the CLI.
 """

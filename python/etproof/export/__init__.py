@@ -6,7 +6,7 @@
 ``runner.export_pairs`` exports one model for several (backend, recipe) columns, one failure
 never stopping the next, reusing bundles by ``cache``'s stamps.
 
-Layer 2 of the export half (python/tests/test_layering.py): may import the model contract
+Layer 2 of the export half (python/tests/unit/test_layering.py): may import the model contract
 (etproof.contract) and the root modules; never the probe, the products above it or the CLI.
 Importing any module here imports no torch, ExecuTorch or torchao (they are imported inside the
 functions that need them). This file imports nothing, so ``etproof.export.lower`` alone (the

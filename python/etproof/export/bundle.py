@@ -31,7 +31,7 @@ from etproof.errors import ExportError
 
 # Test hook: ETPROOF_TEST_KILL_AT=POINT kills this process with SIGKILL at that
 # point of writing a bundle ("staged", "written", "renaming", "renamed"), as a crash or an OOM
-# kill would; tests/test_faults.py checks what is left. Never set outside tests.
+# kill would; python/tests/integration/test_faults.py checks what is left. Never set outside tests.
 KILL_AT_ENV = "ETPROOF_TEST_KILL_AT"
 
 # A staging directory: .NAME.tmp-PID-XXXX (this format), or .NAME.tmp-XXXX (before the PID was

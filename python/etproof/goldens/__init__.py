@@ -4,6 +4,6 @@
 the demo's EfficientNet-Lite0: ``minilm`` (all-MiniLM-L6-v2, real weights), ``mobilenet_v3_small``
 (torchvision's architecture, seeded weights) and ``ops`` (one tiny model per operator family).
 
-Layer 4 (python/tests/test_layering.py): may import the demo, the export stages, the contract and
+Layer 4 (python/tests/unit/test_layering.py): may import the demo, the export stages, the contract and
 the root modules; never the fixtures, the probe or the CLI.
 """

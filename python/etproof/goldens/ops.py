@@ -11,7 +11,7 @@ Quantized recipes: int8 maps each tensor's observed extremes to the ends of its 
 with large values drive quantized inputs and outputs to -128/127 (or saturate there); the
 linspace cases ("wide", "ramp") also fill the range between evenly. ``reaches`` records, per
 input, bounds the inputs of all cases go beyond (min below the first, max above the second);
-python/tests/test_golden_set.py checks them. Parameter-free families carry no ``weights``.
+python/tests/unit/test_golden_set.py checks them. Parameter-free families carry no ``weights``.
 """
 
 from __future__ import annotations

@@ -4,10 +4,10 @@ BackendQuirks (base.py) overriding only the hooks it needs, bound as its ``QUIRK
 ``quirks_for(key)`` is what lower.py, references.py and targets.py ask instead of comparing a
 backend's key; a backend without a module gets BackendQuirks' defaults (nothing special).
 Adding a quirky backend: its row in data/backends.json, its module here, and its name in the
-import and in MODULES below (python/tests/test_quirks.py holds every module registered, and no
+import and in MODULES below (python/tests/unit/test_quirks.py holds every module registered, and no
 module outside this package and the table comparing a backend key to a literal).
 
-Part of the export rank (python/tests/test_layering.py), below the other export modules: may
+Part of the export rank (python/tests/unit/test_layering.py), below the other export modules: may
 import the root modules only; no torch or ExecuTorch at import.
 """
 

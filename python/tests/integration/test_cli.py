@@ -1,3 +1,8 @@
+"""python -m etproof's command line: export through it, its usage errors and exit codes.
+
+Here, the tests that export (torch.export, an export or probe child process, a built binary;
+they may skip); the checks that export nothing: unit/test_cli.py."""
+
 import json
 import os
 import subprocess
@@ -53,58 +58,6 @@ def test_cli_export_and_error(tmp_path, capsys):
         ("qnn", "fp16", "export-refused")]
     assert "unsupported recipe" in report[1]["reason"]
     assert "unsupported backend 'qnn'" in report[2]["reason"]
-
-
-def _export_err(capsys, out, *args) -> str:
-    capsys.readouterr()
-    assert main(["export", "tiny", *args, "--out", str(out)]) == 2
-    return capsys.readouterr().err
-
-
-def test_unknown_backend_or_recipe_is_a_usage_error_recorded_nowhere(tmp_path, capsys):
-    out = tmp_path / "out"
-    err = _export_err(capsys, out, "--backend", "xnnpak", "--recipe", "fp32")
-    backends = sorted({b for b, _ in supported_pairs()})
-    assert err.startswith("error [invalid-argument]: unknown backend 'xnnpak'; supported: "
-                          + ", ".join(backends) + ", all\nremedy: did you mean 'xnnpack'?"), err
-    err = _export_err(capsys, out, "--backend", "xnnpak")  # the backend is checked first
-    assert "unknown backend 'xnnpak'" in err and "--recipe" not in err
-    err = _export_err(capsys, out, "--backend", "xnnpack", "--recipe", "int2")
-    assert err.startswith("error [invalid-argument]: unknown recipe 'int2'; supported: fp16, "
-                          "fp32, int8-dynamic-per-channel, int8-static-per-channel, all\n"), err
-    err = _export_err(capsys, out, "--backend", "xnnpack", "--recipe", "int8")
-    assert "did you mean 'int8-dynamic-per-channel'?" in err
-    err = _export_err(capsys, out, "--backend", "all", "--recipe", "fp23")
-    assert "unknown recipe 'fp23'" in err and "did you mean 'fp32'?" in err
-    # A backend ExecuTorch has, without a recipe: said about the backend, not the recipe.
-    err = _export_err(capsys, out, "--backend", "qnn")
-    assert err.startswith("error [invalid-argument]: backend 'qnn' (ExecuTorch has it) is "
-                          "not exported by etproof yet; supported: " + ", ".join(backends)
-                          + ", all"), err
-    err = _export_err(capsys, out, "--backend", "xnnpack")
-    assert "--recipe is required with --backend xnnpack" in err
-    assert ("xnnpack recipes: fp32, int8-dynamic-per-channel, int8-static-per-channel, or all"
-            in err)
-    assert not out.exists()  # nothing written, no report, no directory
-    # ...and an existing report is left exactly as it was.
-    out.mkdir()
-    (out / "export-report.json").write_text("{\"results\": []}")
-    _export_err(capsys, out, "--backend", "xnnpak", "--recipe", "fp32")
-    _export_err(capsys, out, "--backend", "portable", "--recipe", "fp33")
-    assert (out / "export-report.json").read_text() == "{\"results\": []}"
-    assert sorted(p.name for p in out.iterdir()) == ["export-report.json"]
-
-
-def test_recipe_all_on_one_backend_exports_its_recipes():
-    from etproof.cli.main import _pairs_for
-
-    assert _pairs_for("xnnpack", "all") == [("xnnpack", "fp32"),
-                                            ("xnnpack", "int8-dynamic-per-channel"),
-                                            ("xnnpack", "int8-static-per-channel")]
-    assert _pairs_for("portable", "all") == [("portable", "fp32")]
-    assert _pairs_for("coreml", "all") == [("coreml", "fp16"), ("coreml", "fp32")]
-    assert _pairs_for("all", "fp32") == [p for p in supported_pairs() if p[1] == "fp32"]
-    assert ("webgpu", "fp32") in _pairs_for("all", "fp32")
 
 
 def test_cli_module_function_spec(tmp_path, capsys):

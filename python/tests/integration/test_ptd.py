@@ -1,7 +1,10 @@
 """Weights outside the program (issue 10): ``external_weights`` writes the constant weights into
 NAME.ptd beside NAME.pte, and the manifest's data_files lists it with its size and SHA-256. Real
 exports (the test bundles' ptd/ directory, etproof.fixtures.external); the C++ half's side is
-cpp/tests/integration/bundle_test.cpp, "Ptd"."""
+cpp/tests/integration/bundle_test.cpp, "Ptd".
+
+Here, the tests that export (torch.export, an export or probe child process, a built binary;
+they may skip); the checks that export nothing: unit/test_ptd.py."""
 
 import hashlib
 import shutil
@@ -11,10 +14,8 @@ import pytest
 import torch
 from torch import nn
 
-from etproof.contract import userspec
 from etproof.export.cache import bundle_intact
-from etproof.contract.arguments import check_export_arguments
-from etproof.errors import ExportError, InvalidArgument
+from etproof.errors import ExportError
 from etproof.export.pipeline import export_model
 from etproof.manifest import read_manifest
 from etproof.fixtures import external
@@ -79,31 +80,6 @@ def test_the_weights_moved_out_of_the_program(test_bundles, tmp_path):
                                             / case["outputs"]["y"]))
             torch.testing.assert_close(method.execute(list(tensors))[0], want,
                                        rtol=1e-5, atol=1e-5)
-
-
-@pytest.mark.parametrize("bad", ["yes", 1, None, [True]])
-def test_external_weights_must_be_a_bool(bad):
-    spec = external.external_weights_spec()
-    spec["external_weights"] = bad
-    found = userspec.problems(spec)
-    assert len(found) == 1 and f"external_weights must be True or False, got {bad!r}" in found[0]
-    assert "set external_weights to True to store the program's constant weights in NAME.ptd" \
-        in found[0]
-    with pytest.raises(InvalidArgument) as e:
-        check_export_arguments(name="x", backend="xnnpack", recipe="fp32", **spec)
-    assert e.value.stage == "export" and "False (the default)" in e.value.remedy
-
-
-def test_external_weights_is_refused_by_a_backend_that_keeps_weights_in_its_blob(tmp_path):
-    spec = external.external_weights_spec()
-    assert userspec.problems(spec) == []  # checked on a backend that writes NAME.ptd
-    with pytest.raises(InvalidArgument) as e:
-        export_model(name="x-openvino-fp32", out_dir=tmp_path, backend="openvino",
-                     recipe="fp32", **spec)
-    assert "external_weights: backend 'openvino' keeps its weights inside its own delegate " \
-        "blob" in e.value.cause
-    assert "drop external_weights for this backend" in e.value.remedy
-    assert not list(tmp_path.iterdir())
 
 
 def test_external_weights_on_a_model_without_weights_fails_by_name(tmp_path):

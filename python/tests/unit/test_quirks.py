@@ -16,7 +16,7 @@ from etproof.export.quirks import MODULES, REGISTRY, BackendQuirks, quirks_for
 from etproof.export.references import reference_names
 from etproof.export.targets import target_record
 
-PKG = Path(__file__).resolve().parents[1] / "etproof"
+PKG = Path(__file__).resolve().parents[2] / "etproof"
 QUIRKS_DIR = PKG / "export" / "quirks"
 # Where a backend's key may be compared to a literal: the table (its validation) and the quirks.
 ALLOWED = {PKG / "backends.py"}

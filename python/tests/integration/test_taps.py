@@ -1,5 +1,8 @@
 """The tapped twin (issue 13 §1, etproof.export.taps, docs/manifest.md "The tapped twin"): real exports
-of the attribution model (etproof.fixtures.attribution), each bundle exported once per module."""
+of the attribution model (etproof.fixtures.attribution), each bundle exported once per module.
+
+Here, the tests that export (torch.export, an export or probe child process, a built binary;
+they may skip); the checks that export nothing: unit/test_taps.py."""
 
 from __future__ import annotations
 
@@ -13,7 +16,6 @@ import torch
 
 from etproof.export import cache
 from etproof.export.bundle import file_ref
-from etproof.cli.main import build_parser
 from etproof.errors import InvalidArgument, ManifestError
 from etproof.export.pipeline import export_model
 from etproof.manifest import read_manifest, validate
@@ -21,6 +23,7 @@ from etproof.fixtures import attribution
 from etproof.export.runner import export_pairs
 from etproof.export.taps import DEFAULT_CAP, eligible_nodes, spaced_indices, twin_name
 from etproof.export.toolchain import program_calls
+
 
 F32_EPS = float(np.finfo(np.float32).eps)
 PAIRS = [("portable", "fp32"), ("xnnpack", "fp32")]
@@ -242,32 +245,6 @@ def test_taps_n_gives_n_evenly_spaced_points_ending_at_the_last(tapped, two_taps
     assert all(g["references"]["float64"] for g in doc["goldens"])
 
 
-def test_spaced_indices():
-    assert spaced_indices(5, 10) == [0, 1, 2, 3, 4]
-    assert spaced_indices(5, 1) == [4]
-    for count in (2, 7, 300):
-        for n in range(1, count):
-            idx = spaced_indices(count, n)
-            assert len(idx) == n and idx[-1] == count - 1 and idx == sorted(set(idx))
-            assert n == 1 or idx[0] == 0
-
-
-@pytest.mark.parametrize("taps, extra, said", [
-    (True, {"dynamic_shapes": ({0: "batch"},)}, "dynamic_shapes"),
-    (0, {}, "taps must be"),
-    (-3, {}, "taps must be"),
-    (1.5, {}, "taps must be"),
-])
-def test_refused_before_anything_is_written(tmp_path, taps, extra, said):
-    out = tmp_path / "out"
-    with pytest.raises(InvalidArgument) as ei:
-        export_model(name="refused", out_dir=out, backend="xnnpack", recipe="fp32", taps=taps,
-                     **attribution.spec(), **extra)
-    assert ei.value.stage == "export"
-    assert said in str(ei.value)
-    assert not out.exists()
-
-
 def _refused_field(good: dict):
     """broken(edit): the field validate() names for a copy of ``good`` with ``edit`` applied
     (it must refuse it)."""
@@ -315,24 +292,6 @@ def test_the_cache_re_exports_when_taps_are_asked_for(tmp_path):
     assert not cache.bundle_intact(tmp_path / name)
 
 
-def test_the_cli_option():
-    parse = build_parser().parse_args
-    base = ["export", "tiny", "--backend", "portable", "--recipe", "fp32", "--out", "x"]
-    assert parse(base).taps is None
-    assert parse(base + ["--taps"]).taps is True
-    assert parse(base + ["--taps", "4"]).taps == 4
-    with pytest.raises(InvalidArgument, match="--taps"):
-        parse(base + ["--taps", "0"])
-    # --taps before the positional MODEL: the model is not read as a count
-    from etproof.cli.main import _taps_before_model
-    a = parse(_taps_before_model(["export", "--taps", "tiny", "--backend", "portable", "--out",
-                                  "x"]))
-    assert a.taps is True and a.model_pos == "tiny"
-    a = parse(_taps_before_model(["export", "--taps", "3", "tiny", "--backend", "portable",
-                                  "--out", "x"]))
-    assert a.taps == 3 and a.model_pos == "tiny"
-
-
 class _BranchesOnDtype(torch.nn.Module):
     """Linear -> *2, and between them, only in float64, relu(h) - relu(-h) (h itself, exactly):
     the float64 program's nodes do not correspond one to one to the float32 program's, while its
@@ -361,32 +320,6 @@ def test_a_float64_program_that_does_not_correspond_is_recorded_not_fatal(tmp_pa
     assert rec["captured"] is False and "correspond" in rec["reason"], rec
     assert all("references" not in g for g in tdoc["goldens"])
     assert len(tdoc["taps"]["points"]) == tdoc["taps"]["eligible"] >= 2
-
-
-# ---- the twin's size budget (etproof.export.taps.fit_budget) ------------------------------------------
-
-def test_a_twin_within_the_budget_keeps_every_case_and_tap():
-    from etproof.export.taps import fit_budget
-
-    idx, cases = fit_budget([10, 20, 30], 256, cases=3, bytes_per_element=12, budget=60 * 12 * 3)
-    assert (idx, cases) == ([0, 1, 2], 3)
-
-
-def test_over_the_budget_the_twin_keeps_the_first_case_then_fewer_evenly_spaced_taps():
-    from etproof.export.taps import fit_budget, spaced_indices
-
-    sizes = [100] * 50
-    # all 50 taps fit one case (50 * 100 * 12 bytes) but not three: one case, every tap
-    idx, cases = fit_budget(sizes, 256, cases=3, bytes_per_element=12, budget=50 * 100 * 12)
-    assert (idx, cases) == (list(range(50)), 1)
-    # half of that: the most evenly spaced taps that fit, the last among them
-    budget = 25 * 100 * 12
-    idx, cases = fit_budget(sizes, 256, cases=3, bytes_per_element=12, budget=budget)
-    assert cases == 1 and idx[-1] == 49 and idx == spaced_indices(50, len(idx))
-    assert sum(sizes[i] for i in idx) * 12 <= budget
-    assert sum(sizes[i] for i in spaced_indices(50, len(idx) + 1)) * 12 > budget
-    # nothing fits: the last tap alone
-    assert fit_budget(sizes, 256, cases=3, bytes_per_element=12, budget=1) == ([49], 1)
 
 
 # ---- taps_range, feeds, eligible_index, exported_from (attribute --bisect and --output) ---------
@@ -440,11 +373,10 @@ def test_a_narrowed_twin_taps_only_its_range_and_records_it(tmp_path, tapped):
     assert [p["eligible_index"] for p in every["points"]] == list(range(every["eligible"]))
 
 
+# A range past the program's eligible nodes, known once torch.export has run (the refusals before
+# it: unit/test_taps.py).
 @pytest.mark.parametrize("taps, taps_range, match", [
-    (True, (3, 1), "FIRST <= LAST"),
-    (True, (-1, 2), "FIRST <= LAST"),
     (True, (0, 99), "not inside the program's 5 eligible nodes"),
-    (None, (0, 2), "taps_range without taps"),
 ])
 def test_a_bad_taps_range_is_refused_before_anything_is_written(tmp_path, taps, taps_range,
                                                                  match):
@@ -467,20 +399,6 @@ def test_the_validator_checks_range_eligible_index_and_feeds(tapped):
     assert broken(lambda d: d["taps"]["points"][0].update(feeds=["tap.001"])) == \
         "taps.points[0].feeds[0]"
     assert broken(lambda d: d["taps"].update(exported_from="")) == "taps.exported_from"
-
-
-def test_the_cli_taps_range_option(tmp_path):
-    parse = build_parser().parse_args
-    base = ["export", "tiny", "--backend", "portable", "--recipe", "fp32", "--out", "x", "--taps"]
-    assert parse(base).taps_range is None
-    assert parse(base + ["--taps-range", "3:7"]).taps_range == (3, 7)
-    for bad in ("7:3", "3", "a:b", "-1:2"):
-        with pytest.raises(InvalidArgument, match="--taps-range"):
-            parse(base + ["--taps-range", bad])
-    from etproof.cli.main import main
-    assert main(["export", "tiny", "--backend", "all", "--recipe", "fp32", "--out",
-                 str(tmp_path), "--taps", "--taps-range", "0:1"]) == 2
-    assert not any(tmp_path.iterdir())
 
 
 def test_a_bundle_with_external_weights_gets_a_twin_with_its_own_ptd(tmp_path):

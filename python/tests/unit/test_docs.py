@@ -19,7 +19,7 @@ import re
 import subprocess
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 DESIGN = REPO / "docs" / "design.md"
 ERRORS = REPO / "docs" / "errors.md"
 

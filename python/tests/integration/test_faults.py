@@ -2,7 +2,10 @@
 its staging directory exists, once the bundle is written, and between the swap of an existing
 bundle and the removal of the old one — leaves either no bundle or a complete one; its staging
 directory is never taken for a bundle and the next export into that directory removes it.
-Real exports in a subprocess (etproof.export.bundle's ETPROOF_TEST_KILL_AT hook kills it there)."""
+Real exports in a subprocess (etproof.export.bundle's ETPROOF_TEST_KILL_AT hook kills it there).
+
+Here, the tests that export (torch.export, an export or probe child process, a built binary;
+they may skip); the checks that export nothing: unit/test_faults.py."""
 
 import os
 import signal
@@ -12,9 +15,10 @@ import sys
 import pytest
 
 from conftest import REPO
-from etproof.export.bundle import KILL_AT_ENV, remove_stale_staging
+from etproof.export.bundle import KILL_AT_ENV
 from etproof.export.cache import bundle_intact
 from etproof.manifest import read_manifest
+
 
 EXPORT = """
 import sys, torch
@@ -63,15 +67,3 @@ def test_a_killed_export_leaves_no_bundle_or_a_complete_one(tmp_path, kill_at, e
     assert _export(out, seed=3) == 0
     assert bundle_intact(bundle)
     assert _leftovers(out) == []
-
-
-def test_staging_directories_of_live_exports_are_kept(tmp_path):
-    live = tmp_path / f".lin.tmp-{os.getpid()}-abcd1234"
-    live.mkdir()
-    dead_pid = 2 ** 22 + 12345  # above Linux's default pid_max (4194304): never a process
-    dead = tmp_path / f".lin.tmp-{dead_pid}-abcd1234"
-    dead.mkdir()
-    bundle = tmp_path / "lin"
-    bundle.mkdir()
-    assert remove_stale_staging(tmp_path) == [dead.name]
-    assert live.is_dir() and bundle.is_dir() and not dead.exists()

@@ -1,3 +1,8 @@
+"""export_model on the tiny model: the bundle, its manifest and goldens, and the refusals.
+
+Here, the tests that export (torch.export, an export or probe child process, a built binary;
+they may skip); the checks that export nothing: unit/test_export.py."""
+
 import hashlib
 import json
 
@@ -7,19 +12,17 @@ import torch
 from torch import nn
 
 from etproof.export.bundle import file_ref
-from etproof.errors import ExportError, InvalidArgument, QuantizationError
-from etproof.export.pipeline import delegates_in_program, export_model, supported_pairs
+from etproof.errors import ExportError, QuantizationError
+from etproof.export.pipeline import delegates_in_program, export_model
 from etproof.export.toolchain import operators_in_program
 from etproof.manifest import read_manifest
 from etproof.fixtures import tiny
 from etproof.export.references import reference_names
 
+from support import _only_bundles, _tiny_args, PRE
+
+
 TINY = ["tiny-portable-fp32", "tiny-xnnpack-fp32", "tiny-xnnpack-int8-dynamic-per-channel"]
-
-
-def _only_bundles(out):
-    """Everything left in OUT, hidden entries (temp dirs, stamps) included."""
-    return sorted(p.name for p in out.iterdir())
 
 
 def test_layout(test_bundles):
@@ -149,33 +152,6 @@ def test_int8_skips_conv_fed_by_constant_pad(padded_int8_bundle):
 
 # --- refusals and failures leave nothing behind ----------------------------------------------------
 
-def _tiny_args(**over):
-    cases = tiny.golden_inputs()[:1]
-    args = dict(model=tiny.build_model(), example_inputs=cases[0][3], name="t",
-                backend="portable", recipe="fp32", input_names=["x"], output_names=["y"],
-                golden_inputs=cases, verify=False)
-    args.update(over)
-    return args
-
-
-def test_unknown_recipe_and_backend_refused(tmp_path):
-    for backend, recipe in (("xnnpack", "int3"), ("qnn", "fp16"), ("portable", "int8-dynamic-per-channel")):
-        with pytest.raises(InvalidArgument) as e:
-            export_model(out_dir=tmp_path, **_tiny_args(backend=backend, recipe=recipe))
-        assert e.value.stage == "export"
-        for b, r in supported_pairs():
-            assert f"{b}/{r}" in e.value.remedy
-    assert _only_bundles(tmp_path) == []
-
-
-@pytest.mark.parametrize("bad", ["a/b", "", "..", "sp ace"])
-def test_invalid_name_refused(tmp_path, bad):
-    with pytest.raises(InvalidArgument) as e:
-        export_model(out_dir=tmp_path, **_tiny_args(name=bad))
-    assert e.value.stage == "export"
-    assert _only_bundles(tmp_path) == []
-
-
 class Untraceable(nn.Module):
     def forward(self, x):
         if x.sum() > 0:  # data-dependent control flow: torch.export refuses it
@@ -228,18 +204,6 @@ def test_failed_reexport_keeps_the_old_bundle(tmp_path):
     assert json.loads((path / "keep.etproof.json").read_text())["backend"] == "xnnpack"
 
 
-def test_wrong_output_count_fails_in_goldens(tmp_path):
-    with pytest.raises(ExportError) as e:
-        export_model(out_dir=tmp_path, **_tiny_args(output_names=["y", "z"]))
-    assert e.value.stage == "goldens"
-    assert _only_bundles(tmp_path) == []
-
-
-PRE = {"kind": "image", "input": "x", "color": "rgb", "resize_shorter": 16,
-       "interpolation": "bilinear", "crop": (16, 16), "mean": [127, 127, 127],
-       "std": [128.0, 128.0, 128.0], "value_range": [0, 255]}
-
-
 def test_preprocessing_and_labels_written(tmp_path):
     labels = {"output": "y", "source": "test", "names": ["a", "b", "c", "Café ☕"]}
     path = export_model(out_dir=tmp_path, **_tiny_args(preprocessing=PRE, labels=labels,
@@ -249,16 +213,6 @@ def test_preprocessing_and_labels_written(tmp_path):
     assert doc["preprocessing"]["crop"] == [16, 16]
     assert doc["labels"] == labels
     assert '"Café ☕"' in (path / "t.etproof.json").read_text(encoding="utf-8")
-
-
-def test_invalid_preprocessing_refused_before_export(tmp_path):
-    bad = dict(PRE, input="nope")
-    with pytest.raises(InvalidArgument) as e:
-        export_model(out_dir=tmp_path, **_tiny_args(preprocessing=bad, layouts={"x": "nchw"}))
-    assert "preprocessing.input" in e.value.cause
-    with pytest.raises(InvalidArgument):  # preprocessing needs the input's layout
-        export_model(out_dir=tmp_path, **_tiny_args(preprocessing=PRE))
-    assert _only_bundles(tmp_path) == []
 
 
 def test_without_the_pad_workaround_the_program_fails_to_run(tmp_path, monkeypatch):

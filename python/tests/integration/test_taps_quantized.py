@@ -1,6 +1,9 @@
 """The tapped twin of the PT2E-quantized recipes (etproof.export.taps_quantized): the GELU and outlier
 MLPs of etproof.fixtures.attribution on XNNPACK's int8 recipes, from the session's test bundles
-(build/test-bundles/attribution-int8, python/etproof/fixtures/testbundles.py)."""
+(build/test-bundles/attribution-int8, python/etproof/fixtures/testbundles.py).
+
+Here, the tests that export (torch.export, an export or probe child process, a built binary;
+they may skip); the checks that export nothing: unit/test_taps_quantized.py."""
 
 from __future__ import annotations
 
@@ -14,8 +17,8 @@ from etproof.export.pipeline import export_model
 from etproof.manifest import read_manifest
 from etproof.fixtures import attribution
 from etproof.export.taps import twin_name
-from etproof.export.taps_quantized import read_values
 from etproof.fixtures.testbundles import ATTRIBUTION_INT8_DIR
+
 
 F32_EPS = float(np.finfo(np.float32).eps)
 STATIC, DYNAMIC = "int8-static-per-channel", "int8-dynamic-per-channel"
@@ -150,16 +153,3 @@ def test_the_shipped_int8_bundle_is_the_same_with_and_without_taps(test_bundles,
     a, b = (json.loads((p / f"{name}.etproof.json").read_text()) for p in (with_taps, without))
     a.pop("created_utc"), b.pop("created_utc")
     assert a == b
-
-
-def test_reading_a_node_the_graph_does_not_have_names_it():
-    gm = torch.fx.symbolic_trace(torch.nn.Linear(2, 2))
-
-    class Case:
-        inputs = (torch.ones(1, 2),)
-
-    with pytest.raises(RuntimeError, match="'nowhere'"):
-        read_values(gm, [Case()], ["nowhere"], [False])
-    with pytest.raises(RuntimeError, match="not followed by a quantize"):
-        read_values(gm, [Case()], ["linear"], [True])
-    assert read_values(gm, [Case()], ["linear"], [False])[0][0].shape == (1, 2)

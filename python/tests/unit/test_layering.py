@@ -7,72 +7,26 @@ bottom; the CLI (and ``python -m etproof``'s entry, etproof/__main__.py) the top
 ways: by reading every module's imports (ast, module-level and inside functions alike), and by
 importing a module in a fresh interpreter and listing what came with it (the table imports no
 torch, numpy or ExecuTorch; the exporter neither the probe nor torch).
+
+Here, the checks that export nothing (no torch.export, no export or probe child process, no
+built binary) and never skip; the rest: integration/test_layering.py.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-PKG = Path(__file__).resolve().parents[1] / "etproof"
+from support import PKG, LAYERS, EXPORTER, layer_of, _above, _modules_after_import
 
-# Subpackage -> rank; "" is the root (modules directly in etproof/). Equal ranks may not import
-# each other either: the probe and the demo, the golden set and the fixtures are siblings.
-LAYERS = {
-    "": 0,          # errors, status, backends (the table), manifest: the shared vocabulary
-    "contract": 1,  # recipes, arguments, program, userspec: what a caller may ask for
-    "export": 2,    # the stages, export_model (pipeline), runner, cache
-    "probe": 3,     # python -m etproof probe
-    "demo": 3,      # EfficientNet-Lite0, the photos, the demo's columns
-    "goldens": 4,   # the golden set and its models
-    "fixtures": 4,  # the test-fixture models and the test bundles
-    "cli": 5,       # python -m etproof
-}
-# Modules outside their folder's layer: the package's entry point belongs to the command line.
-PLACED = {"etproof.__main__": "cli"}
+
 # Subpackages inside a ranked one: they take its rank (layer_of reads the first part). Each is a
 # leaf of its layer: it imports itself and lower ranks only, never the rest of its own layer
 # (the export modules call the backends' quirks, not the other way round).
 NESTED = {"export/quirks"}
-
-EXPORTER = ("etproof.export.pipeline", "etproof.contract.recipes", "etproof.contract.arguments",
-            "etproof.contract.program", "etproof.export.quantize", "etproof.export.lower",
-            "etproof.export.delegation", "etproof.export.bundle", "etproof.export.toolchain",
-            "etproof.export.references", "etproof.export.taps", "etproof.export.taps_quantized",
-            "etproof.export.twin", "etproof.export.targets", "etproof.export.quirks",
-            "etproof.export.quirks.openvino")
-
-
-def layer_of(mod: str) -> str:
-    """The subpackage (LAYERS key) module ``mod`` belongs to: etproof.export.lower -> "export",
-    etproof.export (its __init__) -> "export", etproof.errors -> ""."""
-    if mod in PLACED:
-        return PLACED[mod]
-    parts = mod.split(".")
-    return parts[1] if len(parts) > 1 and parts[1] in LAYERS and parts[1] else ""
-
-
-def _above(layer: str, modules) -> set[str]:
-    """The etproof modules among ``modules`` ranked above ``layer``."""
-    return {m for m in modules if (m == "etproof" or m.startswith("etproof."))
-            and LAYERS[layer_of(m)] > LAYERS[layer]}
-
-
-def _modules_after_import(module: str) -> set[str]:
-    """sys.modules after ``import module`` in a fresh interpreter (this package's PYTHONPATH)."""
-    code = (f"import json, sys; import {module}; "
-            "print(json.dumps(sorted(sys.modules)))")
-    env = dict(os.environ, PYTHONPATH=str(PKG.parent))
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         timeout=120, check=True).stdout
-    return set(json.loads(out.splitlines()[-1]))
 
 
 def test_the_backend_table_imports_no_exporter_torch_or_executorch():
@@ -81,14 +35,6 @@ def test_the_backend_table_imports_no_exporter_torch_or_executorch():
     ours = {m for m in loaded if m.startswith("etproof")}
     assert ours == {"etproof", "etproof.errors", "etproof.status", "etproof.schema", "etproof.backends"}, ours
     for heavy in ("torch", "executorch", "executorch.exir", "torchao", "numpy"):
-        assert heavy not in loaded, heavy
-
-
-def test_the_exporter_imports_neither_the_probe_nor_torch():
-    loaded = _modules_after_import("etproof.export.pipeline")
-    assert set(EXPORTER) <= loaded
-    assert not _above("export", loaded), _above("export", loaded)
-    for heavy in ("torch", "executorch", "torchao"):
         assert heavy not in loaded, heavy
 
 
@@ -306,19 +252,3 @@ def test_the_private_name_check_sees_a_violation(source, want):
 def test_the_private_name_check_allows_dunders_and_own_names():
     source = "from etproof import __version__\nfrom etproof.fake import _mine\n"
     assert _private_uses("etproof.fake", ast.parse(source)) == []
-
-
-def test_the_export_stamp_skips_only_modules_no_export_imports():
-    """cache.NOT_EXPORT_INPUTS leaves a module out of the bundles' stamp; that is sound only while
-    nothing that exports (runner, demo, golden set, test bundles, user specs) imports it."""
-    from etproof.export.cache import NOT_EXPORT_INPUTS
-
-    assert NOT_EXPORT_INPUTS == {"probe/probe.py", "probe/__main__.py", "cli/plot.py"}
-    skipped = {"etproof." + m.removesuffix(".py").replace("/", ".") for m in NOT_EXPORT_INPUTS}
-    for exporting in ("etproof.export.runner", "etproof.demo.demo", "etproof.goldens.golden_set",
-                      "etproof.fixtures.testbundles", "etproof.fixtures.verdicts",
-                      "etproof.contract.userspec", "etproof.export.pipeline",
-                      "etproof.export.cache"):
-        loaded = _modules_after_import(exporting)
-        assert exporting in loaded
-        assert not loaded & skipped, (exporting, loaded & skipped)

@@ -2,6 +2,9 @@
 
 One session-scoped `export tiny --backend all` (with one pair forced to fail through the
 ETPROOF_TEST_FAIL_LOWER test hook) feeds every test here.
+
+Here, the tests that export (torch.export, an export or probe child process, a built binary;
+they may skip); the checks that export nothing: unit/test_all_backends.py.
 """
 
 import importlib.util
@@ -17,19 +20,8 @@ from etproof.errors import QuantizationError
 from etproof.export.pipeline import TEST_FAIL_ENV, delegates_in_program, export_model, supported_pairs
 from etproof.manifest import read_manifest
 
-FORCED = ("portable", "fp32")  # the pair made to fail; tiny-portable-fp32 is covered elsewhere
+from support import FORCED, EXPECTED
 
-# (backend, recipe) -> (delegate ids in the program, precision, compute_unit)
-EXPECTED = {
-    ("coreml", "fp16"): (["CoreMLBackend"], "float16", "all"),
-    ("coreml", "fp32"): (["CoreMLBackend"], "float32", "cpu_and_gpu"),
-    ("openvino", "fp32"): (["OpenvinoBackend"], None, None),  # None: what the plugin reports
-    ("vulkan", "fp32"): (["VulkanBackend"], "float32", None),
-    ("webgpu", "fp32"): (["VulkanBackend"], "float32", None),  # WebGPU registers as Vulkan
-    ("xnnpack", "fp32"): (["XnnpackBackend"], "float32", None),
-    ("xnnpack", "int8-dynamic-per-channel"): (["XnnpackBackend"], "float32", None),
-    ("xnnpack", "int8-static-per-channel"): (["XnnpackBackend"], "float32", None),
-}
 
 NEEDS = {"coreml": ["coremltools"], "openvino": ["openvino", "nncf"]}
 
@@ -55,10 +47,6 @@ def all_backends(tmp_path_factory):
             os.environ[TEST_FAIL_ENV] = old
     report = json.loads((out / "export-report.json").read_text())["results"]
     return out, rc, {(r["backend"], r["recipe"]): r for r in report}
-
-
-def test_every_supported_pair_is_covered_here():
-    assert set(EXPECTED) | {FORCED} == set(supported_pairs())
 
 
 def test_one_failing_pair_does_not_stop_the_others(all_backends):
@@ -230,33 +218,6 @@ def test_non_delegated_reasons_recorded(tmp_path):
             assert "reasons" not in e, e
     text = (path / "cube.etproof.json").read_text()
     assert json.loads(text) == doc and text.endswith("}\n")
-
-
-def test_demo_columns():
-    from etproof.demo.demo import demo_pairs, left_out
-
-    pairs = demo_pairs()
-    # the demo's first three columns stay, with the same names
-    assert {("portable", "fp32"), ("xnnpack", "fp32"),
-            ("xnnpack", "int8-dynamic-per-channel")} <= set(pairs)
-    for pair, why in left_out().items():
-        assert pair in supported_pairs() and pair not in pairs and why
-    assert set(demo_pairs(all_columns=True)) == set(supported_pairs())
-
-
-def test_demo_xfail_record_is_one_file_the_demo_copies(tmp_path):
-    """data/demo-xfail.json is the one home of the demo's expected failures (docs/xfail.md)."""
-    from etproof.demo.demo import DEMO_XFAIL, demo_pairs, write_xfail
-
-    doc = json.loads(DEMO_XFAIL.read_text(encoding="utf-8"))
-    assert doc["schema_version"] == 1
-    for r in doc["records"]:
-        assert set(r) <= {"model", "backend", "recipe", "half", "reason", "recorded", "cases"}
-        assert r["half"] in ("export", "runtime") and r["reason"]
-        assert (r["backend"], r["recipe"]) in demo_pairs()  # a demo column, not left out
-    records = write_xfail(tmp_path)
-    assert records == doc["records"]
-    assert (tmp_path / "xfail.json").read_bytes() == DEMO_XFAIL.read_bytes()
 
 
 class AcoshCumsum(nn.Module):

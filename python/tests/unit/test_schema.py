@@ -11,7 +11,7 @@ from etproof import schema
 from etproof.errors import ManifestError
 from etproof.manifest import validate
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 CORPUS = REPO / "tests" / "schema" / "corpus"
 
 
