@@ -25,6 +25,7 @@ using nlohmann::json;
 
 // Every field of the JSON report, on every tiny test bundle this binary can run.
 TEST(Bench, TheTinyBundlesGiveEveryFieldInJson) {
+  ETPROOF_REQUIRE_BUNDLE(etproof::testing::test_bundles() / "tiny-portable-fp32");
   const auto r = etproof::testing::run_etproof("bench --json --runs 5 --warmup 1 " +
                                                etproof::testing::quote(etproof::testing::test_bundles().string()));
   ASSERT_EQ(r.rc, 0) << r.err;
@@ -59,6 +60,7 @@ TEST(Bench, TheTinyBundlesGiveEveryFieldInJson) {
 }
 
 TEST(Bench, ThreadsAreHonouredForXnnpackAndReported) {
+  ETPROOF_REQUIRE_BUNDLE(etproof::testing::test_bundles() / "tiny-portable-fp32");
   BenchOptions o;
   o.threads = 1;
   o.runs = 3;
@@ -79,6 +81,7 @@ TEST(Bench, ThreadsAreHonouredForXnnpackAndReported) {
 // A bundle bench cannot run is refused as parity refuses it: the same status and error kind, and
 // from the CLI the same `error [KIND]` line and exit 2.
 TEST(Bench, ARefusedBundleHasParitysTypedError) {
+  ETPROOF_REQUIRE_BUNDLE(etproof::testing::test_bundles() / "tiny-portable-fp32");
   const fs::path dir = etproof::testing::scratch_dir() / "tiny-portable-fp32";
   fs::copy(etproof::testing::test_bundles() / "tiny-portable-fp32", dir, fs::copy_options::recursive);
   const fs::path pte = dir / "tiny-portable-fp32.pte";
@@ -103,6 +106,7 @@ TEST(Bench, ARefusedBundleHasParitysTypedError) {
 }
 
 TEST(Bench, AnUnknownMethodIsRefusedByName) {
+  ETPROOF_REQUIRE_BUNDLE(etproof::testing::test_bundles() / "tiny-portable-fp32");
   BenchOptions o;
   o.methods = {"decode"};
   const BenchReport r = bench(etproof::testing::test_bundles() / "tiny-portable-fp32", o);
@@ -113,6 +117,7 @@ TEST(Bench, AnUnknownMethodIsRefusedByName) {
 }
 
 TEST(Bench, EveryMethodOfAProgramWithSeveralIsTimedOnItsOwnGolden) {
+  ETPROOF_REQUIRE_BUNDLE(etproof::testing::test_bundles() / "tiny-portable-fp32");
   BenchOptions o;
   o.runs = 2;
   o.warmup = 0;
@@ -132,6 +137,7 @@ TEST(Bench, EveryMethodOfAProgramWithSeveralIsTimedOnItsOwnGolden) {
 // shows them in its Speed section and claims nothing from them (a backend with only performance
 // records is still "never run" in the summary).
 TEST(Bench, PerformanceRecordsGoToTheLedgerAndTheCoveragePagesSpeedSectionOnly) {
+  ETPROOF_REQUIRE_BUNDLE(etproof::testing::test_bundles() / "tiny-portable-fp32");
   const fs::path dir = etproof::testing::scratch_dir();
   const fs::path ledger = dir / "ledger.jsonl";
   const auto q = [](const fs::path& p) { return etproof::testing::quote(p.string()); };
@@ -165,6 +171,7 @@ TEST(Bench, PerformanceRecordsGoToTheLedgerAndTheCoveragePagesSpeedSectionOnly) 
 // `matrix --bench`: every column that ran has its speed beside its verdicts, and each speed-up is
 // the ratio of the two columns' medians the same JSON reports (worker processes and in-process).
 TEST(Bench, MatrixBenchShowsEachColumnsSpeedAndItsSpeedups) {
+  ETPROOF_REQUIRE_BUNDLE(etproof::testing::test_bundles() / "tiny-portable-fp32");
   for (const std::string mode : {"", "--in-process "}) {
     SCOPED_TRACE(mode.empty() ? "worker processes" : "in-process");
     const auto r = etproof::testing::run_etproof("matrix --no-ledger --json --bench " + mode +

@@ -118,6 +118,7 @@ std::vector<pid_t> live_workers() {
 }
 
 TEST(Isolation, AWorkerThatIsNotThereIsATypedRefusal) {
+  ETPROOF_REQUIRE_BUNDLE(etproof::testing::test_bundles() / "tiny-portable-fp32");
   ReplayOptions o = isolated_options();
   o.isolation.worker = "/nonexistent/etproof-worker";
   const ParityReport r = replay(etproof::testing::test_bundles() / "tiny-portable-fp32", o);
@@ -130,6 +131,7 @@ TEST(Isolation, AWorkerThatIsNotThereIsATypedRefusal) {
 // The same verdicts and the same numbers, isolated or not, on every test bundle: the worker runs
 // the same code (LoadedModel, kernels, delegates) in another process.
 TEST(Isolation, EveryTestBundleGivesTheSameOutcomeIsolatedAsInProcess) {
+  ETPROOF_REQUIRE_BUNDLE(etproof::testing::test_bundles() / "tiny-portable-fp32");
   const std::vector<fs::path> bundles = every_test_bundle();
   ASSERT_GE(bundles.size(), 10u);
   size_t compared_cases = 0;
@@ -169,6 +171,7 @@ TEST(Isolation, EveryTestBundleGivesTheSameOutcomeIsolatedAsInProcess) {
 // happen to give the right numbers — crash-c83c3a51c24f (XNNExecutor::prepare_args) agrees on 2
 // of its cases here. That is measured, not assumed: at most one filed input may do it.
 TEST(Isolation, ExecuTorchsOwnCrashesAreCrashedOutcomesAndTheCallerGoesOn) {
+  ETPROOF_REQUIRE_BUNDLE(etproof::testing::test_bundles() / "tiny-portable-fp32");
   const fs::path filed = fs::path(ETPROOF_SOURCE_DIR) / "fuzz" / "crashes-upstream" / "bundle";
   const fs::path dir = etproof::testing::scratch_dir();
   std::map<std::string, size_t> tally;
@@ -212,6 +215,7 @@ TEST(Isolation, ExecuTorchsOwnCrashesAreCrashedOutcomesAndTheCallerGoesOn) {
 }
 
 TEST(Isolation, ATimeLimitKillsTheWorkerAndNamesTheLimit) {
+  ETPROOF_REQUIRE_BUNDLE(etproof::testing::test_bundles() / "tiny-portable-fp32");
   const ParityReport r = replay(etproof::testing::test_bundles() / "tiny-portable-fp32", isolated_options(0.001));
   ASSERT_TRUE(r.refused);
   EXPECT_EQ(*r.refused, Status::kCrashed);
@@ -223,6 +227,7 @@ TEST(Isolation, ATimeLimitKillsTheWorkerAndNamesTheLimit) {
 }
 
 TEST(Isolation, AMemoryLimitTheProgramCannotLiveWithinIsNamed) {
+  ETPROOF_REQUIRE_BUNDLE(etproof::testing::test_bundles() / "tiny-portable-fp32");
   if (etproof::testing::kUnderAddressSanitizer)
     GTEST_SKIP() << "under AddressSanitizer the worker's memory limit is not applied (its shadow memory "
                     "needs terabytes of address space)";
@@ -240,6 +245,7 @@ TEST(Isolation, AMemoryLimitTheProgramCannotLiveWithinIsNamed) {
 // signal no sanitizer's handler turns into an exit status): that call is crashed, naming it, and the next one starts a fresh worker, loads the program
 // again and runs as if nothing happened.
 TEST(Isolation, AfterAWorkerDiesTheNextCallRunsInAFreshOne) {
+  ETPROOF_REQUIRE_BUNDLE(etproof::testing::test_bundles() / "tiny-portable-fp32");
   const Bundle b = open_bundle(etproof::testing::test_bundles() / "tiny-portable-fp32");
   LoadedModel model = LoadedModel::load(b, isolated());
   const GoldenCase& g = b.manifest.goldens.front();
@@ -264,6 +270,7 @@ TEST(Isolation, AfterAWorkerDiesTheNextCallRunsInAFreshOne) {
 }
 
 TEST(Isolation, TheWorkersErrorsComeBackTyped) {
+  ETPROOF_REQUIRE_BUNDLE(etproof::testing::test_bundles() / "tiny-portable-fp32");
   const Bundle b = open_bundle(etproof::testing::test_bundles() / "tiny-portable-fp32");
   LoadedModel model = LoadedModel::load(b, isolated());
   auto inputs = read_golden_inputs(b, b.manifest.goldens.front());
@@ -282,6 +289,7 @@ TEST(Isolation, TheWorkersErrorsComeBackTyped) {
 // `crashed` where ExecuTorch itself dies — and this process goes on. Every ETPROOF_FLIP_STRIDE-th
 // byte (default 13: about 750 flips, a minute here; 1: the whole sweep, docs/reliability.md).
 TEST(Isolation, SingleByteFlipSweepEndsInAVerdictOrATypedOutcome) {
+  ETPROOF_REQUIRE_BUNDLE(etproof::testing::test_bundles() / "tiny-portable-fp32");
   size_t stride = etproof::testing::kUnderAddressSanitizer ? 61 : 13;
   if (const char* s = std::getenv("ETPROOF_FLIP_STRIDE"); s && *s) stride = std::max(1, std::atoi(s));
   const fs::path dir = etproof::testing::scratch_dir();
@@ -317,6 +325,7 @@ TEST(Isolation, SingleByteFlipSweepEndsInAVerdictOrATypedOutcome) {
 // crashed (a not-run line naming the signal), the others are measured, and the run fails (a crash
 // is a failure of the claim), whatever the number of jobs.
 TEST(Isolation, OneCrashingColumnOfAMatrixIsCrashedAndTheOthersAreMeasured) {
+  ETPROOF_REQUIRE_BUNDLE(etproof::testing::test_bundles() / "tiny-portable-fp32");
   const fs::path filed = fs::path(ETPROOF_SOURCE_DIR) / "fuzz" / "crashes-upstream" / "bundle";
   const fs::path dir = etproof::testing::scratch_dir();
   // The first filed input that crashes the worker at load or run.
