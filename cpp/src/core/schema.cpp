@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <locale>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -393,7 +394,26 @@ std::vector<std::string> problem_lines(const std::vector<SchemaProblem>& problem
   return out;
 }
 
+namespace {
+
+// valijson compiles each "pattern" into a std::regex at validation time, and libstdc++'s regex
+// scanner reads the global locale's ctype<char>::narrow, whose per-character cache is filled
+// lazily by the first call for that character: concurrent validations (matrix --jobs) race on
+// that cache (ThreadSanitizer, scripts/tsan.sh). Filling the whole table once, before any
+// validation, leaves only reads (ctype<char>::narrow over a range fills it: _M_narrow_init).
+void fill_narrow_cache_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::array<char, 256> from{}, to{};
+    for (size_t i = 0; i < from.size(); ++i) from[i] = static_cast<char>(i);
+    std::use_facet<std::ctype<char>>(std::locale()).narrow(from.data(), from.data() + from.size(), '\0', to.data());
+  });
+}
+
+}  // namespace
+
 std::vector<SchemaProblem> validate(const json& doc, Document which) {
+  fill_narrow_cache_once();
   const Compiled& c = compiled(which);
   valijson::Validator validator(valijson::Validator::kStrongTypes);
   valijson::ValidationResults results;
