@@ -35,6 +35,7 @@
 #include "etproof/runtime/run.h"
 #include "etproof/core/xfail.h"
 #include "test_support.h"
+#include "untrusted_support.h"
 
 namespace etproof {
 namespace {
@@ -45,48 +46,10 @@ using testing::quote;
 using testing::scratch_dir;
 using testing::slurp;
 
-constexpr size_t kDeep = 100000;  // the depth issue 11 found crashing parity, inspect and matrix
-
-// `levels` nested arrays: "[[[…]]]".
-std::string nested_arrays(size_t levels) { return std::string(levels, '[') + std::string(levels, ']'); }
-
-// Runs `fn` on a thread with a 1 MiB stack, an eighth of glibc's default: what walked a document
-// 100,000 levels deep recursively (nlohmann's copy, dump) overflowed even 8 MiB, and at 1 MiB a
-// regression shows on any build; nothing that reads a manifest needs more. Rethrows what fn threw.
-void on_small_stack(const std::function<void()>& fn) {
-  struct Call {
-    const std::function<void()>* fn;
-    std::exception_ptr thrown;
-  } call{&fn, nullptr};
-  pthread_attr_t attr;
-  ASSERT_EQ(pthread_attr_init(&attr), 0);
-  ASSERT_EQ(pthread_attr_setstacksize(&attr, size_t(1) << 20), 0);
-  pthread_t thread;
-  const int rc = pthread_create(
-      &thread, &attr,
-      [](void* p) -> void* {
-        auto* c = static_cast<Call*>(p);
-        try {
-          (*c->fn)();
-        } catch (...) {
-          c->thrown = std::current_exception();
-        }
-        return nullptr;
-      },
-      &call);
-  pthread_attr_destroy(&attr);
-  ASSERT_EQ(rc, 0);
-  pthread_join(thread, nullptr);
-  if (call.thrown) std::rethrow_exception(call.thrown);
-}
-
-// Every file under `dir` with its bytes: what a case compares to show nothing was written.
-std::map<std::string, std::string> snapshot(const fs::path& dir) {
-  std::map<std::string, std::string> files;
-  for (const auto& e : fs::recursive_directory_iterator(dir))
-    files[fs::relative(e.path(), dir).string()] = e.is_regular_file() ? slurp(e.path()) : "<dir>";
-  return files;
-}
+using testing::kDeep;
+using testing::nested_arrays;
+using testing::on_small_stack;
+using testing::snapshot;
 
 // Adds `"x": VALUE` (raw JSON text) to the manifest's top-level object: an unknown field, which a
 // reader ignores, so only the value itself can be what is refused.
