@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 #include <openssl/evp.h>
 
+#include "etproof/core/error.h"
 #include "etproof/core/npy.h"
 #include "etproof/runtime/registry.h"
 
@@ -222,6 +223,29 @@ inline CliResult run_etproof(const std::string& args, const std::string& env = "
                           quote(out.string()) + " 2>" + quote(err.string());
   const int status = std::system(cmd.c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+}
+
+// stdout of a CLI run parsed as JSON; a test failure (and an empty object) when it is not JSON.
+inline nlohmann::json parse(const CliResult& r) {
+  try {
+    return nlohmann::json::parse(r.out);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "stdout is not JSON (" << e.what() << ", exit " << r.rc << "):\n" << r.out << "\nstderr:\n"
+                  << r.err;
+    return nlohmann::json::object();
+  }
+}
+
+// The kind of the etproof::Error `f` throws; a test failure (and kCrashed) when it throws none.
+template <class F>
+ErrorKind kind_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.kind();
+  }
+  ADD_FAILURE() << "no etproof::Error thrown";
+  return ErrorKind::kCrashed;
 }
 #endif
 

@@ -29,21 +29,13 @@ using etproof::testing::scratch_dir;
 using etproof::testing::test_bundles;
 
 using Result = etproof::testing::CliResult;
+using etproof::testing::parse;
 using etproof::testing::quote;
 using etproof::testing::slurp;
 
 // Runs `etproof ARGS` (each already quoted as needed) with optional environment assignments.
 Result etproof_cli(const std::string& args, const std::string& env = "") {
   return etproof::testing::run_etproof(args, env);
-}
-
-nlohmann::json parse(const Result& r) {
-  try {
-    return nlohmann::json::parse(r.out);
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "stdout is not JSON (" << e.what() << "):\n" << r.out << "\nstderr:\n" << r.err;
-    return {};
-  }
 }
 
 // ExecuTorch's Info lines (XNNPACK's CPU probing on every load) are kept out of reports unless

@@ -30,14 +30,7 @@ namespace {
 
 etproof::testing::CliResult cli(const std::string& args) { return etproof::testing::run_etproof(args); }
 
-json parse(const etproof::testing::CliResult& r) {
-  try {
-    return json::parse(r.out);
-  } catch (const json::exception&) {
-    ADD_FAILURE() << "not JSON (exit " << r.rc << "): " << r.out << r.err;
-    return json::object();
-  }
-}
+using etproof::testing::parse;
 
 // The emulator, or the reason there is none (the test is skipped by name with it).
 std::string no_emulator() {

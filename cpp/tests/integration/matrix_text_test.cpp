@@ -112,14 +112,7 @@ std::string args_of(const std::vector<fs::path>& dirs) {
 
 etproof::testing::CliResult cli(const std::string& args) { return etproof::testing::run_etproof(args); }
 
-json parse(const etproof::testing::CliResult& r) {
-  try {
-    return json::parse(r.out);
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "stdout is not JSON (" << e.what() << "):\n" << r.out << "\nstderr:\n" << r.err;
-    return json::object();
-  }
-}
+using etproof::testing::parse;
 
 // What the verdict must say about coverage, from --json: "R of N columns ran here", and for each
 // status of the columns that did not run, "K STATUS: " followed by every label of those columns.

@@ -16,17 +16,6 @@ namespace {
 namespace fs = std::filesystem;
 using namespace etproof::testing;
 
-template <class F>
-ErrorKind kind_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.kind();
-  }
-  ADD_FAILURE() << "no etproof::Error thrown";
-  return ErrorKind::kCrashed;
-}
-
 TEST(ModelHandle, OpensTheBundleItWasGeneratedFromAndNoOther) {
   const fs::path xnn = test_bundles() / "tiny-xnnpack-fp32";
   const fs::path portable = test_bundles() / "tiny-portable-fp32";

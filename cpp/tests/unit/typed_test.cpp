@@ -17,17 +17,6 @@ namespace {
 namespace fs = std::filesystem;
 using namespace etproof::testing;
 
-template <class F>
-ErrorKind kind_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.kind();
-  }
-  ADD_FAILURE() << "no etproof::Error thrown";
-  return ErrorKind::kCrashed;
-}
-
 TEST(TypedTensor, StaticTensorsAreZerosOfTheirShape) {
   Tensor<float, 2, 3> t;
   EXPECT_EQ(t.size(), 6u);
