@@ -27,6 +27,7 @@
 #include "etproof/replay/replay.h"
 #include "etproof/render/parity.h"
 #include "etproof/core/status.h"
+#include "ledger_support.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;
@@ -49,26 +50,8 @@ const bool kLedgerEnvSet = [] {
   return true;
 }();
 
-RecordContext ctx(const std::string& time = "2026-11-29T10:00:00Z") {
-  RecordContext c;
-  c.time_utc = time;
-  c.command = "etproof matrix build/demo/bundles";
-  c.kind = "matrix";
-  c.machine = {{"os", "Debian GNU/Linux 12 (bookworm)"}, {"kernel", "Linux 6.1"},
-               {"cpu", "Test CPU"}, {"cores", 2}, {"arch", "x86_64"}};
-  c.toolchain = {{"etproof", "0.1.0"}, {"executorch", "1.5.1"}};
-  c.commit = "0123456789ab";
-  c.commit_source = "git";
-  return c;
-}
-
-size_t count_lines(const fs::path& p) {
-  size_t n = 0;
-  std::ifstream in(p);
-  for (std::string l; std::getline(in, l);)
-    if (!l.empty()) ++n;
-  return n;
-}
+using etproof::testing::count_lines;
+using etproof::testing::ctx;
 
 // A constructed Matrix: one column with 2 agreed and 2 xfail cases, one column not linked (its
 // cells, and a not-run line saying the same), one export refusal.
