@@ -92,6 +92,17 @@ void add_bound_options(CLI::App* sub, etproof::BoundOverride& caller, const std:
   sub->add_option("--rtol", caller.rtol, "caller bound" + scope + ": relative tolerance");
   sub->add_option("--min-cosine", caller.min_cosine, "caller bound" + scope + ": minimum cosine similarity");
   sub->add_option("--min-sqnr", caller.min_sqnr_db, "caller bound" + scope + ": minimum SQNR per output, in dB");
+  std::string names;
+  for (const etproof::RuleThreshold& t : etproof::rule_thresholds())
+    names += (names.empty() ? "" : "; ") + std::string(t.name) + " " + std::string(t.relation) + " F: " +
+             std::string(t.meaning);
+  sub->add_option_function<std::vector<std::string>>(
+         "--threshold",
+         [&caller](const std::vector<std::string>& args) {
+           for (const std::string& a : args) etproof::parse_threshold_argument(a, caller);
+         },
+         "caller bound" + scope + ": a gate rule's own threshold, NAME=VALUE, repeatable (" + names + ")")
+      ->allow_extra_args(false);
 }
 
 void add_budget_option(CLI::App* sub, std::vector<std::string>& budget_args) {

@@ -99,12 +99,15 @@ VALID = {
         "bench": ledger_where(lambda r: r["kind"] == "bench"),
         "emulated_machine": ledger_where(lambda r: r["machine"].get("emulated")),
         "named_machine": edit(ledger_where(lambda r: r["kind"] == "matrix"), ("/machine/name", "ci-runner-1")),
+        "bound_with_a_rule_threshold": edit(ledger_where(lambda r: "numbers" in r and "bound" in r["numbers"]),
+                                            ("/numbers/bound/thresholds", {"median_range_error": 0.01})),
     },
     "export-report": {"three_outcomes": REPORT, "empty": {"results": []}},
     "bounds": {
         "data_bounds": BOUNDS,
         "one_row_without_a_floor": edit(BOUNDS, ("/rows", [edit(BOUNDS["rows"][0], ("/bases", ["reference"]),
                                                                 ("/min_cosine", -1))])),
+        "a_rule_threshold": edit(BOUNDS, ("/rows/2/thresholds", {"median_range_error": 0.01})),
     },
 }
 
@@ -229,6 +232,9 @@ INVALID = {
         "several": (edit(VALID["ledger-record"]["matrix_with_numbers"], ("/machine/cores", "2"),
                          ("/numbers/sqnr_db", "big"), ("/numbers/bound/atol", DELETE)),
                     ["/machine/cores", "/numbers/bound/atol", "/numbers/sqnr_db"]),
+        "threshold_not_a_measure": (edit(VALID["ledger-record"]["matrix_with_numbers"],
+                                         ("/numbers/bound/thresholds", {"median_range_error": True})),
+                                    ["/numbers/bound/thresholds/median_range_error"]),
     },
     "export-report": {
         "status_unknown": (edit(REPORT, ("/results/0/status", "done")), ["/results/0/status"]),
@@ -247,6 +253,8 @@ INVALID = {
         "bases": (edit(BOUNDS, ("/rows/3/bases", []), ("/rows/4/bases", ["truth"])),
                   ["/rows/3/bases", "/rows/4/bases/0"]),
         "rows_empty": (edit(BOUNDS, ("/rows", [])), ["/rows"]),
+        "threshold_as_a_string": (edit(BOUNDS, ("/rows/2/thresholds", {"median_range_error": "0.01"})),
+                                  ["/rows/2/thresholds/median_range_error"]),
         "several": (edit(BOUNDS, ("/schema_version", 2), ("/rows/4/atol_range", -0.1), ("/rows/5/why", DELETE),
                          ("/rows/6/min_cosine", -1.5), ("/rows/7/target", "no")),
                     ["/rows/4/atol_range", "/rows/5/why", "/rows/6/min_cosine", "/rows/7/target",

@@ -82,11 +82,13 @@ void add_facts(json& r, const BundleFacts& f) {
 
 // The bound as the ledger keeps it (the rule's text stays in the command's own output).
 json bound_numbers(const Bound& b) {
-  return {{"atol", json_number(b.atol)},
-          {"rtol", json_number(b.rtol)},
-          {"min_cosine", json_number(b.min_cosine)},
-          {"min_sqnr_db", json_number(b.min_sqnr_db)},
-          {"caller_supplied", b.caller_supplied}};
+  json out = {{"atol", json_number(b.atol)},
+              {"rtol", json_number(b.rtol)},
+              {"min_cosine", json_number(b.min_cosine)},
+              {"min_sqnr_db", json_number(b.min_sqnr_db)},
+              {"caller_supplied", b.caller_supplied}};
+  if (!b.thresholds.empty()) out["thresholds"] = thresholds_json(b);
+  return out;
 }
 
 // Worst numbers over a set of measurements: the largest max |a − r|, the lowest cosine and SQNR

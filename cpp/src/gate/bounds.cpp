@@ -13,6 +13,7 @@
 #include "etproof/bound_table_data.h"  // generated: kBoundTableJson, kBoundTablePath
 #include "core/common.h"
 #include "core/json_parse.h"
+#include "gate/rules.h"
 
 namespace etproof {
 
@@ -70,6 +71,19 @@ using nlohmann::json;
 constexpr const char* kRemedy =
     "fix data/bounds.json (schema/bounds.schema.json says what each field means) and rebuild";
 
+// The declared threshold of that name, or nullptr.
+std::optional<RuleThreshold> find_threshold(std::string_view name) {
+  for (const RuleThreshold& t : rule_thresholds())
+    if (t.name == name) return t;
+  return std::nullopt;
+}
+
+std::string threshold_names() {
+  std::string out;
+  for (const RuleThreshold& t : rule_thresholds()) out += (out.empty() ? "" : ", ") + std::string(t.name);
+  return out.empty() ? "none" : out;
+}
+
 bool holds_for(const BoundTerm& t, BoundBasis basis) {
   return std::find(t.bases.begin(), t.bases.end(), to_string(basis)) != t.bases.end();
 }
@@ -98,6 +112,15 @@ std::vector<BoundTerm> read_rows(const json& doc, const std::string& origin) {
     t.source = r.at("source").get<std::string>();
     t.target = r.at("target").get<bool>();
     t.derived = r.at("derived").get<bool>();
+    if (r.contains("thresholds"))
+      for (const auto& [name, value] : r.at("thresholds").items()) {
+        if (!find_threshold(name))
+          throw Error(ErrorKind::kManifestInvalid,
+                      origin + ": rows[" + std::to_string(i) + "].thresholds." + name +
+                          ": no gate rule declares a threshold of that name (declared: " + threshold_names() + ")",
+                      kRemedy);
+        t.thresholds[name] = value.get<double>();
+      }
     const auto bases = r.at("bases").get<std::vector<std::string>>();
     for (BoundBasis b : {BoundBasis::kGolden, BoundBasis::kReference})
       if (std::find(bases.begin(), bases.end(), to_string(b)) != bases.end()) t.bases.emplace_back(to_string(b));
@@ -124,15 +147,16 @@ const std::vector<BoundTerm>& table() {
   return rows;
 }
 
-const BoundTerm* find_term(const std::string& axis, const std::string& key, BoundBasis basis) {
-  for (const auto& t : table())
+const BoundTerm* find_term(const std::vector<BoundTerm>& rows, const std::string& axis, const std::string& key,
+                           BoundBasis basis) {
+  for (const auto& t : rows)
     if (t.axis == axis && t.key == key && holds_for(t, basis)) return &t;
   return nullptr;
 }
 
-std::string known_keys(const std::string& axis, BoundBasis basis) {
+std::string known_keys(const std::vector<BoundTerm>& rows, const std::string& axis, BoundBasis basis) {
   std::string out;
-  for (const auto& t : table()) {
+  for (const auto& t : rows) {
     if (t.axis != axis || !holds_for(t, basis)) continue;
     if (!out.empty()) out += ", ";
     out += t.key;
@@ -159,7 +183,32 @@ std::string describe_bound(const Bound& b) {
     os << "no SQNR floor";
   else
     os << "SQNR ≥ " << fmt(b.min_sqnr_db, 4) << " dB";
+  os << describe_thresholds(b);
   return os.str();
+}
+
+std::string describe_thresholds(const Bound& b) {
+  std::string out;
+  for (const auto& [name, value] : b.thresholds) {
+    const auto spec = find_threshold(name);
+    out += ", " + name + " " + std::string(spec ? spec->relation : "") + " " + fmt(value, 4);
+  }
+  return out;
+}
+
+nlohmann::json thresholds_json(const Bound& b) {
+  json out = json::object();
+  for (const auto& [name, value] : b.thresholds) out[name] = detail::json_number(value);
+  return out;
+}
+
+double combine_threshold(ThresholdCombine how, const std::vector<double>& terms) {
+  if (terms.empty())
+    throw Error(ErrorKind::kInvalidArgument, "combine_threshold: no terms", "pass at least one term");
+  if (how == ThresholdCombine::kNoisePower) return combine_sqnr_floors(terms);
+  double out = how == ThresholdCombine::kMultiply ? 1 : 0;
+  for (double t : terms) out = how == ThresholdCombine::kMultiply ? out * t : out + t;
+  return out;
 }
 
 double reference_range(const HostTensor& reference) {
@@ -192,20 +241,40 @@ std::string_view to_string(BoundBasis b) {
 
 Bound derive_bound(const std::string& recipe, const std::string& precision,
                    const std::optional<std::string>& compute_unit, BoundBasis basis) {
-  const BoundTerm* r = find_term("recipe", recipe, basis);
-  const BoundTerm* p = find_term("precision", precision, basis);
-  const BoundTerm* c = compute_unit ? find_term("compute_unit", *compute_unit, basis) : nullptr;
+  return derive_bound(table(), recipe, precision, compute_unit, basis);
+}
+
+namespace {
+
+// The thresholds of the rows a bound is derived from, each combined as its rule declares.
+std::map<std::string, double> combined_thresholds(const std::vector<const BoundTerm*>& terms) {
+  std::map<std::string, std::vector<double>> by_name;
+  for (const BoundTerm* t : terms)
+    if (t)
+      for (const auto& [name, value] : t->thresholds) by_name[name].push_back(value);
+  std::map<std::string, double> out;
+  for (const auto& [name, values] : by_name) out[name] = combine_threshold(find_threshold(name)->combine, values);
+  return out;
+}
+
+}  // namespace
+
+Bound derive_bound(const std::vector<BoundTerm>& rows, const std::string& recipe, const std::string& precision,
+                   const std::optional<std::string>& compute_unit, BoundBasis basis) {
+  const BoundTerm* r = find_term(rows, "recipe", recipe, basis);
+  const BoundTerm* p = find_term(rows, "precision", precision, basis);
+  const BoundTerm* c = compute_unit ? find_term(rows, "compute_unit", *compute_unit, basis) : nullptr;
   std::vector<std::string> missing;
   const std::string against = " against the " + std::string(to_string(basis));
   if (!r)
     missing.push_back("recipe \"" + recipe + "\"" + against + " (in the table: " +
-                      known_keys("recipe", basis) + ")");
+                      known_keys(rows, "recipe", basis) + ")");
   if (!p)
     missing.push_back("precision \"" + precision + "\"" + against + " (in the table: " +
-                      known_keys("precision", basis) + ")");
+                      known_keys(rows, "precision", basis) + ")");
   if (compute_unit && !c)
     missing.push_back("compute unit \"" + *compute_unit + "\"" + against + " (in the table: " +
-                      known_keys("compute_unit", basis) + ")");
+                      known_keys(rows, "compute_unit", basis) + ")");
   if (!missing.empty()) {
     std::string cause = "no measured bound for recipe \"" + recipe + "\" / precision \"" +
                         precision + "\"" +
@@ -239,6 +308,7 @@ Bound derive_bound(const std::string& recipe, const std::string& precision,
   b.min_sqnr_db = combine_sqnr_floors(floors);
   if (b.min_sqnr_db == std::numeric_limits<double>::infinity())
     b.min_sqnr_db = -std::numeric_limits<double>::infinity();
+  b.thresholds = combined_thresholds({r, p, c});
   b.atol = kAtolFloor;
   b.source = "derived: " + source;
   b.caller_supplied = false;
@@ -258,6 +328,43 @@ void check_bound_override(const BoundOverride& o) {
   if (o.min_cosine && (*o.min_cosine < -1 || *o.min_cosine > 1))
     throw Error(ErrorKind::kInvalidArgument, "--min-cosine " + fmt(*o.min_cosine, 12) + " is outside [-1, 1]",
                 "pass a cosine between -1 (the rule off) and 1 (identical direction)");
+  for (const auto& [name, value] : o.thresholds) {
+    if (!find_threshold(name))
+      throw Error(ErrorKind::kInvalidArgument, "--threshold " + name + ": no gate rule declares a threshold of that name",
+                  "name one of: " + threshold_names());
+    if (std::isnan(value))
+      throw Error(ErrorKind::kInvalidArgument, "--threshold " + name + " is NaN", "pass a number");
+  }
+}
+
+std::string describe_override(const BoundOverride& o) {
+  std::vector<std::string> given;
+  for (auto [v, flag] : {std::pair{o.atol, "--atol"}, {o.rtol, "--rtol"}, {o.min_cosine, "--min-cosine"},
+                         {o.min_sqnr_db, "--min-sqnr"}})
+    if (v) given.push_back(std::string(flag) + " " + fmt(*v, 12));
+  for (const auto& [name, value] : o.thresholds) given.push_back("--threshold " + name + "=" + fmt(value, 12));
+  return detail::join(given, " ");
+}
+
+void parse_threshold_argument(const std::string& arg, BoundOverride& o) {
+  const size_t eq = arg.find('=');
+  const std::string remedy = "pass --threshold NAME=VALUE, NAME one of: " + threshold_names();
+  if (eq == std::string::npos || eq == 0)
+    throw Error(ErrorKind::kInvalidArgument, "--threshold '" + arg + "' is not NAME=VALUE", remedy);
+  const std::string name = arg.substr(0, eq), text = arg.substr(eq + 1);
+  if (!find_threshold(name))
+    throw Error(ErrorKind::kInvalidArgument, "--threshold " + name + ": no gate rule declares a threshold of that name",
+                remedy);
+  double value = 0;
+  size_t used = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size())
+    throw Error(ErrorKind::kInvalidArgument, "--threshold " + name + ": '" + text + "' is not a number", remedy);
+  o.thresholds[name] = value;
 }
 
 Bound override_bound(const BoundOverride& o, const std::string& recipe,
@@ -292,9 +399,16 @@ Bound override_bound(const BoundOverride& o, const std::string& recipe,
   set(o.rtol, b.rtol, "--rtol");
   set(o.min_cosine, b.min_cosine, "--min-cosine");
   set(o.min_sqnr_db, b.min_sqnr_db, "--min-sqnr");
+  for (const auto& [name, value] : o.thresholds) {
+    b.thresholds[name] = value;
+    given.push_back("--threshold " + name + "=" + fmt(value, 12));
+  }
   std::string source = "caller:";
   for (const auto& g : given) source += " " + g;
-  if (given.size() < 4)
+  bool rest = !(o.atol && o.rtol && o.min_cosine && o.min_sqnr_db);
+  if (derived)
+    for (const auto& [name, value] : derived->thresholds) rest = rest || !o.thresholds.count(name);
+  if (rest)
     source += derived ? "; the rest from the " + derived->source
                       : std::string("; no SQNR floor (no bound is derivable for this pair)");
   b.source = source;
@@ -313,7 +427,7 @@ std::vector<BoundTerm> parse_bound_table(const nlohmann::json& doc, const std::s
 const char* embedded_bound_table_json() { return build::kBoundTableJson; }
 
 nlohmann::json to_json(const Bound& b) {
-  return {{"atol", b.atol},
+  nlohmann::json j = {{"atol", b.atol},
           {"rtol", b.rtol},
           {"min_cosine", b.min_cosine},
           {"min_sqnr_db", detail::json_number(b.min_sqnr_db)},  // "-inf": no SQNR rule
@@ -325,6 +439,8 @@ nlohmann::json to_json(const Bound& b) {
           {"scale_relative", b.scale_relative()},
           {"target", b.target},
           {"rule", describe_bound(b)}};
+  if (!b.thresholds.empty()) j["thresholds"] = thresholds_json(b);
+  return j;
 }
 
 }  // namespace etproof

@@ -393,11 +393,14 @@ TensorReport compare_tensor(const std::string& output, const HostTensor& actual,
   fill_numbers(rep, p, bound, a, r, reference.shape);
 
   // The rules, every failing one named at once.
-  const detail::TensorFacts facts{rep, p.all, bound, a, r, reference.shape,
-                                  p.over, p.first_nonfinite, p.worst_err, sqnr_of(p.all.nr, p.all.noise)};
+  std::map<std::string, double> measured;
+  const detail::TensorFacts facts{rep,    p.all,           bound,       a, r, reference.shape, p.over,
+                                  p.first_nonfinite, p.worst_err, sqnr_of(p.all.nr, p.all.noise), measured};
   std::vector<std::string> failures;
   for (const detail::TensorRule& rule_unit : detail::tensor_rules())
     if (auto failure = rule_unit.judge(facts)) failures.push_back(std::move(*failure));
+  for (const auto& [name, value] : measured) rep.thresholds[name] = bound.thresholds.at(name);
+  rep.measured = std::move(measured);
   if (axis)
     if (auto failure = judge_slices(rep, p, bound, margin, *axis)) failures.push_back(std::move(*failure));
 
@@ -484,6 +487,12 @@ nlohmann::json to_json(const TensorReport& t) {
     j["widening_error"] = json_number(t.widening_error);
   }
   if (!t.inconclusive.empty()) j["inconclusive"] = t.inconclusive;
+  if (!t.measured.empty()) {
+    j["thresholds"] = nlohmann::json::object();
+    j["measured"] = nlohmann::json::object();
+    for (const auto& [name, value] : t.thresholds) j["thresholds"][name] = json_number(value);
+    for (const auto& [name, value] : t.measured) j["measured"][name] = json_number(value);
+  }
   return j;
 }
 

@@ -81,6 +81,32 @@ std::optional<std::string> sign_flip_rule(const TensorFacts& f) {
   return os.str();
 }
 
+// Typical error: the median |a − r| over the finite pairs as a fraction of R = max|reference|
+// (TensorReport::reference_range; an error over a zero range is +inf) ≤ the bound's
+// median_range_error. allclose judges the worst element and SQNR the error's power; an error
+// spread thinly over every element moves the median first. It applies only where a bound carries
+// the threshold: no row of data/bounds.json sets one (none has been measured), a caller's
+// --threshold median_range_error=F does.
+std::optional<std::string> median_error_rule(const TensorFacts& f) {
+  const auto it = f.bound.thresholds.find("median_range_error");
+  if (it == f.bound.thresholds.end()) return std::nullopt;
+  std::vector<double> err;
+  err.reserve(f.actual.size());
+  for (size_t i = 0; i < f.actual.size(); ++i)
+    if (std::isfinite(f.actual[i]) && std::isfinite(f.reference[i])) err.push_back(std::fabs(f.actual[i] - f.reference[i]));
+  if (err.empty()) return std::nullopt;
+  const size_t mid = err.size() / 2;
+  std::nth_element(err.begin(), err.begin() + long(mid), err.end());
+  double median = err[mid];
+  if (err.size() % 2 == 0) median = (median + *std::max_element(err.begin(), err.begin() + long(mid))) / 2;
+  const double range = f.rep.reference_range;
+  const double value = range > 0 ? median / range : (median > 0 ? std::numeric_limits<double>::infinity() : 0);
+  f.measured["median_range_error"] = value;
+  if (value <= it->second) return std::nullopt;
+  return "median error: median |a−r| " + fmt(median, 4) + " = " + fmt(value, 4) + "·max|ref| > " + fmt(it->second, 4) +
+         "·max|ref| (an error spread over most elements)";
+}
+
 // ---- one slice -------------------------------------------------------------------------------------
 
 std::optional<std::string> slice_nonfinite_rule(const SliceFacts& f) {
@@ -122,7 +148,10 @@ std::optional<std::string> slice_sqnr_rule(const SliceFacts& f) {
 const std::vector<TensorRule>& tensor_rules() {
   static const std::vector<TensorRule> rules{
       {"non-finite", nonfinite_rule}, {"constant", constant_rule}, {"allclose", allclose_rule},
-      {"cosine", cosine_rule},        {"sqnr", sqnr_rule},         {"sign-flip", sign_flip_rule}};
+      {"cosine", cosine_rule},        {"sqnr", sqnr_rule},         {"sign-flip", sign_flip_rule},
+      {"median-error", median_error_rule,
+       RuleThreshold{"median_range_error", ThresholdCombine::kAdd, "≤",
+                     "median |actual − reference| over the finite pairs, as a fraction of max|reference|"}}};
   return rules;
 }
 
@@ -134,6 +163,21 @@ const std::vector<SliceRule>& slice_rules() {
                                             {"sqnr", slice_sqnr_rule}};
   return rules;
 }
+
+}  // namespace etproof::detail
+
+namespace etproof {
+
+std::vector<RuleThreshold> rule_thresholds() {
+  std::vector<RuleThreshold> out;
+  for (const detail::TensorRule& r : detail::tensor_rules())
+    if (r.threshold) out.push_back(*r.threshold);
+  return out;
+}
+
+}  // namespace etproof
+
+namespace etproof::detail {
 
 double cosine_of(double dot, double na, double nr) {
   // Two all-zero tensors are identical (1); one zero-norm tensor against a non-zero one shares

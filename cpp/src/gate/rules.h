@@ -3,12 +3,17 @@
 // one pass over the elements measured and answers its failure text, or nullopt when it holds or
 // does not apply. compare_tensor lists every failing rule, in the order of the tables below.
 //
-// A new rule: a function and a row in tensor_rules() (and slice_rules() when it judges slices),
-// with the numbers it reports in TensorReport (etproof/gate/gate.h) and their JSON (gate.cpp to_json).
+// A new rule: a function and a row in tensor_rules() (and slice_rules() when it judges slices). A
+// rule with a threshold of its own declares it in its row (RuleThreshold: name, how the table's
+// terms combine, relation); the bound carries it by that name (Bound::thresholds, from
+// data/bounds.json rows' `thresholds` or --threshold NAME=VALUE), and the rule records its
+// measurement in TensorFacts::measured under the same name. Reports, JSON, the ledger and the
+// CLI take both from there: no other file changes.
 #pragma once
 
 #include <cstddef>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -47,13 +52,20 @@ struct TensorFacts {
   size_t first_nonfinite = 0;  // the first non-finite mismatch (== numel when none)
   double worst_err = 0;        // |a − r| at rep.worst_index
   double finite_sqnr = 0;      // the SQNR over the finite pairs (dB), which the SQNR rule judges
+  // Where a rule with its own threshold records the number it judged, under the threshold's name
+  // (TensorReport::measured); compare_tensor copies the applied threshold beside it.
+  std::map<std::string, double>& measured;
 };
 
 struct TensorRule {
   std::string_view name;
   std::optional<std::string> (*judge)(const TensorFacts&);
+  // The rule's own threshold, where it has one (RuleThreshold, etproof/gate/gate.h): the rule
+  // applies only where the bound carries a value of that name.
+  std::optional<RuleThreshold> threshold{};
 };
-// non-finite, constant output, allclose, cosine, SQNR, sign flip: the order failures are listed in.
+// non-finite, constant output, allclose, cosine, SQNR, sign flip, median error: the order failures
+// are listed in.
 const std::vector<TensorRule>& tensor_rules();
 
 // What a slice rule reads: its sums, its report (numbers and relaxed floors filled), the bound and

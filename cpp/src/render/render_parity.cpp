@@ -46,6 +46,7 @@ std::string brief_bound(const ParityReport& r) {
   }
   os << ", rtol " << fmt(b.rtol) << ", cosine ≥ " << cosine_text(b.min_cosine);
   if (b.min_sqnr_db != -std::numeric_limits<double>::infinity()) os << ", SQNR ≥ " << fmt(b.min_sqnr_db, 4) << " dB";
+  os << describe_thresholds(b);
   return os.str();
 }
 // The report's head: bundle, backend, recipe and precision; the delegates in the program; the
@@ -120,6 +121,8 @@ void write_float_output(std::ostringstream& os, const ParityReport& r, const Ten
     os << " (SQNR rule skipped: the reference is all zeros; so is the cosine rule)";
   else if (t.min_sqnr_db != -std::numeric_limits<double>::infinity())
     os << " (floor " << fmt(t.min_sqnr_db, 4) << " dB)";
+  for (const auto& [name, value] : t.measured)
+    os << ", " << name << " " << fmt(value, 4) << " (threshold " << fmt(t.thresholds.at(name), 4) << ")";
   os << "\n";
   if (t.against != "golden" || !t.widened_by.empty()) {
     os << "    against "

@@ -145,6 +145,7 @@ nlohmann::json applied_json(const std::vector<Inspection::Applied>& applied) {
                          {"rtol", detail::json_number(b.rtol)},
                          {"min_cosine", detail::json_number(b.min_cosine)},
                          {"min_sqnr_db", detail::json_number(b.min_sqnr_db)}};
+    if (!b.thresholds.empty()) ja["thresholds"] = thresholds_json(b);
     if (!a.bound.widened_by.empty()) {
       ja["widened_by"] = a.bound.widened_by;
       ja["widening_error"] = detail::json_number(a.bound.widening->max_abs_error);
@@ -255,7 +256,8 @@ void applied_text(std::ostream& os, const Inspection::Applied& a) {
      << detail::cosine_text(b.min_cosine) << ", "
      << (b.min_sqnr_db == -std::numeric_limits<double>::infinity()
              ? std::string("no SQNR floor")
-             : "SQNR ≥ " + detail::format_number(b.min_sqnr_db, 4) + " dB");
+             : "SQNR ≥ " + detail::format_number(b.min_sqnr_db, 4) + " dB")
+     << describe_thresholds(b);
   if (a.bound.widening)
     os << " (widened by " << detail::format_number(kReferenceMargin, 3) << "x the "
        << a.bound.widened_by << "'s " << detail::format_number(a.bound.widening->max_abs_error, 3)

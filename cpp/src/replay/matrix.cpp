@@ -366,20 +366,6 @@ void apply_xfail(Matrix& m, const std::vector<XfailRecord>& records,
                                           : apply_export_record(m, r, m.xfail_file, entries));
 }
 
-// The caller's bound as the flags that gave it ("--atol 0.001 --min-cosine 0.99"); "" for none.
-std::string caller_bound_text(const BoundOverride& caller) {
-  if (caller.empty()) return "";
-  std::vector<std::string> given;
-  auto add = [&](const std::optional<double>& v, const char* flag) {
-    if (v) given.push_back(std::string(flag) + " " + detail::format_number(*v, 12));
-  };
-  add(caller.atol, "--atol");
-  add(caller.rtol, "--rtol");
-  add(caller.min_cosine, "--min-cosine");
-  add(caller.min_sqnr_db, "--min-sqnr");
-  return join(given, " ");
-}
-
 // The bundles of `dir` to replay, each with its options. A method selection: each bundle replays
 // the methods it lists of those asked for; one that lists none is left out (appended to
 // m.left_out with the reason). Its manifest alone is read here; an unreadable one is replayed
@@ -436,7 +422,7 @@ Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& calle
     m.xfail_file = (dir / "xfail.json").string();
     records = read_xfail(dir / "xfail.json");
   }
-  if (!caller.empty()) m.caller_bound = caller_bound_text(caller);
+  if (!caller.empty()) m.caller_bound = describe_override(caller);
   if (budget) m.caller_budget = describe_budget(*budget);
   ReplayOptions options;
   options.caller = caller;

@@ -266,17 +266,7 @@ ToleranceReport measure_tolerances(const std::vector<fs::path>& dirs,
   ToleranceReport rep;
   rep.margin = opt.margin;
   rep.own_reference = opt.own_reference;
-  if (!opt.caller.empty()) {
-    std::vector<std::string> given;
-    auto add = [&](const std::optional<double>& v, const char* flag) {
-      if (v) given.push_back(std::string(flag) + " " + format_number(*v, 12));
-    };
-    add(opt.caller.atol, "--atol");
-    add(opt.caller.rtol, "--rtol");
-    add(opt.caller.min_cosine, "--min-cosine");
-    add(opt.caller.min_sqnr_db, "--min-sqnr");
-    for (size_t i = 0; i < given.size(); ++i) rep.caller_bound += (i ? " " : "") + given[i];
-  }
+  rep.caller_bound = describe_override(opt.caller);
   for (const fs::path& dir : dirs) {
     const std::string remedy = "pass directories the export half wrote (etproof export … --out DIR)";
     if (!detail::is_directory_path(dir, remedy))

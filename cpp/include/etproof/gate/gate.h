@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -67,6 +68,11 @@ struct Bound {
   // not a measurement of it, e.g. int8-static-per-channel): measure-tolerances checks such a
   // bound without its margin.
   bool target = false;
+  // The thresholds of the rules that declare their own (gate/rules.cpp: a rule row's
+  // `threshold`), by the threshold's name: from the bound table's rows (their `thresholds`,
+  // combined as the rule declares) or a caller's --threshold NAME=VALUE. Absent: that rule does
+  // not apply. Scale-free as the table gives them; resolve_bound keeps them as they are.
+  std::map<std::string, double> thresholds;
   bool scale_relative() const {
     return atol_range != 0 || atol_qsteps != 0 || atol_range_unquantized != 0;
   }
@@ -132,18 +138,54 @@ Bound derive_bound(const std::string& recipe, const std::string& precision,
 // all +inf (or none) gives +inf.
 double combine_sqnr_floors(const std::vector<double>& floors_db);
 
-// A caller's bound, field by field (the CLI's --atol/--rtol/--min-cosine/--min-sqnr). Fields left
-// unset come from the derived bound.
+// A caller's bound, field by field (the CLI's --atol/--rtol/--min-cosine/--min-sqnr, and
+// --threshold NAME=VALUE for a rule's own threshold). Fields left unset come from the derived bound.
 struct BoundOverride {
   std::optional<double> atol, rtol, min_cosine, min_sqnr_db;
-  bool empty() const { return !atol && !rtol && !min_cosine && !min_sqnr_db; }
+  std::map<std::string, double> thresholds;  // by name (rule_thresholds() lists the names)
+  bool empty() const { return !atol && !rtol && !min_cosine && !min_sqnr_db && thresholds.empty(); }
 };
 
 // Refuses a caller's bound no output could be judged by, with Error{kInvalidArgument} naming the
 // flag: NaN anywhere; a negative --atol or --rtol (a tolerance is a distance); a --min-cosine
-// outside [-1, 1] (a cosine's range: -1 turns the rule off, above 1 nothing could pass). --min-sqnr
-// may be any other number (-inf turns the rule off). override_bound checks it first.
+// outside [-1, 1] (a cosine's range: -1 turns the rule off, above 1 nothing could pass); a
+// --threshold whose name no rule declares (the remedy lists them). --min-sqnr may be any other
+// number (-inf turns the rule off). override_bound checks it first.
 void check_bound_override(const BoundOverride& o);
+
+// The caller's bound as the flags that give it ("--atol 0.001 --min-cosine 0.99 --threshold
+// NAME=V"), in that order; "" when empty. Reports print it as the matrix's caller bound.
+std::string describe_override(const BoundOverride& o);
+
+// Parses one --threshold argument "NAME=VALUE" into `o`. Throws Error{kInvalidArgument} naming
+// the argument where it has no '=', the value is not a number, or no rule declares the name.
+void parse_threshold_argument(const std::string& arg, BoundOverride& o);
+
+// How the terms of a rule's own threshold combine across the rows of a recipe, a precision and a
+// compute unit (derive_bound): kAdd sums them (a tolerance, like atol); kMultiply multiplies
+// them (a floor in (0, 1], like the cosine's); kNoisePower combines floors in dB as noise powers
+// add, as the SQNR floors do (combine_sqnr_floors).
+enum class ThresholdCombine { kAdd, kMultiply, kNoisePower };
+
+// A threshold a rule declares (gate/rules.cpp, beside the rule): its name (the key in
+// data/bounds.json rows' `thresholds`, in Bound::thresholds and after --threshold), how its terms
+// combine, the relation the measured number must keep to it ("≤" or "≥"), and what it means.
+struct RuleThreshold {
+  std::string_view name;
+  ThresholdCombine combine = ThresholdCombine::kAdd;
+  std::string_view relation;  // "≤": the measurement may not exceed it; "≥": may not fall below
+  std::string_view meaning;   // one line, with its unit
+};
+// Every threshold the rules declare, in the rules' order.
+std::vector<RuleThreshold> rule_thresholds();
+
+// Combines one threshold's terms as `how` says; an empty list is an error of the caller's.
+double combine_threshold(ThresholdCombine how, const std::vector<double>& terms);
+
+// The rule thresholds of a bound as text (", NAME ≤ V" each, in name order; "" when none) and as
+// JSON ({NAME: V}); reports append them to their bound line and their bound object.
+std::string describe_thresholds(const Bound& b);
+[[nodiscard]] nlohmann::json thresholds_json(const Bound& b);
 
 // The bound a caller's override gives for this recipe/precision: the derived bound with the given
 // fields replaced, caller_supplied = true, and a source naming what was given. A given --atol
@@ -175,6 +217,8 @@ struct BoundTerm {
   bool derived = false;    // from a numerical argument (unit roundoff), not a measurement:
                            // measure-tolerances shows observations beside it but does not
                            // propose a replacement
+  // Terms of the rules' own thresholds, by name (a name no rule declares is refused on reading).
+  std::map<std::string, double> thresholds;
 };
 // The rows as embedded, in the file's order. Throws as parse_bound_table, naming data/bounds.json,
 // where the embedded file is bad (configure does not check it): so does every derive_bound.
@@ -186,6 +230,13 @@ std::vector<BoundTerm> bound_table();
 // schema/bounds.schema.json at once (FIELD as rows[3].min_cosine), or naming a row that repeats an
 // earlier row's axis and key on a basis; also for a document nested more than 64 deep.
 std::vector<BoundTerm> parse_bound_table(const nlohmann::json& doc, const std::string& origin);
+
+// derive_bound over the rows of another table (e.g. one parse_bound_table read), with the same
+// rules and errors as over the embedded one.
+Bound derive_bound(const std::vector<BoundTerm>& table, const std::string& recipe,
+                   const std::string& precision,
+                   const std::optional<std::string>& compute_unit = std::nullopt,
+                   BoundBasis basis = BoundBasis::kGolden);
 
 // data/bounds.json's text, byte for byte as it was at configure time.
 const char* embedded_bound_table_json();
@@ -279,6 +330,10 @@ struct TensorReport {
   std::optional<int64_t> slice_axis;
   std::vector<SliceReport> slices;
   std::optional<size_t> worst_slice;
+  // The rules with thresholds of their own (RuleThreshold): each applied threshold (as in the
+  // bound) and the number its rule measured, by the threshold's name; empty when none applied.
+  std::map<std::string, double> thresholds;
+  std::map<std::string, double> measured;
   // Set by the replay (etproof/references.h), not by compare_tensor:
   std::string against = "golden";      // what the output was compared with: "golden" (the
                                        // float32 golden), "float64" (truth) or an emulation
@@ -322,7 +377,8 @@ std::string describe_bound(const Bound& b);
 // One output's report as JSON: every TensorReport field (non-finite numbers as json_number writes
 // them), with `slices` [{index, passed, failure, cosine, sqnr_db, max_abs_error, worst_ratio,
 // min_cosine, min_sqnr_db, cosine_skipped, sqnr_skipped}], `worst_slice` (a slice index or null),
-// `slice_axis` (null: not sliced), `first_mismatch` and `worst_sign_flip` (null when none).
+// `slice_axis` (null: not sliced), `first_mismatch` and `worst_sign_flip` (null when none), and
+// `thresholds` and `measured` ({NAME: number}) only where a rule with its own threshold applied.
 [[nodiscard]] nlohmann::json to_json(const TensorReport& t);
 
 }  // namespace etproof
