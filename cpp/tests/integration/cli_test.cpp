@@ -40,6 +40,38 @@ Result etproof_cli(const std::string& args, const std::string& env = "") {
 
 // ExecuTorch's Info lines (XNNPACK's CPU probing on every load) are kept out of reports unless
 // ETPROOF_LOG=info asks for them (etproof/runtime_log.h).
+// Both halves, through the real export half (its probe is cached by the Python side): needs the
+// export half installed, so an integration test.
+TEST(Cli, BackendsJsonCarriesBothHalves) {
+  if (access(ETPROOF_PYTHON_FOR_TESTS, X_OK) != 0)
+    GTEST_SKIP() << "no export-half Python at " << ETPROOF_PYTHON_FOR_TESTS << " (run ./setup.sh)";
+  const Result r = etproof_cli("backends --json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const auto j = parse(r);
+  ASSERT_TRUE(j.at("export").is_array()) << j.at("export_error");
+  EXPECT_EQ(j.at("export").size(), j.at("runtime_by_backend").size());
+  for (const auto& e : j.at("export")) {
+    for (const char* k : {"backend", "status", "reason", "needs"}) EXPECT_TRUE(e.contains(k)) << e.dump();
+    const std::string st = e.at("status");
+    EXPECT_TRUE(st == "available" || st == "refused" || st == "removed-upstream") << st;
+  }
+}
+
+// The XNNPACK probe replays the tiny test bundle: with it exported, the probe agrees.
+TEST(Cli, BackendsProbeAgreesOnTheTinyXnnpackBundle) {
+  ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-xnnpack-fp32");
+  const Result r = etproof_cli("backends --json --runtime-only");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  bool seen = false;
+  const nlohmann::json j = parse(r);
+  for (const auto& b : j.at("runtime"))
+    if (b.at("id") == "XnnpackBackend") {
+      seen = true;
+      EXPECT_EQ(b.at("probe").at("status"), "agreed") << b.dump();
+    }
+  EXPECT_TRUE(seen) << r.out;
+}
+
 TEST(Cli, ExecutorchInfoLogIsFilteredUnlessAsked) {
   const auto bundle = test_bundles() / "tiny-xnnpack-fp32";
   ETPROOF_REQUIRE_BUNDLE(bundle);

@@ -16,7 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using etproof::testing::scratch_dir;
-using etproof::testing::test_bundles;
 
 using Result = etproof::testing::CliResult;
 using etproof::testing::parse;
@@ -39,9 +38,7 @@ TEST(Cli, BackendsJsonListsTheLinkedDelegate) {
       EXPECT_TRUE(b.contains(k)) << k << " missing in " << b.dump();
     if (b.at("id") == "XnnpackBackend") {
       xnnpack = b.at("registered").get<bool>() && b.at("available").get<bool>();
-      const auto& probe = b.at("probe");
-      if (!test_bundles().empty() && fs::exists(test_bundles() / "tiny-xnnpack-fp32"))
-        EXPECT_EQ(probe.at("status"), "agreed") << probe.dump();
+      EXPECT_TRUE(b.at("probe").contains("status")) << b.dump();
     }
   }
   EXPECT_TRUE(xnnpack) << r.out;
@@ -71,22 +68,6 @@ TEST(Cli, BackendsSaysWhenTheExportHalfIsMissing) {
   const Result text = etproof_cli("backends", "ETPROOF_PYTHON=/nonexistent/python");
   EXPECT_EQ(text.rc, 0);
   EXPECT_NE(text.out.find("not answered"), std::string::npos) << text.out;
-}
-
-// Both halves, through the real export half (its probe is cached by the Python side).
-TEST(Cli, BackendsJsonCarriesBothHalves) {
-  if (access(ETPROOF_PYTHON_FOR_TESTS, X_OK) != 0)
-    GTEST_SKIP() << "no export-half Python at " << ETPROOF_PYTHON_FOR_TESTS << " (run ./setup.sh)";
-  const Result r = etproof_cli("backends --json");
-  ASSERT_EQ(r.rc, 0) << r.err;
-  const auto j = parse(r);
-  ASSERT_TRUE(j.at("export").is_array()) << j.at("export_error");
-  EXPECT_EQ(j.at("export").size(), j.at("runtime_by_backend").size());
-  for (const auto& e : j.at("export")) {
-    for (const char* k : {"backend", "status", "reason", "needs"}) EXPECT_TRUE(e.contains(k)) << e.dump();
-    const std::string st = e.at("status");
-    EXPECT_TRUE(st == "available" || st == "refused" || st == "removed-upstream") << st;
-  }
 }
 
 TEST(Cli, UsageErrorsExitTwo) {
