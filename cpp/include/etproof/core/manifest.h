@@ -128,7 +128,7 @@ struct GoldenCase {
   // Manifest::references records as captured, each with a file for every output (checked by the
   // reader). Read them with read_golden_reference (bundle.h).
   std::map<std::string, std::map<std::string, FileRef>> references;
-  // goldens[i].files (optional within schema 1, written by every export since 2026-12-01): the
+  // goldens[i].files (optional within schema 1; every export writes it): the
   // size and SHA-256 of each file `inputs` and `outputs` name, exactly those. Empty: the bundle
   // predates it, and its golden files are read unhashed. read_golden_inputs/outputs (bundle.h)
   // check them before reading.
