@@ -63,6 +63,8 @@ void write_head(std::ostringstream& os, const ParityReport& r) {
   }
   os << "\n";
   if (r.several_methods) os << "methods: " << detail::join_or_none(r.methods) << "\n";
+  if (!r.mutable_buffers.empty())
+    os << "state: fresh per case (buffers: " << detail::join(r.mutable_buffers, ", ") << ")\n";
   os << "bound: " << brief_bound(r)
      << (r.bound.caller_supplied ? " (supplied by the caller, not derived)" : " (derived)") << "\n";
   if (!r.judgement.empty()) os << "judged: " << r.judgement << "\n";
@@ -284,6 +286,7 @@ nlohmann::json to_json(const ParityReport& r) {
                         {"bound", to_json(r.bound)}, {"cases", cases},     {"passed", r.passed}};
   if (!r.model.empty()) doc["model"] = r.model;
   if (r.several_methods) doc["methods"] = r.methods;
+  if (!r.mutable_buffers.empty()) doc["state"] = {{"mutable_buffers", r.mutable_buffers}, {"per_case", "fresh"}};
   doc["against"] = r.against;
   if (!r.judgement.empty()) doc["judgement"] = r.judgement;
   if (!r.precision_reason.empty()) doc["precision_reason"] = r.precision_reason;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <new>
+#include <utility>
 
 #include <executorch/runtime/platform/runtime.h>
 
@@ -36,6 +37,7 @@ void take_identity(ParityReport& r, const Manifest& m) {
   r.compute_unit = m.compute_unit;
   r.manifest_read = true;
   r.several_methods = has_several_methods(m);
+  r.mutable_buffers = m.mutable_buffers;
 }
 
 // Whether case `g` is among the methods replayed (an empty selection: every method).
@@ -312,6 +314,17 @@ void conclude(CaseReport& c, std::vector<std::string>& failures, const std::vect
   c.detail = join(failures, "; ");
 }
 
+// A case that could not start: the program failed to load again for it (a stateful program's
+// fresh load per case), with the load's status and error.
+CaseReport refused_case(const Manifest& m, const GoldenCase& g, const Error& e) {
+  CaseReport c;
+  c.case_id = case_label(m, g);
+  c.method = g.method;
+  c.data = g.data;
+  refuse(c, status_of(e), "loading the program afresh for this case (it writes state): " + error_line(e), e);
+  return c;
+}
+
 // Runs one golden case and gates each output (step 6). allow_edited: read goldens that no longer
 // match the manifest's hashes (--allow-edited-goldens); such a case is drifted whatever it measures.
 CaseReport run_case(const Bundle& b, LoadedModel& model, const GoldenCase& g, const Bound& bound,
@@ -569,9 +582,23 @@ ParityReport replay(const Bundle& goldens, LoadedModel& model, const ReplayOptio
   const JudgePlan plan = choose_bound(r, goldens.manifest, options);
   r.budget = effective_budget(goldens.manifest.budget, options.budget);
   const bool undelegated = r.backend != "portable" && r.delegates.empty();
-  for (const GoldenCase& g : goldens.manifest.goldens)
-    if (selected(options.methods, g)) r.cases.push_back(run_case(goldens, model, g, r.bound, plan, r.budget,
-                                                               options.allow_edited_goldens));
+  // A program that writes state runs each case from its initial state: on a program loaded
+  // afresh (the first case on the one given). Measured: ExecuTorch keeps a method's mutable
+  // buffers across runs, so a reused one carries the cases before it.
+  const bool fresh = !goldens.manifest.mutable_buffers.empty();
+  bool first = true;
+  for (const GoldenCase& g : goldens.manifest.goldens) {
+    if (!selected(options.methods, g)) continue;
+    if (fresh && !std::exchange(first, false)) {
+      try {
+        model = LoadedModel::load(goldens, options.isolation);
+      } catch (const Error& e) {
+        r.cases.push_back(refused_case(goldens.manifest, g, e));
+        continue;
+      }
+    }
+    r.cases.push_back(run_case(goldens, model, g, r.bound, plan, r.budget, options.allow_edited_goldens));
+  }
   judge_top1(r, goldens.manifest);
   for (CaseReport& c : r.cases) settle(c, r, undelegated, options);
   finish(r);

@@ -167,7 +167,8 @@ def missing_python_kernels(operators) -> list[str]:
 
 
 def verify_runs(program, data_path, inputs, delegates, n_outputs, say, name,
-                operators=None, method: str = "forward", more_inputs=()) -> list | None:
+                operators=None, method: str = "forward", more_inputs=(),
+                fresh: bool = False) -> list | None:
     """Runs the written program (``method`` on ``inputs``, then on each of ``more_inputs``) in
     ExecuTorch's Python runtime, where that runtime has every delegate of the program; returns
     the outputs of each run (a list of tensors per run, in that order), or None where it could
@@ -178,6 +179,9 @@ def verify_runs(program, data_path, inputs, delegates, n_outputs, say, name,
     operators: the operators the program calls outside its delegates (registry names); one the
     Python runtime has no kernel for is ExportError naming it and its kernel library, before
     anything runs (ExecuTorch itself would say only "error: 0x14", OperatorMissing).
+    fresh: the program writes state (etproof.export.state): each run loads the program afresh,
+    so each starts from its initial state (a method loaded again on the same program keeps the
+    state its last run left: measured with ExecuTorch 1.5.1's Python runtime).
     """
     from executorch.runtime import Runtime
 
@@ -203,13 +207,17 @@ def verify_runs(program, data_path, inputs, delegates, n_outputs, say, name,
             "links such a kernel can run the program exported without this check (verify=False)",
             stage="lower")
     runs = []
+
+    def load():
+        loaded = (rt.load_program(program, data_path=data_path) if data_path is not None
+                  else rt.load_program(program))
+        return loaded.load_method(method)
+
     try:
-        if data_path is not None:
-            loaded = rt.load_program(program, data_path=data_path)
-        else:
-            loaded = rt.load_program(program)
-        meth = loaded.load_method(method)
-        for run_inputs in (inputs, *more_inputs):
+        meth = load()
+        for i, run_inputs in enumerate((inputs, *more_inputs)):
+            if fresh and i:
+                meth = load()
             outs = list(meth.execute(list(run_inputs)))
             if len(outs) != n_outputs:
                 raise ExportError(f"the lowered program returned {len(outs)} outputs, the model "

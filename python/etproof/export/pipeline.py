@@ -108,6 +108,7 @@ from etproof.export.references import (
     reference_names,
     this_machine,
 )
+from etproof.export.state import initialize_buffers_pass, mutated_buffers, run_fresh
 from etproof.export.taps import check_taps, delegate_calls
 from etproof.export.targets import target_record
 from etproof.export.toolchain import delegates_in_program, program_calls, toolchain_versions, version
@@ -148,6 +149,7 @@ class _Run:
     program_bytes: bytes = b""
     delegates: list = field(default_factory=list)
     operators: list = field(default_factory=list)
+    mutable_buffers: list = field(default_factory=list)  # the manifest's state.mutable_buffers
 
     @property
     def several(self) -> bool:
@@ -314,6 +316,10 @@ def _lower(run: _Run) -> None:
         run.edge, run.backend_config, rejections = lower(
             ep, run.backend, run.recipe, run.facts, name if opts.external_weights else None)
         run.delegation = delegation_record(run.edge, rejections)
+        run.mutable_buffers = mutated_buffers(run.edge)
+        if run.mutable_buffers:
+            run.say(f"{name}: state: the program writes {', '.join(run.mutable_buffers)}; "
+                    "every golden case starts from the initial state")
         if run.twin is not None:
             run.twin.calls_shipped = delegate_calls(run.edge)
 
@@ -321,9 +327,20 @@ def _lower(run: _Run) -> None:
 def _serialize(run: _Run) -> None:
     """Stage 6: the program (and its named data) written into the staging directory, and the
     delegates and operators read back from the bytes written."""
+    import torch
+
     with in_stage("serialize"):
-        et = (run.edge.to_executorch(run.backend_config) if run.backend_config
-              else run.edge.to_executorch())
+        config = run.backend_config
+        init = initialize_buffers_pass(run.edge)
+        if init is not None:  # the program starts from the model's initial state
+            from executorch.exir import ExecutorchBackendConfig
+
+            config = config or ExecutorchBackendConfig()
+            config.passes = [*config.passes, init]
+        # without autograd: the initializing pass re-runs the buffer's in-place update, which
+        # autograd refuses where the update's input requires grad (a Linear's output)
+        with torch.no_grad():
+            et = run.edge.to_executorch(config) if config else run.edge.to_executorch()
         run.pte, run.data_files = write_program(et, run.tmp, run.name)
         if run.opts.external_weights and not run.data_files:
             raise ExportError(f"external_weights is set but ExecuTorch moved no weights out of "
@@ -349,7 +366,7 @@ def _verify(run: _Run) -> None:
                                m.args.cases[0].inputs, run.delegates, len(m.output_names),
                                run.say, run.who(m), operators=run.operators, method=m.name,
                                more_inputs=[c.inputs for c in m.args.cases[1:]]
-                               if measure else ())
+                               if measure else (), fresh=bool(run.mutable_buffers))
             if measure:
                 at_export.append(program_vs_emulation(
                     runs, m.refs, recipe, [c.id for c in m.args.cases], m.output_names,
@@ -403,6 +420,8 @@ def _manifest(run: _Run) -> dict:
                    goldens=meths[0].goldens)
     if run.data_files:
         doc["data_files"] = [file_ref(run.tmp / f) for f in run.data_files]
+    if run.mutable_buffers:
+        doc["state"] = {"mutable_buffers": run.mutable_buffers, "per_case": "fresh"}
     if opts.compute_unit is not None:
         doc["compute_unit"] = opts.compute_unit
     try:  # what a target-bound delegate's artifact was compiled for (etproof.export.targets)
@@ -542,12 +561,13 @@ def _check_references_agree(m, several: bool) -> None:
 
 
 def _eager_goldens(model, args, output_names) -> tuple[list, list]:
-    """The source model's float32 eager outputs on the example inputs and on every golden case."""
+    """The source model's float32 eager outputs on the example inputs and on every golden case,
+    each call from the model's initial state (etproof.export.state), which it keeps."""
     import torch
 
     with torch.no_grad():
-        example_outs = _run_eager(model, args.example_inputs, len(output_names))
-        golden_outs = [_run_eager(model, c.inputs, len(output_names)) for c in args.cases]
+        outs = run_fresh(model, [args.example_inputs] + [c.inputs for c in args.cases])
+    example_outs, *golden_outs = [_eager_outputs(o, len(output_names)) for o in outs]
     return example_outs, golden_outs
 
 
@@ -618,10 +638,10 @@ def _output_specs(ep, example_outs, golden_outs, args, output_names, layouts) ->
     return specs
 
 
-def _run_eager(model, inputs: tuple, n_outputs: int) -> list:
+def _eager_outputs(out, n_outputs: int) -> list:
+    """One eager call's result as its list of output tensors; ExportError where it is not."""
     import torch
 
-    out = model(*inputs)
     flat = list(out) if isinstance(out, (tuple, list)) else [out]
     if len(flat) != n_outputs or not all(isinstance(t, torch.Tensor) for t in flat):
         raise ExportError(f"the model returned {len(flat)} value(s), {n_outputs} output name(s) "

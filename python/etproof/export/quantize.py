@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from etproof.export.state import InitialState
 from etproof.errors import NothingToQuantize, QuantizationError
 from etproof.export.toolchain import version
 
@@ -164,10 +165,18 @@ def quantize(ep, scheme: str, example_inputs: tuple, cases: list, dynamic_shapes
     if padded:
         quantizer.set_filter_function(lambda n: not _is_padded_conv(n))
 
-    prepared = prepare_pt2e(ep.module(), quantizer)
+    graph = ep.module()
+    # the model's own buffers, taken before prepare_pt2e adds its observers (whose buffers hold
+    # what calibration observes, and must keep it)
+    state = InitialState(graph)
+    prepared = prepare_pt2e(graph, quantizer)
     with torch.no_grad():
-        for c in cases:  # calibration on the golden inputs (static scales; dynamic needs none)
+        # calibration on the golden inputs (static scales; dynamic needs none), each from the
+        # initial state, which the prepared graph keeps for convert (etproof.export.state)
+        for c in cases:
+            state.restore()
             prepared(*c.inputs)
+        state.restore()
     float_graph = copy.deepcopy(prepared)  # convert_pt2e rewrites the prepared graph in place
     converted = convert_pt2e(prepared)
     n_q = sum(1 for n in converted.graph.nodes

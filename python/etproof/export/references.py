@@ -28,6 +28,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 
+from etproof.export.state import run_fresh
 from etproof.errors import first_line
 from etproof.export.quirks import quirks_for
 from etproof.manifest import shape_fits
@@ -339,9 +340,9 @@ def _run_cast(model, cases, dtype, output_names, out_specs, name) -> list:
     m = copy.deepcopy(model).to(dtype).eval()
     results = []
     with torch.no_grad():
-        for c in cases:
-            inputs = tuple(t.to(dtype) if t.is_floating_point() else t for t in c.inputs)
-            outs = _flat(m(*inputs), len(output_names), name)
+        calls = [tuple(t.to(dtype) if t.is_floating_point() else t for t in c.inputs) for c in cases]
+        for c, out in zip(cases, run_fresh(m, calls)):  # each case from the initial state
+            outs = _flat(out, len(output_names), name)
             _check(outs, output_names, out_specs, name, c.id,
                    torch.float64 if dtype == torch.float64 else None)
             if dtype != torch.float64:
@@ -357,8 +358,8 @@ def _run_emulation(gm, cases, output_names, out_specs, name) -> list:
 
     results = []
     with torch.no_grad():
-        for c in cases:
-            outs = _flat(gm(*c.inputs), len(output_names), name)
+        for c, out in zip(cases, run_fresh(gm, [c.inputs for c in cases])):  # each from the initial state
+            outs = _flat(out, len(output_names), name)
             _check(outs, output_names, out_specs, name, c.id, None)
             outs = [t.to(getattr(torch, spec["dtype"])) for t, spec in zip(outs, out_specs)]
             results.append(outs)

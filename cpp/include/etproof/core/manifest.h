@@ -222,6 +222,10 @@ struct Manifest {
   std::string engine_version;
   FileRef artifact;
   std::vector<FileRef> data_files;
+  // The buffers the program's methods write (state.mutable_buffers; optional within schema 1 and
+  // 2; empty: the program writes none). Non-empty: every golden case starts from the initial
+  // state, so the replay runs each case on a freshly loaded method (LoadedModel::reset_state).
+  std::vector<std::string> mutable_buffers;
   std::string backend;                  // export key requested
   std::vector<std::string> delegates;   // ids present in the program, as recorded at export
   // The operators the program calls outside its delegates, as ExecuTorch's kernel registry names

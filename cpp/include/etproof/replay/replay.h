@@ -125,6 +125,9 @@ struct ParityReport {
   // whether the program has several (has_several_methods): reports then name the methods.
   std::vector<std::string> methods;
   bool several_methods = false;
+  // The buffers the program writes (Manifest::mutable_buffers); non-empty: every case ran on a
+  // freshly loaded program, from its initial state ("state: fresh per case (buffers: …)").
+  std::vector<std::string> mutable_buffers;
 
   // The bound the cases were judged by: derived (a rule, resolved per output) or the caller's.
   // When none is known (no_bound non-empty) the cases still run, measured against a bound no
