@@ -76,6 +76,8 @@ VALID = {
     "manifest": {
         "fixture_v1": V1,
         "fixture_v2": V2,
+        "v1_with_state": edit(V1, ("/state", {"mutable_buffers": ["total"], "per_case": "fresh"})),
+        "v2_with_state": edit(V2, ("/state", {"mutable_buffers": ["cache.k", "cache.v"], "per_case": "fresh"})),
         "v1_without_optional_fields": edit(V1, *[(f"/{k}", DELETE) for k in (
             "delegation", "quantization", "preprocessing", "labels", "weights", "references",
             "budget", "operators")], ("/goldens/0/references", DELETE),
@@ -116,6 +118,10 @@ INVALID = {
     "manifest": {
         "not_an_object": ([], [""]),
         "missing_field": (edit(V1, ("/recipe", DELETE)), ["/recipe"]),
+        "state_other_than_fresh": (edit(V1, ("/state", {"mutable_buffers": ["total"], "per_case": "carried"})),
+                                   ["/state/per_case"]),
+        "state_without_buffers": (edit(V1, ("/state", {"mutable_buffers": [], "per_case": "fresh"})),
+                                  ["/state/mutable_buffers"]),
         "wrong_type": (edit(V1, ("/artifact/bytes", "5")), ["/artifact/bytes"]),
         "wrong_enum": (edit(V1, ("/inputs/0/dtype", "float8")), ["/inputs/0/dtype"]),
         "unknown_key_top_level": (edit(V1, ("/guessed", 1)), ["/guessed"]),
