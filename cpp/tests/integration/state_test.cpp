@@ -1,7 +1,9 @@
 // Programs that write state (docs/design.md §5, "State"): the real accumulator bundles
 // (build/test-bundles/state/accumulator-{portable,xnnpack}-fp32, etproof.fixtures.stateful: x
 // float32 [1, 8] -> y = 0.5·total + h after total += h, the buffer `total` starting from a seeded
-// non-zero value) replay every case from the initial state, in process and in a worker; the
+// non-zero value), and accumulator2-xnnpack-int8-static-per-channel (the same with a second
+// method `read` reading the buffer: schema 2, int8 calibrated and emulated from the initial
+// state) replay every case from the initial state, in process and in a worker; the
 // state is in the manifest and the reports; and a golden that expects the state a previous case
 // left (what a program carrying state across cases computes) still drifts, naming the case.
 #include <filesystem>
@@ -27,6 +29,7 @@ using etproof::testing::scratch_dir;
 using etproof::testing::test_bundles;
 
 const std::vector<std::string> kBundles = {"accumulator-portable-fp32", "accumulator-xnnpack-fp32"};
+const char* const kTwoMethodsInt8 = "accumulator2-xnnpack-int8-static-per-channel";
 
 fs::path state_bundle(const std::string& name) { return test_bundles() / "state" / name; }
 
@@ -71,14 +74,16 @@ TEST(State, OneLoadedProgramCarriesItsStateFromCallToCall) {
 }
 
 TEST(State, EveryCaseStartsFromTheInitialStateInProcessAndInAWorker) {
-  for (const std::string& name : kBundles) {
+  std::vector<std::string> all = kBundles;
+  all.emplace_back(kTwoMethodsInt8);
+  for (const std::string& name : all) {
     ETPROOF_REQUIRE_BUNDLE(state_bundle(name));
     for (bool isolated : {false, true}) {
       ReplayOptions o;
       o.isolation.enabled = isolated;
       const ParityReport r = replay(state_bundle(name), o);
       EXPECT_TRUE(r.passed) << name << (isolated ? " (worker)" : "") << ": " << to_text(r);
-      ASSERT_EQ(r.cases.size(), 3u) << name;
+      ASSERT_EQ(r.cases.size(), name == kTwoMethodsInt8 ? 6u : 3u) << name;
       for (const CaseReport& c : r.cases) EXPECT_EQ(c.status, Status::kAgreed) << name << " " << c.case_id << ": " << c.detail;
       EXPECT_EQ(r.mutable_buffers, std::vector<std::string>{"total"});
     }
