@@ -304,6 +304,7 @@ void write_column_details(std::ostringstream& os, const Matrix& m) {
     os << "  " << label_in_model(m, col) << "  bundle " << c.bundle << ", precision " << c.precision << "\n"
        << "    delegates in program: " << (c.delegates.empty() ? "none" : join(c.delegates))
        << (c.backend == "portable" ? " (portable kernels)" : "") << "\n";
+    if (!c.mutable_buffers.empty()) os << "    state: fresh per case (buffers: " << join(c.mutable_buffers) << ")\n";
     os << "    bound: " << bound_text(c.bound) << "\n";
     if (!c.judgement.empty()) os << "    judged: " << c.judgement << "\n";
     os << worst_measured_line(m, col);

@@ -174,6 +174,7 @@ void lay_out_column(Matrix& m, const std::filesystem::path& path, const ParityRe
   column.toolchain = r.bundle_toolchain;
   column.against = r.against;
   column.judgement = r.judgement;
+  column.mutable_buffers = r.mutable_buffers;
   column.precision_reason = r.precision_reason;
   column.path = path.string();
   m.columns.push_back(std::move(column));

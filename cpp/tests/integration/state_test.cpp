@@ -15,6 +15,7 @@
 
 #include "etproof/core/manifest.h"
 #include "etproof/core/npy.h"
+#include "etproof/render/matrix.h"
 #include "etproof/render/parity.h"
 #include "etproof/replay/matrix.h"
 #include "etproof/replay/replay.h"
@@ -102,6 +103,20 @@ TEST(State, ReportsSayTheStateRule) {
   const ParityReport tiny = replay(test_bundles() / "tiny-portable-fp32", ReplayOptions{});
   EXPECT_EQ(to_text(tiny).find("state:"), std::string::npos);
   EXPECT_FALSE(to_json(tiny).contains("state"));
+}
+
+// The matrix over the state bundles: every cell agrees, each column says its state rule.
+TEST(State, TheMatrixAgreesAndSaysTheStateRule) {
+  ETPROOF_REQUIRE_BUNDLE(state_bundle(kBundles[0]));
+  const Matrix m = build_matrix(test_bundles() / "state");
+  ASSERT_EQ(m.columns.size(), 3u);
+  EXPECT_FALSE(m.cells.empty());
+  for (const Cell& c : m.cells) EXPECT_EQ(c.status, CellStatus::kAgreed) << c.case_id << ": " << c.detail;
+  for (const Column& c : m.columns) EXPECT_EQ(c.mutable_buffers, std::vector<std::string>{"total"}) << c.bundle;
+  const std::string text = to_text(m);
+  EXPECT_NE(text.find("    state: fresh per case (buffers: total)"), std::string::npos) << text;
+  for (const auto& col : to_json(m).at("columns"))
+    EXPECT_EQ(col.at("state").at("per_case"), "fresh") << col.dump();
 }
 
 // A golden (and its references) that expects what case 1 gives after case 0 on one program —

@@ -53,6 +53,8 @@ struct Column {
   // That machine as the ledger records it (emulated_machine: arch, cpu, features, emulated,
   // emulator, host); null on this machine (the run's own machine_info()).
   nlohmann::json machine_record;
+  std::vector<std::string> mutable_buffers;  // ParityReport::mutable_buffers: each case from the
+                                             // initial state, on a program loaded afresh
 };
 
 struct Cell {
