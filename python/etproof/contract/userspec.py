@@ -49,7 +49,10 @@ CONTRACT = f"""\
 MODEL is efficientnet_lite0, tiny, MODULE:FUNCTION or FILE.py:FUNCTION. FUNCTION takes no
 arguments and returns a dict:
 
-  model           a torch.nn.Module (put it in eval mode)
+  model           a torch.nn.Module (put it in eval mode). One whose methods write registered
+                  buffers (a running total, a KV cache) is fine: every golden case starts from
+                  the buffers as they are when the export begins, in both halves, and the
+                  manifest names them (state.mutable_buffers)
   example_inputs  a tuple of tensors: the positional inputs torch.export traces with; any
                   dtype the manifest carries (float32, int64 token ids, bool masks, ...), any
                   rank (0: a scalar-shaped tensor); () for a model that takes no inputs
