@@ -115,7 +115,8 @@ TEST(State, TheMatrixAgreesAndSaysTheStateRule) {
   for (const Column& c : m.columns) EXPECT_EQ(c.mutable_buffers, std::vector<std::string>{"total"}) << c.bundle;
   const std::string text = to_text(m);
   EXPECT_NE(text.find("    state: fresh per case (buffers: total)"), std::string::npos) << text;
-  for (const auto& col : to_json(m).at("columns"))
+  const nlohmann::json j = to_json(m);  // kept: a range-for over a temporary's member dangles
+  for (const auto& col : j.at("columns"))
     EXPECT_EQ(col.at("state").at("per_case"), "fresh") << col.dump();
 }
 
