@@ -553,9 +553,10 @@ def _check_references_agree(m, several: bool) -> None:
             f"{where}the golden and its float64 truth disagree on {len(found)} output(s): "
             + "; ".join(found),
             "where the gap is finite, the goldens were taken from other model states than the "
-            "truth: a model that changes its own buffers or parameters in forward (a running "
-            "mean, a cache, a counter) gives each call another history; make forward free of "
-            "side effects for the export, or give each golden case the state it starts from. "
+            "truth: a model that keeps state outside its registered buffers (a Python attribute, "
+            "a global, a parameter it writes) gives each call another history; register that "
+            "state as a buffer (every golden case then starts from the buffers' initial state) "
+            "or make forward free of side effects for the export. "
             "Where one side is NaN or inf, float32 overflows (or divides 0 by 0) where float64 "
             "does not: pick golden inputs whose computation stays within float32's range")
 

@@ -16,6 +16,7 @@ from etproof.fixtures.testbundles import (
     METHOD_BUNDLES,
     PTD_BUNDLES,
     SHAPE_BUNDLES,
+    STATE_BUNDLES,
     TEST_PAIRS,
     export_test_bundles,
 )
@@ -27,7 +28,7 @@ def test_test_bundles_are_reused_when_nothing_changed(test_bundles):
     lines = []
     results = export_test_bundles(test_bundles, log=lines.append, openvino_twin=False)
     n = len(TEST_PAIRS) + sum(len(pairs) for _, _, pairs in SHAPE_BUNDLES + PTD_BUNDLES
-                                 + METHOD_BUNDLES + ATTRIBUTION_BUNDLES
+                                 + METHOD_BUNDLES + STATE_BUNDLES + ATTRIBUTION_BUNDLES
                                  + ATTRIBUTION_INT8_BUNDLES) + 1  # + the spaced twin
     assert [r["status"] for r in results] == ["exported"] * n
     assert sum("up to date" in line for line in lines) == n

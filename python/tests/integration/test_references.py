@@ -242,7 +242,7 @@ def test_the_int8_dynamic_emulation_says_what_it_emulates(test_bundles):
 
 class _Accumulates(torch.nn.Module):
     """forward adds its input into a registered buffer and returns it (public reports: a running
-    total, the shape of a KV cache): every call starts from another state."""
+    total, the shape of a KV cache)."""
 
     def __init__(self):
         super().__init__()
@@ -253,24 +253,57 @@ class _Accumulates(torch.nn.Module):
         return self.total * 1.0
 
 
+class _CountsInAnAttribute(torch.nn.Module):
+    """forward scales its input by how often it was called, counted in a plain Python attribute:
+    state the export half cannot see or restore (not a buffer)."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        return x * float(self.calls)
+
+
+def _cases():
+    return [(f"seed{s}", "synthetic", f"torch.randn seed {s}",
+             (torch.randn(1, 8, generator=torch.Generator().manual_seed(s)),)) for s in (0, 1)]
+
+
+def test_a_buffer_the_model_writes_starts_every_case_from_its_initial_state(tmp_path):
+    """With the state rule, the goldens and the float64 truth of a model that writes a buffer are
+    both taken from the initial state (design.md §5, "State"): the check passes, and the manifest
+    names the buffer."""
+    from etproof.export.pipeline import export_model
+
+    cases = _cases()
+    path = export_model(_Accumulates().eval(), cases[0][3], "acc", tmp_path, "portable", "fp32",
+                        ["x"], ["y"], cases, verify=False)
+    doc = read_manifest(path)
+    assert doc["state"] == {"mutable_buffers": ["total"], "per_case": "fresh"}
+    for case, (_, _, _, (x,)) in zip(doc["goldens"], cases):
+        np.testing.assert_array_equal(_golden(path, doc, case, "y"), x.numpy())  # 0 + x
+
+
 def test_goldens_from_another_state_than_their_truth_are_refused_naming_the_case(tmp_path):
-    """The float32 goldens are taken call after call from one model, the float64 truth from a
-    deep copy after them: the buffer's history differs, the gap is the whole signal, not
-    rounding. The export half refuses the pair (stage goldens, kind references-disagree) naming
-    the cases, and writes nothing under the bundle's name."""
+    """State kept outside the buffers (a Python attribute) is not restored: the float32 goldens
+    are taken call after call, the float64 truth from a deep copy after them, so the call count
+    differs and the gap is the whole signal, not rounding. The export half refuses the pair
+    (stage goldens, kind references-disagree) naming the cases, and writes nothing under the
+    bundle's name."""
     from etproof.errors import ReferencesDisagree
     from etproof.export.pipeline import export_model
 
-    cases = [(f"seed{s}", "synthetic", f"torch.randn seed {s}",
-              (torch.randn(1, 8, generator=torch.Generator().manual_seed(s)),)) for s in (0, 1)]
+    cases = _cases()
     with pytest.raises(ReferencesDisagree) as e:
-        export_model(_Accumulates().eval(), cases[0][3], "acc", tmp_path, "portable", "fp32",
-                     ["x"], ["y"], cases, verify=False)
+        export_model(_CountsInAnAttribute().eval(), cases[0][3], "cnt", tmp_path, "portable",
+                     "fp32", ["x"], ["y"], cases, verify=False)
     assert e.value.stage == "goldens" and e.value.kind == "references-disagree"
     assert "case 'seed0', output 'y'" in e.value.cause, e.value.cause
     assert "float32 rounding explains at most" in e.value.cause
-    assert "side effects" in e.value.remedy
-    assert not (tmp_path / "acc").exists()
+    assert "register that state as a buffer" in e.value.remedy
+    assert not (tmp_path / "cnt").exists()
 
 
 def test_goldens_within_float32_rounding_of_their_truth_pass_the_check(test_bundles):
