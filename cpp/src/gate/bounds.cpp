@@ -388,23 +388,15 @@ Bound override_bound(const BoundOverride& o, const std::string& recipe,
     }
   }
   Bound b = derived.value_or(Bound{});
-  std::vector<std::string> given;
-  auto set = [&](const std::optional<double>& v, double& slot, const char* flag) {
-    if (!v) return;
-    slot = *v;
-    given.push_back(std::string(flag) + " " + fmt(*v, 12));
-  };
-  set(o.atol, b.atol, "--atol");
-  if (o.atol) b.atol_range = b.atol_qsteps = b.atol_range_unquantized = 0;  // absolute
-  set(o.rtol, b.rtol, "--rtol");
-  set(o.min_cosine, b.min_cosine, "--min-cosine");
-  set(o.min_sqnr_db, b.min_sqnr_db, "--min-sqnr");
-  for (const auto& [name, value] : o.thresholds) {
-    b.thresholds[name] = value;
-    given.push_back("--threshold " + name + "=" + fmt(value, 12));
+  if (o.atol) {
+    b.atol = *o.atol;
+    b.atol_range = b.atol_qsteps = b.atol_range_unquantized = 0;  // absolute
   }
-  std::string source = "caller:";
-  for (const auto& g : given) source += " " + g;
+  if (o.rtol) b.rtol = *o.rtol;
+  if (o.min_cosine) b.min_cosine = *o.min_cosine;
+  if (o.min_sqnr_db) b.min_sqnr_db = *o.min_sqnr_db;
+  for (const auto& [name, value] : o.thresholds) b.thresholds[name] = value;
+  std::string source = "caller: " + describe_override(o);
   bool rest = !(o.atol && o.rtol && o.min_cosine && o.min_sqnr_db);
   if (derived)
     for (const auto& [name, value] : derived->thresholds) rest = rest || !o.thresholds.count(name);
