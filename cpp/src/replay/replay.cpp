@@ -5,7 +5,6 @@
 #include <cmath>
 #include <limits>
 #include <new>
-#include <utility>
 
 #include <executorch/runtime/platform/runtime.h>
 
@@ -583,13 +582,12 @@ ParityReport replay(const Bundle& goldens, LoadedModel& model, const ReplayOptio
   r.budget = effective_budget(goldens.manifest.budget, options.budget);
   const bool undelegated = r.backend != "portable" && r.delegates.empty();
   // A program that writes state runs each case from its initial state: on a program loaded
-  // afresh (the first case on the one given). Measured: ExecuTorch keeps a method's mutable
-  // buffers across runs, so a reused one carries the cases before it.
+  // afresh, every case (the model given may have run before). Measured: ExecuTorch keeps a
+  // method's mutable buffers across runs, so a reused one carries the calls before it.
   const bool fresh = !goldens.manifest.mutable_buffers.empty();
-  bool first = true;
   for (const GoldenCase& g : goldens.manifest.goldens) {
     if (!selected(options.methods, g)) continue;
-    if (fresh && !std::exchange(first, false)) {
+    if (fresh) {
       try {
         model = LoadedModel::load(goldens, options.isolation);
       } catch (const Error& e) {

@@ -91,6 +91,20 @@ TEST(State, EveryCaseStartsFromTheInitialStateInProcessAndInAWorker) {
   }
 }
 
+// A program the caller already ran (its buffers moved on) still replays every case from the
+// initial state: the replay loads it afresh for the first case too.
+TEST(State, AProgramTheCallerRanBeforeStillReplaysFromTheInitialState) {
+  for (const std::string& name : kBundles) {
+    ETPROOF_REQUIRE_BUNDLE(state_bundle(name));
+    const Bundle b = open_bundle(state_bundle(name));
+    LoadedModel model = LoadedModel::load(b);
+    for (int i = 0; i < 3; ++i) (void)model.run(read_golden_inputs(b, b.manifest.goldens.at(0)));
+    const ParityReport r = replay(b, model, ReplayOptions{});
+    EXPECT_TRUE(r.passed) << name << ": " << to_text(r);
+    for (const CaseReport& c : r.cases) EXPECT_EQ(c.status, Status::kAgreed) << name << " " << c.case_id << ": " << c.detail;
+  }
+}
+
 TEST(State, ReportsSayTheStateRule) {
   ETPROOF_REQUIRE_BUNDLE(state_bundle(kBundles[0]));
   const ParityReport r = replay(state_bundle(kBundles[0]), ReplayOptions{});
