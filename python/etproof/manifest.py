@@ -194,6 +194,7 @@ def _validate(v: _V, doc: dict) -> None:
                 v.fail(f"methods[{i}].name", f"repeats {m['name']!r}")
             names.add(m["name"])
             _method(v, m, f"methods[{i}].", captured)
+    _sequences(v, doc)
     created = doc["created_utc"]
     try:  # a time of the calendar, as the runtime half checks it (leap seconds aside)
         _dt.datetime.strptime(created.replace(":60Z", ":59Z"), "%Y-%m-%dT%H:%M:%SZ")
@@ -280,6 +281,33 @@ def _method(v: _V, m: dict, f: str, captured: set) -> None:
         _golden_references(v, g.get("references", {}), gf, captured, out_names)
         if "files" in g:
             _golden_files(v, g, gf)
+
+
+def _sequences(v: _V, doc: dict) -> None:
+    """goldens[i].sequence: each sequence's steps are numbered 0..n-1, each once (over every
+    method); in schema 2 a sequence's id is no method's name (a step is named CASE/stepK, a case
+    of a method METHOD/CASE)."""
+    methods = [m["name"] for m in doc.get("methods", [])]
+    where = ([(f"methods[{i}].", m["goldens"]) for i, m in enumerate(doc["methods"])]
+             if "methods" in doc else [("", doc["goldens"])])
+    steps: dict[str, dict[int, str]] = {}
+    for f, goldens in where:
+        for j, g in enumerate(goldens):
+            if "sequence" not in g:
+                continue
+            gf = f"{f}goldens[{j}].sequence"
+            case, k = g["sequence"]["case"], g["sequence"]["step"]
+            if k in steps.setdefault(case, {}):
+                v.fail(f"{gf}.step", f"repeats step {k} of sequence {case!r} "
+                                     f"(also {steps[case][k]})")
+            steps[case].setdefault(k, gf)
+            if case in methods:
+                v.fail(f"{gf}.case", f"is the name of a method ({case!r})")
+    for case, got in steps.items():
+        missing = sorted(set(range(max(got) + 1)) - set(got))
+        if missing:
+            v.fail(got[max(got)], f"sequence {case!r} has step {max(got)} but not step "
+                                  f"{missing[0]} (steps are numbered 0..n-1)")
 
 
 def _golden_files(v: _V, g: dict, gf: str) -> None:

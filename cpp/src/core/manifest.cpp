@@ -149,6 +149,7 @@ void read_methods(Reader& r, const json& doc, Manifest& m) {
     m.goldens = r.goldens(doc, "", forward.name, forward.inputs, forward.outputs, m.references);
     m.methods.push_back(std::move(forward));
   }
+  r.sequences(m);
   if (!m.methods.empty()) {
     m.inputs = m.methods.front().inputs;
     m.outputs = m.methods.front().outputs;

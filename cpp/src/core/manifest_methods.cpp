@@ -3,6 +3,7 @@
 // (METHOD/CASE). Declared in etproof/manifest.h; the reading itself is manifest.cpp's (with
 // manifest_tensors.cpp and manifest_references.cpp).
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,7 +30,27 @@ bool has_several_methods(const Manifest& m) {
 }
 
 std::string case_label(const Manifest& m, const GoldenCase& c) {
+  if (c.sequence) return c.sequence->case_id + "/step" + std::to_string(c.sequence->step);
   return has_several_methods(m) ? c.method + "/" + c.id : c.id;
+}
+
+std::vector<std::vector<const GoldenCase*>> case_runs(const Manifest& m) {
+  std::vector<std::vector<const GoldenCase*>> runs;
+  std::map<std::string, size_t> where;  // sequence case -> its run
+  for (const GoldenCase& g : m.goldens) {
+    if (!g.sequence) {
+      runs.push_back({&g});
+      continue;
+    }
+    auto [it, fresh] = where.emplace(g.sequence->case_id, runs.size());
+    if (fresh) runs.emplace_back();
+    runs[it->second].push_back(&g);
+  }
+  for (auto& run : runs)
+    std::stable_sort(run.begin(), run.end(), [](const GoldenCase* a, const GoldenCase* b) {
+      return a->sequence && b->sequence && a->sequence->step < b->sequence->step;
+    });
+  return runs;
 }
 
 MethodSelection select_methods(const Manifest& m, const std::vector<std::string>& requested) {

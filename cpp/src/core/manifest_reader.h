@@ -37,6 +37,9 @@ class ManifestReader : public JsonReader {
                                   const std::map<std::string, ReferenceInfo>& refs);
   // Schema 2's methods, each as schema 1's top-level fields; needs m.references.
   void methods(const json& doc, Manifest& m);
+  // goldens[i].sequence over every method: each sequence's steps 0..n-1, each once; in schema 2
+  // no sequence named as a method. Needs m.goldens and m.methods.
+  void sequences(const Manifest& m);
 
  private:
   void output_options(const json& e, const std::string& path, TensorSpec& t);

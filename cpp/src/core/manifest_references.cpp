@@ -152,6 +152,8 @@ std::vector<GoldenCase> ManifestReader::goldens(const json& obj, const std::stri
     c.outputs = golden_files(g, path, "outputs", outputs);
     c.references = golden_references(g, path, refs, outputs);
     c.files = golden_hashes(g, path, c);
+    if (auto q = g.find("sequence"); q != g.end())
+      c.sequence = GoldenCase::Step{q->at("case").get<std::string>(), q->at("step").get<int64_t>()};
     out.push_back(std::move(c));
   }
   return out;
@@ -171,6 +173,38 @@ void ManifestReader::methods(const json& doc, Manifest& m) {
     for (GoldenCase& c : goldens(e, path, spec.name, spec.inputs, spec.outputs, m.references))
       m.goldens.push_back(std::move(c));
     m.methods.push_back(std::move(spec));
+  }
+}
+
+void ManifestReader::sequences(const Manifest& m) {
+  // case -> step -> where it is listed (the field path of its sequence)
+  std::map<std::string, std::map<int64_t, std::string>> steps;
+  std::map<std::string, size_t> index;  // golden index within its method
+  const bool several = m.schema_version >= 2;
+  for (const GoldenCase& g : m.goldens) {
+    const size_t i = index[g.method]++;
+    if (!g.sequence) continue;
+    size_t mi = 0;
+    while (several && mi < m.methods.size() && m.methods[mi].name != g.method) ++mi;
+    const std::string path =
+        at(at(several ? at("methods", mi) : std::string(), "goldens"), i) + ".sequence";
+    const auto& [case_id, k] = *g.sequence;
+    auto& seen = steps[case_id];
+    if (!seen.emplace(k, path).second)
+      problem(at(path, "step"), "repeats step " + std::to_string(k) + " of sequence " + squote(case_id) +
+                                    " (also " + seen.at(k) + ")");
+    if (several && std::any_of(m.methods.begin(), m.methods.end(),
+                               [&](const MethodSpec& s) { return s.name == case_id; }))
+      problem(at(path, "case"), "is the name of a method (" + squote(case_id) + ")");
+  }
+  for (const auto& [case_id, seen] : steps) {
+    const int64_t last = seen.rbegin()->first;
+    for (int64_t k = 0; k < last; ++k)
+      if (!seen.count(k)) {
+        problem(seen.rbegin()->second, "sequence " + squote(case_id) + " has step " + std::to_string(last) +
+                                           " but not step " + std::to_string(k) + " (steps are numbered 0..n-1)");
+        break;
+      }
   }
 }
 

@@ -324,6 +324,20 @@ CaseReport refused_case(const Manifest& m, const GoldenCase& g, const Error& e) 
   return c;
 }
 
+// A sequence's step that cannot run because the step before it did not (its state is that step's):
+// the earlier step's status, naming it.
+CaseReport step_not_run(const Manifest& m, const GoldenCase& g, const CaseReport& before) {
+  CaseReport c;
+  c.case_id = case_label(m, g);
+  c.method = g.method;
+  c.data = g.data;
+  const Error e(before.error->kind(), "not run: the step before it, " + before.case_id +
+                                          ", did not run, and this step continues its state",
+                before.error->remedy());
+  refuse(c, before.status, error_line(e), e);
+  return c;
+}
+
 // Runs one golden case and gates each output (step 6). allow_edited: read goldens that no longer
 // match the manifest's hashes (--allow-edited-goldens); such a case is drifted whatever it measures.
 CaseReport run_case(const Bundle& b, LoadedModel& model, const GoldenCase& g, const Bound& bound,
@@ -584,18 +598,30 @@ ParityReport replay(const Bundle& goldens, LoadedModel& model, const ReplayOptio
   // A program that writes state runs each case from its initial state: on a program loaded
   // afresh, every case (the model given may have run before). Measured: ExecuTorch keeps a
   // method's mutable buffers across runs, so a reused one carries the calls before it.
+  // A sequence case's steps run in order on one loaded program, the state carried between them;
+  // it runs where every step's method is selected.
   const bool fresh = !goldens.manifest.mutable_buffers.empty();
-  for (const GoldenCase& g : goldens.manifest.goldens) {
-    if (!selected(options.methods, g)) continue;
+  for (const std::vector<const GoldenCase*>& run : case_runs(goldens.manifest)) {
+    if (!std::all_of(run.begin(), run.end(), [&](const GoldenCase* g) { return selected(options.methods, *g); }))
+      continue;
     if (fresh) {
       try {
         model = LoadedModel::load(goldens, options.isolation);
       } catch (const Error& e) {
-        r.cases.push_back(refused_case(goldens.manifest, g, e));
+        for (const GoldenCase* g : run) r.cases.push_back(refused_case(goldens.manifest, *g, e));
         continue;
       }
     }
-    r.cases.push_back(run_case(goldens, model, g, r.bound, plan, r.budget, options.allow_edited_goldens));
+    bool stopped = false;  // a step of this sequence did not run: the later ones cannot
+    for (const GoldenCase* g : run) {
+      if (stopped) {
+        const CaseReport before = r.cases.back();
+        r.cases.push_back(step_not_run(goldens.manifest, *g, before));
+        continue;
+      }
+      r.cases.push_back(run_case(goldens, model, *g, r.bound, plan, r.budget, options.allow_edited_goldens));
+      stopped = g->sequence && r.cases.back().error.has_value();
+    }
   }
   judge_top1(r, goldens.manifest);
   for (CaseReport& c : r.cases) settle(c, r, undelegated, options);

@@ -41,12 +41,24 @@ _TORCH_DTYPE_NAMES = {
 class GoldenCase:
     """One golden case: ``id`` (a name), ``data`` ("real"|"synthetic"), ``origin`` (where the
     inputs came from) and ``inputs`` (tensors in input order, the example inputs' shapes and
-    dtypes)."""
+    dtypes).
+
+    A step of a sequence case (docs/design.md §5, "State"): ``sequence`` is ``(CASE, k)``, the
+    sequence's id and the step's index from 0, and ``id`` is ``CASE.stepK``; ``method`` is the
+    method the step named, None where it named none. Step 0 starts from the model's initial
+    state; every later step (``carries``) runs on the state the step before it left."""
 
     id: str
     data: str
     origin: str
     inputs: tuple
+    sequence: tuple | None = None
+    method: str | None = None
+
+    @property
+    def carries(self) -> bool:
+        """This call continues the state the call before it left (a step after the first)."""
+        return self.sequence is not None and self.sequence[1] > 0
 
 
 @dataclass
@@ -329,8 +341,8 @@ def _check_golden_cases(golden_inputs, golden_meta, example_inputs: tuple, input
     """The golden cases as GoldenCase, each checked against the example inputs (dtype, shape,
     a dynamic dimension's range), at least one, ids distinct, every dynamic dimension covered;
     raises InvalidArgument."""
-    cases = [_golden_case(g, golden_meta, example_inputs, input_names, dynamic_dims)
-             for g in list(golden_inputs or [])]
+    cases = [c for g in list(golden_inputs or [])
+             for c in _golden_cases(g, golden_meta, example_inputs, input_names, dynamic_dims)]
     if not cases:
         raise _bad("no golden inputs", "pass at least one golden case (real data where the model "
                    "has a domain)")
@@ -338,6 +350,37 @@ def _check_golden_cases(golden_inputs, golden_meta, example_inputs: tuple, input
     if len(set(ids)) != len(ids):
         raise _bad(f"golden case ids repeat: {ids}", "give each golden case its own id")
     _check_dynamic_coverage(cases, input_names, dynamic_dims)
+    return cases
+
+
+STEPS_REMEDY = ("give a sequence case as (case_id, data, origin, {\"steps\": [INPUTS, ...]}), "
+                "each step the method's inputs or (METHOD, INPUTS), at least one step")
+
+
+def _golden_cases(g, golden_meta, example_inputs: tuple, input_names: list,
+                  dynamic_dims: list) -> list:
+    """One golden case as GoldenCase (_golden_case), or a sequence case — its tensors
+    ``{"steps": [INPUTS or (METHOD, INPUTS), ...]}`` — as one GoldenCase per step, ids
+    ``CASE.stepK``, in order; raises InvalidArgument naming the case and the step."""
+    tensors = g.inputs if isinstance(g, GoldenCase) else g[-1] if isinstance(g, (tuple, list)) and g else None
+    if not isinstance(tensors, dict):
+        return [_golden_case(g, golden_meta, example_inputs, input_names, dynamic_dims)]
+    head = _golden_case(tuple(g[:-1]) + ((),) if not isinstance(g, GoldenCase) else
+                        GoldenCase(g.id, g.data, g.origin, ()), golden_meta, (), [], [])
+    steps = tensors.get("steps")
+    if set(tensors) != {"steps"} or not isinstance(steps, (list, tuple)) or not steps:
+        raise _bad(f"golden case {head.id!r}: a sequence case's inputs must be {{\"steps\": "
+                   f"[...]}} with at least one step, got keys {sorted(map(str, tensors))}",
+                   STEPS_REMEDY)
+    cases = []
+    for k, step in enumerate(steps):
+        method = None
+        if isinstance(step, (tuple, list)) and len(step) == 2 and isinstance(step[0], str):
+            method, step = step
+        sid = f"{head.id}.step{k}"
+        c = _golden_case((sid, head.data, head.origin, step), None, example_inputs, input_names,
+                         dynamic_dims)
+        cases.append(GoldenCase(sid, c.data, c.origin, c.inputs, (head.id, k), method))
     return cases
 
 

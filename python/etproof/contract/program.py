@@ -94,7 +94,9 @@ def check_methods(model, example_inputs, name, backend, recipe, input_names, out
             golden_inputs=golden_inputs, preprocessing=opts.preprocessing, labels=opts.labels,
             golden_meta=opts.golden_meta, layouts=opts.layouts, slice_axis=opts.slice_axis,
             integer_atol=opts.integer_atol, dynamic_shapes=opts.dynamic_shapes, **common)
-        return [Method("forward", model, list(input_names), list(output_names), args, in_specs)]
+        meths = [Method("forward", model, list(input_names), list(output_names), args, in_specs)]
+        _check_step_methods(meths)
+        return meths
     given = [k for k, v in (("example_inputs", example_inputs), ("input_names", input_names),
                             ("output_names", output_names), ("golden_inputs", golden_inputs),
                             ("golden_meta", opts.golden_meta),
@@ -117,7 +119,35 @@ def check_methods(model, example_inputs, name, backend, recipe, input_names, out
                               f"{type(opts.methods).__name__}", _METHODS_REMEDY, stage="export")
     meths = [_method(model, mname, entry, opts, common) for mname, entry in opts.methods.items()]
     _check_named_tensors(meths, opts)
+    _check_step_methods(meths)
     return meths
+
+
+def _check_step_methods(meths: list) -> None:
+    """A sequence case's step may name its method; it must be the method whose golden_inputs
+    list the sequence (the export half computes a sequence's eager calls through one method's
+    module; steps that cross methods are refused rather than computed from another state).
+    A sequence's id must not be a method's name (the reports name a step CASE/stepK, a case of
+    another method METHOD/CASE). Raises InvalidArgument naming the case and the step."""
+    names = {m.name for m in meths}
+    for m in meths:
+        for c in m.args.cases:
+            if c.sequence is None:
+                continue
+            case, k = c.sequence
+            if c.method is not None and c.method != m.name:
+                known = "" if c.method in names else f" (the program has no method {c.method!r})"
+                raise InvalidArgument(
+                    f"golden case {case!r} step {k} names method {c.method!r}{known}, but the "
+                    f"sequence is listed under method {m.name!r}: a sequence's steps run "
+                    "through the method whose golden_inputs list it (steps across methods are "
+                    "not supported)", f"give every step of {case!r} as {m.name!r}'s inputs, or "
+                    "list the sequence under the method its steps call", stage="export")
+            if len(meths) > 1 and case in names:
+                raise InvalidArgument(
+                    f"sequence case {case!r} has the name of a method: its steps' names "
+                    f"({case}/step{k}) would read as that method's cases", "rename the case",
+                    stage="export")
 
 
 _METHODS_REMEDY = ("give each method's example_inputs, input_names, output_names and "

@@ -164,7 +164,9 @@ def write_goldens(gdir: Path, cases, outputs, input_names, output_names,
     returns the manifest's ``goldens`` entries, in case order, each with ``files``: every input
     and output file's file_ref (size and SHA-256), inputs first, in input and output order.
 
-    cases: objects with ``.id``, ``.data``, ``.origin`` and ``.inputs`` (tensors, in input order);
+    cases: objects with ``.id``, ``.data``, ``.origin`` and ``.inputs`` (tensors, in input order),
+    and ``.sequence`` ((CASE, k) for a sequence case's step k, written as the entry's
+    ``sequence``; None or absent for a single call);
     outputs: per case, its output tensors in output order; prefix: ``METHOD.`` for a method of a
     program with several (docs/manifest.md, schema 2), else "".
     """
@@ -172,6 +174,8 @@ def write_goldens(gdir: Path, cases, outputs, input_names, output_names,
     for c, outs in zip(cases, outputs):
         entry = {"id": c.id, "data": c.data, "origin": c.origin, "inputs": {}, "outputs": {},
                  "files": []}
+        if getattr(c, "sequence", None) is not None:
+            entry["sequence"] = {"case": c.sequence[0], "step": c.sequence[1]}
         for part, names, tensors, io in (("inputs", input_names, c.inputs, "in"),
                                          ("outputs", output_names, outs, "out")):
             for t_name, t in zip(names, tensors):

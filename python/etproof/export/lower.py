@@ -168,7 +168,7 @@ def missing_python_kernels(operators) -> list[str]:
 
 def verify_runs(program, data_path, inputs, delegates, n_outputs, say, name,
                 operators=None, method: str = "forward", more_inputs=(),
-                fresh: bool = False) -> list | None:
+                fresh: bool = False, carries=()) -> list | None:
     """Runs the written program (``method`` on ``inputs``, then on each of ``more_inputs``) in
     ExecuTorch's Python runtime, where that runtime has every delegate of the program; returns
     the outputs of each run (a list of tensors per run, in that order), or None where it could
@@ -181,7 +181,9 @@ def verify_runs(program, data_path, inputs, delegates, n_outputs, say, name,
     anything runs (ExecuTorch itself would say only "error: 0x14", OperatorMissing).
     fresh: the program writes state (etproof.export.state): each run loads the program afresh,
     so each starts from its initial state (a method loaded again on the same program keeps the
-    state its last run left: measured with ExecuTorch 1.5.1's Python runtime).
+    state its last run left: measured with ExecuTorch 1.5.1's Python runtime), except a run
+    whose ``carries[i]`` is true (a sequence's later step), which continues the state of the
+    run before it.
     """
     from executorch.runtime import Runtime
 
@@ -216,7 +218,7 @@ def verify_runs(program, data_path, inputs, delegates, n_outputs, say, name,
     try:
         meth = load()
         for i, run_inputs in enumerate((inputs, *more_inputs)):
-            if fresh and i:
+            if fresh and i and not (i < len(carries) and carries[i]):
                 meth = load()
             outs = list(meth.execute(list(run_inputs)))
             if len(outs) != n_outputs:

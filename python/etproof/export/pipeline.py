@@ -197,7 +197,8 @@ def export_model(model, example_inputs: Sequence | None = None, name: str | None
     run = _Run(name, backend, recipe, opts, meths, RECIPES[(backend, recipe)],
                log or (lambda _m: None))
     check_taps(opts.taps, several=run.several, dynamic_shapes=opts.dynamic_shapes,
-               taps_range=opts.taps_range)
+               taps_range=opts.taps_range,
+               sequences=any(c.sequence for m in meths for c in m.args.cases))
     opts.taps = opts.taps if opts.taps not in (None, False) else None
     opts.compute_unit = resolve_compute_unit(backend, recipe, opts.compute_unit)
     check_export_needs(backend)
@@ -366,7 +367,8 @@ def _verify(run: _Run) -> None:
                                m.args.cases[0].inputs, run.delegates, len(m.output_names),
                                run.say, run.who(m), operators=run.operators, method=m.name,
                                more_inputs=[c.inputs for c in m.args.cases[1:]]
-                               if measure else (), fresh=bool(run.mutable_buffers))
+                               if measure else (), fresh=bool(run.mutable_buffers),
+                               carries=[c.carries for c in m.args.cases])
             if measure:
                 at_export.append(program_vs_emulation(
                     runs, m.refs, recipe, [c.id for c in m.args.cases], m.output_names,
@@ -563,11 +565,13 @@ def _check_references_agree(m, several: bool) -> None:
 
 def _eager_goldens(model, args, output_names) -> tuple[list, list]:
     """The source model's float32 eager outputs on the example inputs and on every golden case,
-    each call from the model's initial state (etproof.export.state), which it keeps."""
+    each call from the model's initial state (etproof.export.state; a sequence's later steps
+    from the state the step before left), which it keeps."""
     import torch
 
     with torch.no_grad():
-        outs = run_fresh(model, [args.example_inputs] + [c.inputs for c in args.cases])
+        outs = run_fresh(model, [args.example_inputs] + [c.inputs for c in args.cases],
+                         [False] + [c.carries for c in args.cases])
     example_outs, *golden_outs = [_eager_outputs(o, len(output_names)) for o in outs]
     return example_outs, golden_outs
 

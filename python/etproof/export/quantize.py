@@ -172,9 +172,11 @@ def quantize(ep, scheme: str, example_inputs: tuple, cases: list, dynamic_shapes
     prepared = prepare_pt2e(graph, quantizer)
     with torch.no_grad():
         # calibration on the golden inputs (static scales; dynamic needs none), each from the
-        # initial state, which the prepared graph keeps for convert (etproof.export.state)
+        # initial state (a sequence's later steps from the state the step before left), which the
+        # prepared graph keeps for convert (etproof.export.state)
         for c in cases:
-            state.restore()
+            if not c.carries:
+                state.restore()
             prepared(*c.inputs)
         state.restore()
     float_graph = copy.deepcopy(prepared)  # convert_pt2e rewrites the prepared graph in place

@@ -52,14 +52,16 @@ class InitialState:
                     original.copy_(saved)
 
 
-def run_fresh(module, calls) -> list:
+def run_fresh(module, calls, carries=()) -> list:
     """``[module(*inputs) for inputs in calls]``, each call from the state ``module`` has now,
-    which it has again afterwards."""
+    which it has again afterwards — except a call whose ``carries[i]`` is true (a sequence
+    case's later step, GoldenCase.carries), which runs on the state the call before it left."""
     state = InitialState(module)
     results = []
     try:
-        for inputs in calls:
-            state.restore()
+        for i, inputs in enumerate(calls):
+            if not (i < len(carries) and carries[i]):
+                state.restore()
             results.append(module(*inputs))
     finally:
         state.restore()

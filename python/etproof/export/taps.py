@@ -75,9 +75,11 @@ def twin_name(name: str) -> str:
     return name + TWIN_SUFFIX
 
 
-def check_taps(taps, *, several: bool, dynamic_shapes, taps_range=None) -> None:
+def check_taps(taps, *, several: bool, dynamic_shapes, taps_range=None,
+               sequences: bool = False) -> None:
     """Refuses (InvalidArgument, stage "export") what the twin does not support, before anything
-    runs: ``taps`` other than None/False/True or an int >= 1; several methods, dynamic shapes;
+    runs: ``taps`` other than None/False/True or an int >= 1; several methods, dynamic shapes,
+    a golden case that is a sequence of calls (the twin replays each case alone);
     ``taps_range`` without taps, or other than two whole numbers FIRST <= LAST, FIRST >= 0 (that
     LAST is inside the program is checked by plan_taps)."""
     if taps_range is not None:
@@ -103,6 +105,8 @@ def check_taps(taps, *, several: bool, dynamic_shapes, taps_range=None) -> None:
         refused.append("the program has several methods")
     if dynamic_shapes is not None:
         refused.append("dynamic_shapes is set (tapped values would have dynamic shapes)")
+    if sequences:
+        refused.append("a golden case is a sequence of calls (the twin replays each call alone)")
     if refused:
         raise InvalidArgument("the tapped twin is not supported here: " + "; ".join(refused),
                               "export without taps, or tap a one-method model with static shapes",

@@ -52,3 +52,71 @@ def test_the_program_starts_from_the_models_initial_state(test_bundles):
             x = torch.from_numpy(np.load(gdir / g["inputs"]["x"]))
             got = method.execute([x])[0].numpy()
             np.testing.assert_allclose(got, np.load(gdir / g["outputs"]["y"]), rtol=1e-5, atol=1e-6)
+
+
+# --- golden cases that are sequences of calls: the small Llama with its KV cache ----------------
+
+def _llama_bundles(test_bundles):
+    pairs = next(p for key, _, p in STATE_BUNDLES if key == "tinyllama")
+    return [test_bundles / STATE_DIR / f"tinyllama-{b}-{r}" for b, r in pairs]
+
+
+def _sequences(doc):
+    """{case: [golden entry, ...] in step order}"""
+    out = {}
+    for g in doc["goldens"]:
+        out.setdefault(g["sequence"]["case"], []).append(g)
+    return {c: sorted(gs, key=lambda g: g["sequence"]["step"]) for c, gs in out.items()}
+
+
+def _inputs(gdir, g):
+    return [torch.from_numpy(np.load(gdir / g["inputs"][n])) for n in ("tokens", "input_pos")]
+
+
+def test_the_manifest_lists_each_sequences_steps_and_the_kv_cache(test_bundles):
+    from etproof.fixtures import llama
+
+    for b in _llama_bundles(test_bundles):
+        doc = read_manifest(b)
+        assert doc["state"] == {"mutable_buffers": [f"layers.{i}.attn.{kv}_cache" for i in (0, 1)
+                                                    for kv in ("k", "v")], "per_case": "fresh"}
+        seqs = _sequences(doc)
+        assert {c: len(gs) for c, gs in seqs.items()} == {c: 1 + n for c, _, n in llama.SEQUENCES}
+        for case, gs in seqs.items():
+            assert [g["id"] for g in gs] == [f"{case}.step{k}" for k in range(len(gs))]
+
+
+def test_each_steps_golden_is_the_eager_model_after_the_steps_before(test_bundles):
+    from etproof.fixtures import llama
+
+    b = _llama_bundles(test_bundles)[0]
+    gdir = b / f"{b.name}.goldens"
+    for case, gs in _sequences(read_manifest(b)).items():
+        model = llama.tiny_llama()  # the initial state, for each sequence
+        for k, g in enumerate(gs):
+            tokens, pos = _inputs(gdir, g)
+            with torch.no_grad():
+                want = model(tokens, pos).numpy()
+            np.testing.assert_array_equal(np.load(gdir / g["outputs"]["logits"]), want)
+            if k:  # teacher-forced: the token fed is the eager model's choice after the step before
+                before = np.load(gdir / gs[k - 1]["outputs"]["logits"])
+                assert tokens.item() == int(before[0, -1].argmax())
+
+
+def test_the_program_replays_a_sequence_on_one_load_and_only_so(test_bundles):
+    from executorch.runtime import Runtime
+
+    for b in _llama_bundles(test_bundles):
+        gdir = b / f"{b.name}.goldens"
+        for case, gs in _sequences(read_manifest(b)).items():
+            method = Runtime.get().load_program(b / f"{b.name}.pte").load_method("forward")
+            for g in gs:  # in order, the cache carried
+                got = method.execute(_inputs(gdir, g))[0].numpy()
+                np.testing.assert_allclose(got, np.load(gdir / g["outputs"]["logits"]),
+                                           rtol=1e-4, atol=1e-5)
+            # a later step on a program loaded afresh (an empty cache) is another answer: the
+            # steps' state is what the goldens hold
+            last = gs[-1]
+            alone = Runtime.get().load_program(b / f"{b.name}.pte").load_method("forward")
+            got = alone.execute(_inputs(gdir, last))[0].numpy()
+            assert np.abs(got - np.load(gdir / last["outputs"]["logits"])).max() > 0.1

@@ -1,6 +1,7 @@
 """etproof.export.state (unit): the initial state is put back after an in-place update, a rebound
 buffer and a resized one, and run_fresh gives every call the same starting state."""
 
+import pytest
 import torch
 from torch import nn
 
@@ -54,3 +55,96 @@ def test_a_model_without_buffers_is_left_alone():
     w = m.weight.detach().clone()
     outs = run_fresh(m, [(torch.ones(1, 3),)] * 2)
     assert torch.equal(outs[0], outs[1]) and torch.equal(m.weight, w)
+
+
+def test_run_fresh_carries_the_state_into_a_sequences_later_steps():
+    m = Writes()
+    x = torch.tensor([[1.0, 2.0, 3.0]])
+    # a single call, then a sequence of three steps: the steps carry, the single call does not
+    outs = run_fresh(m, [(x,), (x,), (x,), (x,)], [False, False, True, True])
+    assert outs[0].tolist() == outs[1].tolist() == [[6.0, 8.0, 10.0]]
+    assert outs[2].tolist() == [[16.0, 24.0, 32.0]]  # (2 + 2x) * 4: the step before's state
+    assert outs[3].tolist() == [[40.0, 64.0, 88.0]]  # (2 + 3x) * 8
+    assert m.total.tolist() == [[2.0, 2.0, 2.0]] and m.steps.item() == 0
+
+
+def _one_input_arguments(golden_inputs, **kw):
+    from etproof.contract.arguments import check_export_arguments
+
+    x = torch.zeros(1, 3)
+    args, _ = check_export_arguments(Writes(), (x,), name="w", backend="portable", recipe="fp32",
+                                     input_names=["x"], output_names=["y"],
+                                     golden_inputs=golden_inputs, **kw)
+    return args
+
+
+def test_a_sequence_case_becomes_its_steps_in_order():
+    x = torch.zeros(1, 3)
+    args = _one_input_arguments([("one", "synthetic", "zeros", (x,)),
+                                 ("chat", "synthetic", "zeros", {"steps": [(x,), ("forward", (x,)), x]})])
+    assert [(c.id, c.sequence, c.carries) for c in args.cases] == [
+        ("one", None, False), ("chat.step0", ("chat", 0), False), ("chat.step1", ("chat", 1), True),
+        ("chat.step2", ("chat", 2), True)]
+    assert args.cases[2].method == "forward" and args.cases[1].method is None
+
+
+@pytest.mark.parametrize("steps, says", [
+    ({"steps": []}, "at least one step"),
+    ({"stops": [(torch.zeros(1, 3),)]}, "['stops']"),
+    ({"steps": [(torch.zeros(1, 4),)]}, "'chat.step0': input 'x' must be a torch.float32 tensor of shape [1, 3]"),
+])
+def test_a_bad_sequence_case_is_refused_by_name(steps, says):
+    from etproof.errors import InvalidArgument
+
+    with pytest.raises(InvalidArgument) as e:
+        _one_input_arguments([("chat", "synthetic", "zeros", steps)])
+    assert says in str(e.value)
+
+
+def test_a_step_naming_another_method_is_refused():
+    from etproof.contract.arguments import ExportOptions
+    from etproof.contract.program import check_methods
+    from etproof.errors import InvalidArgument
+
+    x = torch.zeros(1, 3)
+    with pytest.raises(InvalidArgument) as e:
+        check_methods(Writes(), (x,), "w", "portable", "fp32", ["x"], ["y"],
+                      [("chat", "synthetic", "zeros", {"steps": [(x,), ("decode", (x,))]})],
+                      ExportOptions())
+    assert "golden case 'chat' step 1 names method 'decode' (the program has no method 'decode')" in str(e.value)
+    assert "steps across methods are not supported" in str(e.value)
+
+
+def test_taps_are_refused_with_a_sequence_case():
+    from etproof.errors import InvalidArgument
+    from etproof.export.taps import check_taps
+
+    with pytest.raises(InvalidArgument) as e:
+        check_taps(True, several=False, dynamic_shapes=None, sequences=True)
+    assert "a golden case is a sequence of calls" in str(e.value)
+
+
+def _sequence_manifest(steps):
+    import copy
+    import json
+
+    from conftest import FIXTURE
+
+    doc = json.loads(FIXTURE.read_text())
+    doc = copy.deepcopy(doc)
+    for i, (case, k) in enumerate(steps):
+        doc["goldens"][i]["sequence"] = {"case": case, "step": k}
+    return doc
+
+
+def test_the_manifest_check_refuses_a_sequence_with_a_gap_or_a_repeated_step():
+    from etproof.errors import ManifestError
+    from etproof.manifest import validate
+
+    validate(_sequence_manifest([("chat", 0), ("chat", 1)]))
+    with pytest.raises(ManifestError) as e:
+        validate(_sequence_manifest([("chat", 1), ("chat", 2)]))
+    assert "sequence 'chat' has step 2 but not step 0" in str(e.value)
+    with pytest.raises(ManifestError) as e:
+        validate(_sequence_manifest([("chat", 0), ("chat", 0)]))
+    assert "goldens[1].sequence.step" in str(e.value) and "repeats step 0 of sequence 'chat'" in str(e.value)

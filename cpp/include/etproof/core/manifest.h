@@ -133,6 +133,15 @@ struct GoldenCase {
   // predates it, and its golden files are read unhashed. read_golden_inputs/outputs (bundle.h)
   // check them before reading.
   std::vector<FileRef> files;
+  // goldens[i].sequence (optional within schema 1 and 2): this case is step `step` (from 0) of
+  // the sequence case `case_id`, calls on one loaded program with the state carried between
+  // them (docs/design.md §5, "State"). The reader checks each sequence's steps are 0..n-1, each
+  // once, over every method. Absent: a single call, from the initial state.
+  struct Step {
+    std::string case_id;
+    int64_t step = 0;
+  };
+  std::optional<Step> sequence;
 };
 
 // A reference the bundle was meant to carry (the manifest's top-level references[NAME], optional
@@ -283,10 +292,15 @@ const MethodSpec& find_method(const Manifest& m, const std::string& name);
 // name is not "forward". Reports then name cases METHOD/CASE, and errors name the method.
 bool has_several_methods(const Manifest& m);
 
-// A golden case's name in reports, the matrix, the ledger and xfail records: "METHOD/CASE" when
+// A golden case's name in reports, the matrix, the ledger and xfail records: a sequence case's
+// step "CASE/stepK" (e.g. "prompt0/step3", whatever the method); else "METHOD/CASE" when
 // has_several_methods(m) (e.g. "encode/one"), else the plain id (every schema-1 bundle's cases
 // keep their ids).
 std::string case_label(const Manifest& m, const GoldenCase& c);
+// The golden cases of `m` in replay order, each a run of calls: a single call alone, a
+// sequence case's steps in step order (gathered where its step 0 is listed). Pointers into
+// m.goldens.
+std::vector<std::vector<const GoldenCase*>> case_runs(const Manifest& m);
 
 // The methods of `m` that `requested` names, in manifest order (every method when `requested`
 // is empty), and those of `requested` it does not list (`missing`, in the order given). A caller
