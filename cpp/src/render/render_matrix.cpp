@@ -178,8 +178,15 @@ void write_model_tables(std::ostringstream& os, const Matrix& m, const std::vect
     const auto cases = model_cases(m, model);
     os << "\n" << model_label(model) << "  (" << cases.size() << " case(s): " << join(cases) << ")\n";
     line(header);
-    for (size_t col = 0; col < m.columns.size(); ++col)
-      if (m.columns[col].model == model) line(rows[col]);
+    std::vector<std::vector<std::string>> state;  // each distinct list of buffers, once
+    for (size_t col = 0; col < m.columns.size(); ++col) {
+      const Column& c = m.columns[col];
+      if (c.model != model) continue;
+      line(rows[col]);
+      if (!c.mutable_buffers.empty() && std::find(state.begin(), state.end(), c.mutable_buffers) == state.end())
+        state.push_back(c.mutable_buffers);
+    }
+    for (const auto& buffers : state) os << "  state: fresh per case (buffers: " << join(buffers) << ")\n";
   }
 }
 

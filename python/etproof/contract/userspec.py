@@ -64,7 +64,13 @@ arguments and returns a dict:
                              "synthetic" for generated ones (torch.randn, constants)
                     origin   where they came from: a file, a package, "torch.randn, seed 0"
                     tensors  a tuple with the example inputs' shapes and dtypes (any
-                             size inside a dynamic dimension's range)
+                             size inside a dynamic dimension's range); or, for a case
+                             that is a sequence of calls on one program (a prompt, then
+                             decode steps), {{"steps": [tensors, ...]}}: the steps run in
+                             order, each on the state the step before left (a KV cache),
+                             the first from the initial state; a step may be
+                             (METHOD, tensors), METHOD the method that lists the case. Each
+                             step is a golden case CASE.stepK, judged and named CASE/stepK
 optional:
   dynamic_shapes  torch.export's dynamic_shapes: {{input name: {{axis: Dim}}}} or a tuple with
                   one None or {{axis: Dim}} per input, each torch.export.Dim(NAME, min=LO,

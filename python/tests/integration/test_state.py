@@ -78,8 +78,9 @@ def test_the_manifest_lists_each_sequences_steps_and_the_kv_cache(test_bundles):
 
     for b in _llama_bundles(test_bundles):
         doc = read_manifest(b)
-        assert doc["state"] == {"mutable_buffers": [f"layers.{i}.attn.{kv}_cache" for i in (0, 1)
-                                                    for kv in ("k", "v")], "per_case": "fresh"}
+        assert doc["state"] == {"mutable_buffers": [f"m.layers.{i}.attention.kv_cache.{kv}_cache"
+                                                    for i in (0, 1) for kv in ("k", "v")],
+                                "per_case": "fresh"}
         seqs = _sequences(doc)
         assert {c: len(gs) for c, gs in seqs.items()} == {c: 1 + n for c, _, n in llama.SEQUENCES}
         for case, gs in seqs.items():

@@ -1,0 +1,198 @@
+// Golden cases that are sequences of calls (docs/design.md §5, "State"): the real tinyllama
+// bundles (build/test-bundles/state/tinyllama-{portable,xnnpack}-fp32, etproof.fixtures.llama:
+// ExecuTorch's example Llama with its KV cache, tokens int64 [1, S] and input_pos int64 [1] ->
+// logits float32 [1, S, 256], the cache four mutable buffers) whose two cases are each a prompt and
+// teacher-forced decode steps — prompt8 (8 tokens + 3 steps) and prompt5 (5 + 2). The replay
+// runs each sequence's steps in order on one loaded program, judges and names each step
+// (CASE/stepK), in process and in a worker; a perturbed step drifts alone and is named; a step
+// that cannot run stops the steps after it, naming it; the manifest reader refuses a sequence
+// with a gap.
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "etproof/core/error.h"
+#include "etproof/core/manifest.h"
+#include "etproof/core/npy.h"
+#include "etproof/render/matrix.h"
+#include "etproof/render/parity.h"
+#include "etproof/replay/matrix.h"
+#include "etproof/replay/replay.h"
+#include "etproof/runtime/bundle.h"
+#include "test_support.h"
+
+namespace etproof {
+namespace {
+
+namespace fs = std::filesystem;
+using etproof::testing::scratch_dir;
+using etproof::testing::test_bundles;
+
+const std::vector<std::string> kBundles = {"tinyllama-portable-fp32", "tinyllama-xnnpack-fp32"};
+// The steps in replay order, as reports name them.
+const std::vector<std::string> kSteps = {"prompt8/step0", "prompt8/step1", "prompt8/step2", "prompt8/step3",
+                                         "prompt5/step0", "prompt5/step1", "prompt5/step2"};
+
+fs::path llama(const std::string& name) { return test_bundles() / "state" / name; }
+
+std::vector<std::string> case_ids(const ParityReport& r) {
+  std::vector<std::string> ids;
+  for (const CaseReport& c : r.cases) ids.push_back(c.case_id);
+  return ids;
+}
+
+// The index in manifest.goldens of the case with id `id`.
+size_t golden_index(const Manifest& m, const std::string& id) {
+  for (size_t i = 0; i < m.goldens.size(); ++i)
+    if (m.goldens[i].id == id) return i;
+  ADD_FAILURE() << "no golden case " << id;
+  return 0;
+}
+
+TEST(Sequence, TheManifestGivesEachStepAndTheReplayOrder) {
+  ETPROOF_REQUIRE_BUNDLE(llama(kBundles[0]));
+  const Bundle b = open_bundle(llama(kBundles[0]));
+  EXPECT_EQ(b.manifest.mutable_buffers.size(), 4u);
+  const auto runs = case_runs(b.manifest);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].size(), 4u);
+  EXPECT_EQ(runs[1].size(), 3u);
+  std::vector<std::string> labels;
+  for (const auto& run : runs)
+    for (const GoldenCase* g : run) {
+      ASSERT_TRUE(g->sequence.has_value()) << g->id;
+      EXPECT_EQ(g->id, g->sequence->case_id + ".step" + std::to_string(g->sequence->step));
+      labels.push_back(case_label(b.manifest, *g));
+    }
+  EXPECT_EQ(labels, kSteps);
+}
+
+TEST(Sequence, EveryStepAgreesOnOneLoadInProcessAndInAWorker) {
+  for (const std::string& name : kBundles) {
+    ETPROOF_REQUIRE_BUNDLE(llama(name));
+    for (bool isolated : {false, true}) {
+      ReplayOptions o;
+      o.isolation.enabled = isolated;
+      const ParityReport r = replay(llama(name), o);
+      EXPECT_TRUE(r.passed) << name << (isolated ? " (worker)" : "") << ": " << to_text(r);
+      EXPECT_EQ(case_ids(r), kSteps) << name;
+      for (const CaseReport& c : r.cases) EXPECT_EQ(c.status, Status::kAgreed) << name << " " << c.case_id << ": " << c.detail;
+    }
+  }
+}
+
+// The steps' state is what the goldens hold: a decode step run alone, on a program loaded afresh
+// (an empty cache), answers otherwise.
+TEST(Sequence, AStepRunAloneIsAnotherAnswer) {
+  for (const std::string& name : kBundles) {
+    ETPROOF_REQUIRE_BUNDLE(llama(name));
+    const Bundle b = open_bundle(llama(name));
+    const GoldenCase& g = b.manifest.goldens.at(golden_index(b.manifest, "prompt8.step2"));
+    LoadedModel model = LoadedModel::load(b);
+    const auto alone = model.run(read_golden_inputs(b, g)).at("logits").to_double();
+    const auto golden = read_golden_outputs(b, g).at("logits").to_double();
+    double worst = 0;
+    for (size_t i = 0; i < golden.size(); ++i) worst = std::max(worst, std::abs(alone[i] - golden[i]));
+    EXPECT_GT(worst, 0.1) << name;
+  }
+}
+
+// A program whose logits moved by 1% at one step (its golden and references scaled, which the
+// gate cannot tell from the program moving) drifts at that step alone, named CASE/stepK.
+TEST(Sequence, APerturbedStepDriftsAndIsNamed) {
+  for (const std::string& name : kBundles) {
+    ETPROOF_REQUIRE_BUNDLE(llama(name));
+    const fs::path dir = scratch_dir() / name;
+    fs::copy(llama(name), dir, fs::copy_options::recursive);
+    const size_t i = golden_index(open_bundle(dir).manifest, "prompt8.step2");
+    etproof::testing::scale_goldens(dir, 1.01, static_cast<int>(i));
+    const ParityReport r = replay(dir, ReplayOptions{});
+    EXPECT_FALSE(r.passed) << name;
+    ASSERT_EQ(case_ids(r), kSteps) << name;
+    for (const CaseReport& c : r.cases)
+      EXPECT_EQ(c.status, c.case_id == "prompt8/step2" ? Status::kDrifted : Status::kAgreed)
+          << name << " " << c.case_id << ": " << c.detail;
+    EXPECT_NE(to_text(r).find("prompt8/step2"), std::string::npos);
+  }
+}
+
+// A step whose input the program refuses (a prompt longer than the dynamic dimension's range)
+// is refused by name; the steps after it in its sequence are not run and say which step stopped
+// them; the other sequence runs.
+TEST(Sequence, AStepThatCannotRunStopsTheStepsAfterItAndNamesIt) {
+  const std::string name = kBundles[0];
+  ETPROOF_REQUIRE_BUNDLE(llama(name));
+  const fs::path dir = scratch_dir() / name;
+  fs::copy(llama(name), dir, fs::copy_options::recursive);
+  const Bundle src = open_bundle(dir);
+  const GoldenCase& g = src.manifest.goldens.at(golden_index(src.manifest, "prompt8.step1"));
+  const fs::path goldens = dir / (src.manifest.name + ".goldens");
+  HostTensor tokens = read_npy(goldens / g.inputs.at("tokens"));
+  tokens.shape = {1, 9};
+  tokens.data.resize(9 * sizeof(int64_t), 0);
+  write_npy(goldens / g.inputs.at("tokens"), tokens);
+  etproof::testing::rehash_references(dir);
+  const ParityReport r = replay(dir, ReplayOptions{});
+  EXPECT_FALSE(r.passed);
+  ASSERT_EQ(case_ids(r), kSteps);
+  EXPECT_EQ(r.cases[0].status, Status::kAgreed) << r.cases[0].detail;
+  EXPECT_EQ(r.cases[1].status, Status::kBundleInvalid) << r.cases[1].detail;
+  ASSERT_TRUE(r.cases[1].error.has_value());
+  EXPECT_EQ(r.cases[1].error->kind(), ErrorKind::kShapeMismatch) << r.cases[1].detail;
+  for (size_t k : {2u, 3u}) {
+    EXPECT_EQ(r.cases[k].status, Status::kBundleInvalid) << r.cases[k].detail;
+    EXPECT_NE(r.cases[k].detail.find("not run: the step before it, prompt8/step"), std::string::npos)
+        << r.cases[k].detail;
+  }
+  EXPECT_NE(r.cases[2].detail.find("prompt8/step1, did not run"), std::string::npos) << r.cases[2].detail;
+  for (size_t k : {4u, 5u, 6u}) EXPECT_EQ(r.cases[k].status, Status::kAgreed) << r.cases[k].detail;
+}
+
+TEST(Sequence, TheMatrixNamesEveryStepAndTheStateRule) {
+  ETPROOF_REQUIRE_BUNDLE(llama(kBundles[0]));
+  const Matrix m = build_matrix(test_bundles() / "state");
+  for (const std::string& step : kSteps)
+    EXPECT_NE(std::find(m.cases.begin(), m.cases.end(), step), m.cases.end()) << step;
+  size_t llama_cells = 0;
+  for (const Cell& c : m.cells) {
+    if (m.columns.at(c.column).bundle.rfind("tinyllama-", 0) != 0) continue;
+    ++llama_cells;
+    EXPECT_EQ(c.status, CellStatus::kAgreed) << c.case_id << ": " << c.detail;
+  }
+  EXPECT_EQ(llama_cells, 2 * kSteps.size());
+  EXPECT_NE(to_text(m).find("state: fresh per case (buffers: m.layers.0.attention.kv_cache.k_cache"), std::string::npos);
+}
+
+// The reader refuses a sequence whose steps are not 0..n-1, each once, naming the field.
+TEST(Sequence, TheReaderRefusesASequenceWithAGapOrARepeatedStep) {
+  ETPROOF_REQUIRE_BUNDLE(llama(kBundles[0]));
+  const fs::path path = llama(kBundles[0]) / (kBundles[0] + ".etproof.json");
+  nlohmann::json doc = nlohmann::json::parse(std::ifstream(path));
+  (void)parse_manifest(doc, path.string());
+  nlohmann::json gap = doc;
+  gap["goldens"][3]["sequence"]["step"] = 5;
+  try {
+    (void)parse_manifest(gap, "gap");
+    ADD_FAILURE() << "a sequence with a gap was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kManifestInvalid);
+    EXPECT_NE(std::string(e.what()).find("goldens[3].sequence: sequence 'prompt8' has step 5 but not step 3"),
+              std::string::npos) << e.what();
+  }
+  nlohmann::json twice = doc;
+  twice["goldens"][2]["sequence"]["step"] = 1;
+  try {
+    (void)parse_manifest(twice, "twice");
+    ADD_FAILURE() << "a repeated step was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("goldens[2].sequence.step: repeats step 1 of sequence 'prompt8' (also goldens[1].sequence)"),
+              std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace etproof
