@@ -12,10 +12,14 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "etproof/core/error.h"
+#include "etproof/evidence/ledger.h"
+#include "etproof/gtest.h"
+#include "etproof/render/junit.h"
 #include "etproof/core/manifest.h"
 #include "etproof/core/npy.h"
 #include "etproof/render/matrix.h"
@@ -23,6 +27,7 @@
 #include "etproof/replay/matrix.h"
 #include "etproof/replay/replay.h"
 #include "etproof/runtime/bundle.h"
+#include "ledger_support.h"
 #include "test_support.h"
 
 namespace etproof {
@@ -165,6 +170,30 @@ TEST(Sequence, TheMatrixNamesEveryStepAndTheStateRule) {
   }
   EXPECT_EQ(llama_cells, 2 * kSteps.size());
   EXPECT_NE(to_text(m).find("state: fresh per case (buffers: m.layers.0.attention.kv_cache.k_cache"), std::string::npos);
+}
+
+// Every report names a perturbed step: the parity JSON, JUnit, the ledger's record and
+// EXPECT_BUNDLE_PARITY's failure (which passes on the bundle as exported).
+TEST(Sequence, EveryReportNamesTheStep) {
+  const std::string name = kBundles[1];
+  ETPROOF_REQUIRE_BUNDLE(llama(name));
+  EXPECT_BUNDLE_PARITY(llama(name).string());
+  const fs::path dir = scratch_dir() / name;
+  fs::copy(llama(name), dir, fs::copy_options::recursive);
+  etproof::testing::scale_goldens(dir, 1.01, static_cast<int>(golden_index(open_bundle(dir).manifest, "prompt5.step1")));
+  const ParityReport r = replay(dir, ReplayOptions{});
+  const nlohmann::json j = to_json(r);
+  bool named = false;
+  for (const auto& c : j.at("cases"))
+    if (c.at("case") == "prompt5/step1") named = c.at("status") == "drifted";
+  EXPECT_TRUE(named) << j.dump(1);
+  const auto records = records_from_parity(etproof::testing::ctx(), r);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].at("status"), "drifted");
+  EXPECT_NE(records[0].dump().find("prompt5/step1/logits"), std::string::npos) << records[0].dump();
+  const Matrix m = build_matrix(dir.parent_path());
+  EXPECT_NE(to_junit(m).find("name=\"prompt5/step1\""), std::string::npos) << to_junit(m);
+  EXPECT_NONFATAL_FAILURE(EXPECT_BUNDLE_PARITY(dir.string()), "prompt5/step1");
 }
 
 // The reader refuses a sequence whose steps are not 0..n-1, each once, naming the field.
