@@ -126,6 +126,7 @@ void read_program(Reader& r, const json& doc, Manifest& m) {
     rq.quantizer = q->at("quantizer").get<std::string>();
     for (const json& s : q->at("skipped"))
       rq.skipped.push_back(SkippedModule{s.at("module").get<std::string>(), s.at("reason").get<std::string>()});
+    if (auto g = q->find("group_size"); g != q->end()) rq.group_size = g->get<int64_t>();
     m.quantization = std::move(rq);
   }
 }

@@ -42,10 +42,12 @@ std::string no_reference_row(bool float_recipe, const std::string& precision) {
 // A recipe emulation the delegate's arithmetic is known to follow (ReferenceInfo::emulates):
 // only those are judged against. The PT2E graph as it is quantizes dynamic activations per
 // tensor where XNNPACK's qd8 kernels quantize per row, so a bundle exported before the qd8
-// emulation stays judged against the golden.
+// emulation stays judged against the golden. "torchao": the eager module torchao's quantize_
+// made (8da4w: activations per token, as XNNPACK's qd8 kernels take them; int8-weight-only:
+// int8 weights dequantized, which the program computes as written).
 bool faithful_emulation(const Manifest& m, const std::string& name) {
   auto it = m.references.find(name);
-  return it != m.references.end() && it->second.emulates == "xnnpack-qd8";
+  return it != m.references.end() && (it->second.emulates == "xnnpack-qd8" || it->second.emulates == "torchao");
 }
 
 // The export half's run of the program against the emulation `name`, where recorded.

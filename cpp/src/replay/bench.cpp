@@ -80,10 +80,84 @@ Latency latency_of(std::vector<double> v) {
   return l;
 }
 
+namespace {
+// The tokens of one call: the size of the first dynamic dimension of the first input that has one
+// (the manifest's dynamic_dims), 1 where none has.
+size_t tokens_of(const Manifest& m, const GoldenCase& g, const std::map<std::string, HostTensor>& inputs) {
+  for (const MethodSpec& s : m.methods) {
+    if (s.name != g.method) continue;
+    for (const TensorSpec& t : s.inputs) {
+      auto it = inputs.find(t.name);
+      if (t.dynamic_dims.empty() || it == inputs.end()) continue;
+      const auto axis = static_cast<size_t>(t.dynamic_dims.front().axis);
+      if (axis < it->second.shape.size()) return static_cast<size_t>(it->second.shape[axis]);
+    }
+  }
+  return 1;
+}
+
+double median_of(std::vector<double> v) { return latency_of(std::move(v)).median_ms; }
+
+// SequenceBench of the first sequence case whose steps' methods are all in `methods`; nullopt
+// where there is none.
+std::optional<SequenceBench> bench_sequence(const Bundle& b, const std::vector<std::string>& methods,
+                                            const BenchOptions& o) {
+  for (const std::vector<const GoldenCase*>& run : case_runs(b.manifest)) {
+    if (!run.front()->sequence) continue;
+    if (!std::all_of(run.begin(), run.end(), [&](const GoldenCase* g) {
+          return std::find(methods.begin(), methods.end(), g->method) != methods.end();
+        }))
+      continue;
+    SequenceBench s;
+    s.case_id = run.front()->sequence->case_id;
+    s.steps = run.size();
+    try {
+      std::vector<std::map<std::string, HostTensor>> inputs;
+      for (size_t k = 0; k < run.size(); ++k) {
+        inputs.push_back(read_golden_inputs(b, *run[k]));
+        (k == 0 ? s.prefill_tokens : s.decode_tokens) += tokens_of(b.manifest, *run[k], inputs.back());
+      }
+      std::vector<double> prefill, decode;
+      const auto start = Clock::now();
+      for (size_t r = 0;; ++r) {  // run 0 untimed
+        LoadedModel model = LoadedModel::load(b);
+        double decode_ms = 0;
+        for (size_t k = 0; k < run.size(); ++k) {
+          const auto c0 = Clock::now();
+          (void)model.run(run[k]->method, inputs[k]);
+          if (k == 0) prefill.push_back(ms_since(c0));
+          else decode_ms += ms_since(c0);
+        }
+        decode.push_back(decode_ms);
+        if (r == 0) {
+          prefill.clear();
+          decode.clear();
+          continue;
+        }
+        if (o.runs > 0 ? prefill.size() >= o.runs : prefill.size() >= 3 && ms_since(start) >= o.seconds * 1000.0) break;
+      }
+      s.runs = prefill.size();
+      s.prefill_ms = median_of(prefill);
+      s.prefill_tokens_per_s = s.prefill_ms > 0 ? 1000.0 * double(s.prefill_tokens) / s.prefill_ms : 0;
+      if (s.decode_tokens > 0) {
+        s.decode_ms_per_token = median_of(decode) / double(s.decode_tokens);
+        s.decode_tokens_per_s = s.decode_ms_per_token > 0 ? 1000.0 / s.decode_ms_per_token : 0;
+      }
+    } catch (const Error& e) {
+      s = SequenceBench{s.case_id, s.steps};
+      s.error = e;
+    }
+    return s;
+  }
+  return std::nullopt;
+}
+}  // namespace
+
 bool BenchReport::ok() const {
   if (refused) return false;
   for (const MethodBench& m : methods)
     if (m.error) return false;
+  if (sequence && sequence->error) return false;
   return !methods.empty();
 }
 
@@ -143,6 +217,7 @@ BenchReport bench(const fs::path& path, const BenchOptions& o) {
     }
     r.methods.push_back(std::move(mb));
   }
+  r.sequence = bench_sequence(b, select_methods(b.manifest, o.methods).selected, o);
   const std::optional<double> peak = status_kb("VmHWM");
   if (peak_known && peak && rss_before) r.peak_rss_mb = std::max(0.0, *peak - *rss_before) / 1024.0;
   // Warm loads: the verified bytes again, after the peak was read (each adds a model's memory).
@@ -252,6 +327,20 @@ BenchReport bench_report_from_json(const json& j) {
       }
       r.methods.push_back(std::move(mb));
     }
+    if (auto q = j.find("sequence"); q != j.end() && !q->is_null()) {
+      SequenceBench sb;
+      sb.case_id = q->at("case").get<std::string>();
+      sb.steps = q->at("steps").get<size_t>();
+      sb.error = error_of(q->at("error"));
+      sb.prefill_tokens = q->at("prefill_tokens").get<size_t>();
+      sb.decode_tokens = q->at("decode_tokens").get<size_t>();
+      sb.runs = q->at("runs").get<size_t>();
+      sb.prefill_ms = number(q->at("prefill_ms")).value_or(0);
+      sb.prefill_tokens_per_s = number(q->at("prefill_tokens_per_s")).value_or(0);
+      sb.decode_ms_per_token = number(q->at("decode_ms_per_token")).value_or(0);
+      sb.decode_tokens_per_s = number(q->at("decode_tokens_per_s")).value_or(0);
+      r.sequence = sb;
+    }
     return r;
   } catch (const nlohmann::json::exception& e) {
     throw Error(ErrorKind::kCrashed, std::string("a benchmark report that does not parse: ") + e.what(),
@@ -292,6 +381,19 @@ std::string to_text(const std::vector<BenchReport>& reports) {
       os << ": median " << ms_text(l.median_ms) << ", p90 " << ms_text(l.p90_ms) << ", p99 " << ms_text(l.p99_ms)
          << ", min " << ms_text(l.min_ms) << " over " << l.runs << " runs; "
          << detail::format_number(l.throughput_per_s, 4) << " calls/s\n";
+    }
+    if (const auto& q = r.sequence) {
+      os << "  sequence " << q->case_id << " (" << q->steps << " steps, from a fresh load)";
+      if (q->error) {
+        os << ": failed, " << detail::error_line(*q->error) << "\n";
+        continue;
+      }
+      os << ": prefill " << q->prefill_tokens << " tokens in " << ms_text(q->prefill_ms) << ", "
+         << detail::format_number(q->prefill_tokens_per_s, 4) << " tokens/s";
+      if (q->decode_tokens > 0)
+        os << "; decode " << ms_text(q->decode_ms_per_token) << " per token, "
+           << detail::format_number(q->decode_tokens_per_s, 4) << " tokens/s";
+      os << " (medians over " << q->runs << " runs)\n";
     }
   }
   return os.str();
@@ -361,6 +463,19 @@ json to_json(const std::vector<BenchReport>& reports) {
                     {"threads_used", r.threads_used},
                     {"peak_rss_mb", r.peak_rss_mb ? detail::json_number(*r.peak_rss_mb) : json(nullptr)},
                     {"methods", methods}});
+    json& jr = list.back();
+    jr["sequence"] = nullptr;
+    if (const auto& q = r.sequence)
+      jr["sequence"] = {{"case", q->case_id},
+                        {"steps", q->steps},
+                        {"error", error_json(q->error)},
+                        {"prefill_tokens", q->prefill_tokens},
+                        {"decode_tokens", q->decode_tokens},
+                        {"runs", q->runs},
+                        {"prefill_ms", detail::json_number(q->prefill_ms)},
+                        {"prefill_tokens_per_s", detail::json_number(q->prefill_tokens_per_s)},
+                        {"decode_ms_per_token", detail::json_number(q->decode_ms_per_token)},
+                        {"decode_tokens_per_s", detail::json_number(q->decode_tokens_per_s)}};
   }
   return {{"bench", list}};
 }

@@ -20,6 +20,7 @@
 #include "etproof/evidence/ledger.h"
 #include "etproof/gtest.h"
 #include "etproof/render/junit.h"
+#include "etproof/replay/bench.h"
 #include "etproof/core/manifest.h"
 #include "etproof/core/npy.h"
 #include "etproof/render/matrix.h"
@@ -194,6 +195,40 @@ TEST(Sequence, EveryReportNamesTheStep) {
   const Matrix m = build_matrix(dir.parent_path());
   EXPECT_NE(to_junit(m).find("name=\"prompt5/step1\""), std::string::npos) << to_junit(m);
   EXPECT_NONFATAL_FAILURE(EXPECT_BUNDLE_PARITY(dir.string()), "prompt5/step1");
+}
+
+// bench times the sequence case as a language model's user does: prefill and decode tokens per
+// second, from a fresh load, in process and through a worker (its report read back).
+TEST(Sequence, BenchReportsPrefillAndDecodeTokensPerSecond) {
+  ETPROOF_REQUIRE_BUNDLE(llama(kBundles[1]));
+  BenchOptions o;
+  o.runs = 3;
+  o.warmup = 1;
+  o.warm_loads = 1;
+  for (bool isolated : {false, true}) {
+    Isolation iso;
+    iso.enabled = isolated;
+    const BenchReport r = bench(llama(kBundles[1]), o, iso);
+    ASSERT_TRUE(r.ok()) << to_text({r});
+    ASSERT_TRUE(r.sequence.has_value()) << to_text({r});
+    const SequenceBench& q = *r.sequence;
+    EXPECT_EQ(q.case_id, "prompt8");
+    EXPECT_EQ(q.steps, 4u);
+    EXPECT_EQ(q.prefill_tokens, 8u);
+    EXPECT_EQ(q.decode_tokens, 3u);
+    EXPECT_EQ(q.runs, 3u);
+    EXPECT_GT(q.prefill_ms, 0);
+    EXPECT_NEAR(q.prefill_tokens_per_s, 1000.0 * 8 / q.prefill_ms, 1e-6 * q.prefill_tokens_per_s);
+    EXPECT_NEAR(q.decode_tokens_per_s, 1000.0 / q.decode_ms_per_token, 1e-6 * q.decode_tokens_per_s);
+    const std::string text = to_text({r});
+    EXPECT_NE(text.find("sequence prompt8 (4 steps, from a fresh load): prefill 8 tokens in "), std::string::npos) << text;
+    EXPECT_NE(text.find(" tokens/s; decode "), std::string::npos) << text;
+    EXPECT_TRUE(to_json({r}).at("bench").at(0).at("sequence").at("decode_tokens_per_s").is_number());
+  }
+  // A bundle without a sequence case has none.
+  ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-portable-fp32");
+  o.runs = 2;
+  EXPECT_FALSE(bench(test_bundles() / "tiny-portable-fp32", o).sequence.has_value());
 }
 
 // The reader refuses a sequence whose steps are not 0..n-1, each once, naming the field.

@@ -21,6 +21,8 @@ QUANT_OF = {
     ("xnnpack", "fp32"): None,
     ("xnnpack", "int8-dynamic-per-channel"): "xnnpack-int8-dynamic-per-channel",
     ("xnnpack", "int8-static-per-channel"): "xnnpack-int8-static-per-channel",
+    ("xnnpack", "8da4w"): "torchao-8da4w",
+    ("xnnpack", "int8-weight-only"): "torchao-int8-weight-only",
     ("coreml", "fp32"): None,
     ("coreml", "fp16"): None,
     ("vulkan", "fp32"): None,

@@ -88,9 +88,11 @@ from etproof.export.quantize import (
     PAD_SKIP_REASON,
     PAD_WORKAROUND,
     QUANT_SCHEMES,
+    TORCHAO_SCHEMES,
     find_padded_convs,
     output_quantization,
     quantize,
+    quantize_module,
 )
 from etproof.contract.recipes import (
     EXECUTORCH_BACKENDS,
@@ -199,6 +201,11 @@ def export_model(model, example_inputs: Sequence | None = None, name: str | None
     check_taps(opts.taps, several=run.several, dynamic_shapes=opts.dynamic_shapes,
                taps_range=opts.taps_range,
                sequences=any(c.sequence for m in meths for c in m.args.cases))
+    if opts.taps not in (None, False) and run.facts["quant"] in TORCHAO_SCHEMES:
+        raise InvalidArgument(f"the tapped twin is not supported for recipe {recipe!r} (torchao's "
+                              "quantize_ leaves no PT2E graph to tap)", "export without taps, or "
+                              "tap the model's int8-dynamic-per-channel or fp32 bundle",
+                              stage="export")
     opts.taps = opts.taps if opts.taps not in (None, False) else None
     opts.compute_unit = resolve_compute_unit(backend, recipe, opts.compute_unit)
     check_export_needs(backend)
@@ -448,7 +455,8 @@ def _manifest(run: _Run) -> dict:
 
 
 def _quantize_methods(meths: list, scheme: str, several: bool, name: str, say) -> dict:
-    """PT2E quantization of each method (etproof.export.quantize.quantize); returns the manifest's one
+    """PT2E quantization of each method (etproof.export.quantize.quantize), or torchao's
+    quantize_ of its eager module (quantize_module, TORCHAO_SCHEMES); returns the manifest's one
     ``quantization`` record. With several methods, a method the quantizer finds nothing to
     quantize in stays float (listed in ``skipped`` as ``<method NAME>``); all of them: the
     NothingToQuantize refusal."""
@@ -459,8 +467,12 @@ def _quantize_methods(meths: list, scheme: str, several: bool, name: str, say) -
         who = f"{name}.{m.name}" if several else name
         say(f"{who}: quantizing")
         try:
-            ep, rec, out_quant, m.emulation, m.float_graph = quantize(
-                m.ep, scheme, m.args.example_inputs, m.args.cases, m.args.dynamic_shapes)
+            if scheme in TORCHAO_SCHEMES:  # quantize_ on the eager model, then torch.export
+                ep, rec, out_quant, m.emulation, m.float_graph = quantize_module(
+                    m.module, scheme, m.args.example_inputs, m.args.dynamic_shapes)
+            else:
+                ep, rec, out_quant, m.emulation, m.float_graph = quantize(
+                    m.ep, scheme, m.args.example_inputs, m.args.cases, m.args.dynamic_shapes)
         except NothingToQuantize as e:
             if not several:
                 raise

@@ -1,4 +1,6 @@
-"""Quantization: PT2E (torchao prepare/convert) with XNNPACK's quantizer, for the int8 recipes.
+"""Quantization: PT2E (torchao prepare/convert) with XNNPACK's quantizer, for the int8 recipes;
+torchao's ``quantize_`` on the eager model for the language-model recipes (8da4w, int8
+weight-only: ``quantize_module``).
 
 ``quantize`` turns an exported float program into an exported quantized one, calibrated on the
 golden inputs, and returns the manifest's ``quantization`` record, each output's scale where
@@ -39,7 +41,27 @@ QUANT_SCHEMES = {
         "int8 symmetric weights per output channel; activations int8 per tensor with static "
         "scales calibrated on the golden inputs"
     ),
+    "torchao-8da4w": (
+        "8da4w: int4 symmetric weights in groups of {group} along the input features, "
+        "activations quantized to int8 dynamically per token (asymmetric), every nn.Linear whose "
+        "input features the group divides (torchao's quantize_ with "
+        "Int8DynamicActivationIntxWeightConfig, as ExecuTorch's LLM flow quantizes)"
+    ),
+    "torchao-int8-weight-only": (
+        "int8 symmetric weights per output channel, activations float, every nn.Linear "
+        "(torchao's quantize_ with IntxWeightOnlyConfig(int8, PerAxis(0)), as ExecuTorch's LLM "
+        "flow quantizes; XNNPACK has no weight-only linear, so the linears run on portable "
+        "kernels: dequantize, then a float32 matmul)"
+    ),
 }
+
+# The torchao schemes: quantize_ on the eager model (quantize_module), not PT2E.
+TORCHAO_SCHEMES = ("torchao-8da4w", "torchao-int8-weight-only")
+# 8da4w's weight group (ExecuTorch's export_llama takes --group_size; XNNPACK's 4-bit kernels take
+# a multiple of 32: its partitioner refuses 16, "Delegation to XNNPACK requires group_size to be a
+# multiple of 32", measured with ExecuTorch 1.5.1). 32 is the smallest, so the most linears of a
+# small model qualify (a linear's input features must be a multiple of it).
+GROUP_SIZE_8DA4W = 32
 
 # What each scheme's emulation reproduces: the manifest's references[RECIPE].emulates
 # (docs/manifest.md). "xnnpack-qd8": the converted graph with every dynamically quantized
@@ -50,6 +72,8 @@ QUANT_SCHEMES = {
 EMULATES = {
     "xnnpack-int8-dynamic-per-channel": "xnnpack-qd8",
     "xnnpack-int8-static-per-channel": "pt2e",
+    "torchao-8da4w": "torchao",
+    "torchao-int8-weight-only": "torchao",
 }
 
 # Schemes that leave convs fed by constant_pad_nd in float (the XNNPACK run-time failure below).
@@ -58,6 +82,8 @@ EMULATES = {
 PAD_WORKAROUND = {
     "xnnpack-int8-dynamic-per-channel": True,
     "xnnpack-int8-static-per-channel": False,
+    "torchao-8da4w": False,
+    "torchao-int8-weight-only": False,
 }
 
 # quantization.skipped[].reason of each conv the workaround leaves float ({et}: ExecuTorch's
@@ -195,6 +221,73 @@ def quantize(ep, scheme: str, example_inputs: tuple, cases: list, dynamic_shapes
               "skipped": skipped}
     emulation = qd8_emulation(converted) if EMULATES[scheme] == "xnnpack-qd8" else converted
     return Quantized(ep_q, record, out_quant, emulation, float_graph)
+
+
+def quantize_module(module, scheme: str, example_inputs: tuple, dynamic_shapes=None):
+    """Quantizes a deep copy of the eager ``module`` with torchao's ``quantize_`` (``scheme``, a
+    TORCHAO_SCHEMES key: every nn.Linear, for 8da4w those whose input features GROUP_SIZE_8DA4W
+    divides; the others are recorded in ``skipped``), unwraps its tensor subclasses (without
+    that, ExecuTorch 1.5.1's XNNPACK lowering of the int8 weights computes with the raw int8
+    values, scales dropped: measured, outputs 5e8 of the range off) and exports it with
+    ``dynamic_shapes``. ``module`` is not modified.
+
+    Returns a Quantized: the exported quantized program; the ``quantization`` record
+    {"scheme", "quantizer" (the torchao config), "skipped", "group_size" (8da4w)}; no output
+    quantization (the outputs are float); the quantized module itself (the recipe's eager
+    emulation, run by etproof.export.references); no float graph (the tapped twin does not take
+    these recipes). Raises NothingToQuantize when no linear qualifies.
+    """
+    import copy
+
+    import torch
+    from torchao.quantization import quantize_
+    from torchao.quantization.granularity import PerAxis, PerGroup
+    from torchao.quantization.quant_api import (
+        Int8DynamicActivationIntxWeightConfig,
+        IntxWeightOnlyConfig,
+    )
+    from torchao.utils import unwrap_tensor_subclass
+
+    assert scheme in TORCHAO_SCHEMES, scheme
+    q = copy.deepcopy(module)
+    linears = [(fqn, m) for fqn, m in q.named_modules() if isinstance(m, torch.nn.Linear)]
+    group = GROUP_SIZE_8DA4W if scheme == "torchao-8da4w" else None
+    if group:
+        config = Int8DynamicActivationIntxWeightConfig(weight_dtype=torch.int4,
+                                                       weight_granularity=PerGroup(group))
+        name = f"Int8DynamicActivationIntxWeightConfig(int4, PerGroup({group}))"
+    else:
+        config = IntxWeightOnlyConfig(weight_dtype=torch.int8, granularity=PerAxis(0))
+        name = "IntxWeightOnlyConfig(int8, PerAxis(0))"
+    skipped = [{"module": _user_fqn(fqn), "reason": f"input features {m.in_features} not a "
+                f"multiple of the group size {group}"}
+               for fqn, m in linears if group and m.in_features % group]
+    chosen = {fqn for fqn, m in linears if not (group and m.in_features % group)}
+    if not chosen:
+        raise NothingToQuantize(
+            f"recipe {scheme.removeprefix('torchao-')} quantizes nn.Linear weights, and the model "
+            f"has {'no nn.Linear' if not linears else 'none whose input features are a multiple of ' + str(group)}",
+            "use a recipe that quantizes the model's operators (int8-dynamic-per-channel, "
+            "int8-static-per-channel), or the fp32 recipe")
+    with torch.no_grad():
+        quantize_(q, config, filter_fn=lambda m, fqn: fqn in chosen)
+    q = unwrap_tensor_subclass(q).eval()
+    with torch.no_grad():
+        ep_q = torch.export.export(q, example_inputs, dynamic_shapes=dynamic_shapes)
+    if scheme == "torchao-int8-weight-only":
+        # the int8 weight-only linears export as torchao::dequantize_affine, which no ExecuTorch
+        # runtime has a kernel for; decomposed, they are int8 -> float casts and multiplies
+        ep_q = ep_q.run_decompositions()
+    scheme_text = QUANT_SCHEMES[scheme].replace("{group}", str(group))
+    record = {"scheme": scheme_text, "quantizer": name, "skipped": skipped}
+    if group:
+        record["group_size"] = group
+    return Quantized(ep_q, record, [], q, None)
+
+
+def _user_fqn(fqn: str) -> str:
+    """A module's name as the user wrote it (the method module holds the model as ``model``)."""
+    return fqn.removeprefix("model.") or "<root>"
 
 
 def _qd8_fake_quant(x, dims):

@@ -50,6 +50,10 @@ DESCRIPTIONS = {
     "recipe": ("the recipe's own emulation: the converted PT2E (quantize/dequantize) graph "
                "({scheme}), before lowering, run eagerly in PyTorch {torch} on the same inputs; "
                "outputs in the program's output dtype"),
+    "torchao": ("the recipe's own emulation: the eager model quantized by torchao's quantize_ "
+                "({scheme}), run eagerly in PyTorch {torch} on the same inputs (torchao's "
+                "quantized linears as torchao computes them); outputs in the program's output "
+                "dtype"),
     "xnnpack-qd8": ("; its dynamically quantized activations quantized as XNNPACK's qd8 kernels "
                     "do (a range per row of a linear's input, per batch element of a "
                     "convolution's) instead of per tensor"),
@@ -255,7 +259,8 @@ def capture_references(model, cases, output_names, out_specs, names, emulation=N
     dtype and shape is checked); emulation: the converted PT2E GraphModule of a quantized recipe
     (needed for a name other than float64/float16/bfloat16; None records that reference as not
     captured); scheme: the quantization scheme's description, for the record; emulates: what that
-    emulation reproduces (etproof.export.quantize.EMULATES: "pt2e" or "xnnpack-qd8"), recorded as the
+    emulation reproduces (etproof.export.quantize.EMULATES: "pt2e", "xnnpack-qd8" or "torchao":
+    then ``emulation`` is the torchao-quantized eager module), recorded as the
     recipe reference's ``emulates``. Never raises for a reference it cannot compute: the record
     says why.
     """
@@ -277,8 +282,11 @@ def capture_references(model, cases, output_names, out_specs, names, emulation=N
                     raise _NotCaptured(f"no converted PT2E graph for recipe {name!r} (the recipe "
                                        "quantized nothing here)")
                 outs = _run_emulation(emulation, cases, output_names, out_specs, name)
-                desc = DESCRIPTIONS["recipe"].replace("{scheme}", scheme or name)
-                desc += DESCRIPTIONS.get(emulates or "", "")
+                if emulates == "torchao":
+                    desc = DESCRIPTIONS["torchao"].replace("{scheme}", scheme or name)
+                else:
+                    desc = DESCRIPTIONS["recipe"].replace("{scheme}", scheme or name)
+                    desc += DESCRIPTIONS.get(emulates or "", "")
         except _NotCaptured as e:
             out.records[name] = {"captured": False, "reason": str(e)}
             say(f"reference {name}: not captured: {e}")

@@ -121,3 +121,38 @@ def test_the_program_replays_a_sequence_on_one_load_and_only_so(test_bundles):
             alone = Runtime.get().load_program(b / f"{b.name}.pte").load_method("forward")
             got = alone.execute(_inputs(gdir, last))[0].numpy()
             assert np.abs(got - np.load(gdir / last["outputs"]["logits"])).max() > 0.1
+
+
+# --- the language-model recipes: 8da4w and int8 weight-only (torchao's quantize_) ---------------
+
+def test_the_llm_recipes_record_their_quantization_and_their_torchao_emulation(test_bundles):
+    for recipe, group in (("8da4w", 32), ("int8-weight-only", None)):
+        doc = read_manifest(test_bundles / STATE_DIR / f"tinyllama-xnnpack-{recipe}")
+        q = doc["quantization"]
+        assert q.get("group_size") == group, q
+        assert q["skipped"] == [] and q["quantizer"].startswith(
+            "Int8DynamicActivationIntxWeightConfig" if group else "IntxWeightOnlyConfig")
+        ref = doc["references"][recipe]
+        assert ref["captured"] and ref["emulates"] == "torchao", ref
+        # the export half ran the program on every step against the emulation
+        assert ref["program_at_export"]["cases"] == len(doc["goldens"])
+        if recipe == "8da4w":  # int4 weights in XNNPACK's delegate: the linears delegated
+            linear = next(o for o in doc["delegation"]["by_operator"] if o["op"] == "aten_linear_default")
+            assert linear["non_delegated"] == 0 and linear["delegated"] > 0
+        else:  # XNNPACK has no weight-only linear: the matmuls run on portable kernels
+            assert "aten::mm.out" in doc["operators"]
+            assert ref["program_at_export"]["matched"]
+
+
+def test_the_emulation_is_the_torchao_model_and_costs_what_the_recipe_costs(test_bundles):
+    """Each step's recipe reference is the torchao-quantized model run on the steps before it;
+    it is close to the float32 golden, not equal (the recipe's cost)."""
+    b = test_bundles / STATE_DIR / "tinyllama-xnnpack-8da4w"
+    doc = read_manifest(b)
+    gdir = b / f"{b.name}.goldens"
+    for case, gs in _sequences(doc).items():
+        for g in gs:
+            emu = np.load(gdir / g["references"]["8da4w"]["logits"]["file"])
+            gold = np.load(gdir / g["outputs"]["logits"])
+            err = np.abs(emu - gold).max() / np.abs(gold).max()
+            assert 1e-4 < err < 0.3, (case, g["id"], err)

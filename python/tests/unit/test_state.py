@@ -148,3 +148,16 @@ def test_the_manifest_check_refuses_a_sequence_with_a_gap_or_a_repeated_step():
     with pytest.raises(ManifestError) as e:
         validate(_sequence_manifest([("chat", 0), ("chat", 0)]))
     assert "goldens[1].sequence.step" in str(e.value) and "repeats step 0 of sequence 'chat'" in str(e.value)
+
+
+def test_the_llm_recipes_refuse_a_model_without_a_linear_they_can_quantize():
+    from etproof.errors import NothingToQuantize
+    from etproof.export.quantize import quantize_module
+
+    x = torch.zeros(1, 3)
+    with pytest.raises(NothingToQuantize) as e:
+        quantize_module(Writes(), "torchao-int8-weight-only", (x,))
+    assert "has no nn.Linear" in str(e.value)
+    with pytest.raises(NothingToQuantize) as e:  # 8 input features: no group of 32 fits
+        quantize_module(nn.Sequential(nn.Linear(8, 4)), "torchao-8da4w", (torch.zeros(1, 8),))
+    assert "none whose input features are a multiple of 32" in str(e.value)

@@ -210,8 +210,12 @@ struct SkippedModule {
 // The manifest's quantization record, only for quantized recipes.
 struct RecipeQuantization {
   std::string scheme;     // what it does, in words (python/etproof/export/quantize.py QUANT_SCHEMES)
-  std::string quantizer;  // the PT2E quantizer's class name ("XNNPACKQuantizer")
+  std::string quantizer;  // the PT2E quantizer's class name ("XNNPACKQuantizer"), or the torchao
+                          // config given to quantize_ (the 8da4w and int8-weight-only recipes)
   std::vector<SkippedModule> skipped;
+  // quantization.group_size (optional within schema 1 and 2): the weights' group along the input
+  // features (8da4w: one int4 scale per group of this many); absent where weights are not grouped.
+  std::optional<int64_t> group_size;
 };
 
 // One method of the program (schema 2's methods[i]; schema 1's top-level fields, as "forward"):

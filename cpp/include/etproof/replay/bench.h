@@ -68,6 +68,25 @@ struct MethodBench {
   std::optional<Error> error;
 };
 
+// A sequence case (a prompt, then decode steps: GoldenCase::sequence) timed as a language model's
+// user times it: the bundle's first sequence case whose methods are selected, run whole from a
+// program loaded afresh (the load untimed), `runs` times (BenchOptions::runs; 0: as many as fit
+// in `seconds`, at least 3), after one untimed run. A step's tokens are the size of its first
+// input's first dynamic dimension (manifest inputs[i].dynamic_dims: a prompt's length), 1 where
+// the method's inputs have none.
+struct SequenceBench {
+  std::string case_id;               // the sequence case's id (its steps are CASE/stepK)
+  size_t steps = 0;                  // step 0 the prefill, the rest decode steps
+  size_t prefill_tokens = 0;         // step 0's tokens
+  size_t decode_tokens = 0;          // the decode steps' tokens, together
+  size_t runs = 0;
+  double prefill_ms = 0;             // median over the runs of step 0's call, milliseconds
+  double prefill_tokens_per_s = 0;   // prefill_tokens / prefill_ms, per second
+  double decode_ms_per_token = 0;    // median over the runs of the decode steps' time / decode_tokens
+  double decode_tokens_per_s = 0;    // 1000 / decode_ms_per_token (0 without decode steps)
+  std::optional<Error> error;        // a step that failed: nothing above but case_id and steps
+};
+
 struct BenchReport {
   std::string path;  // as given
   std::string bundle, model, backend, recipe, precision;
@@ -83,7 +102,8 @@ struct BenchReport {
   size_t threads_used = 0;             // ExecuTorch's thread pool size after the load
   std::optional<double> peak_rss_mb;   // the resident memory the load and the calls added (MiB)
   std::vector<MethodBench> methods;
-  // Whether everything asked for was measured (not refused, no method failed).
+  std::optional<SequenceBench> sequence;  // where the bundle has a sequence case (SequenceBench)
+  // Whether everything asked for was measured (not refused, no method or sequence failed).
   bool ok() const;
 };
 
@@ -105,12 +125,15 @@ struct BenchReport {
 // field is missing or of the wrong type (a worker's reply that does not parse).
 [[nodiscard]] BenchReport bench_report_from_json(const nlohmann::json& report);
 
-// Text: one line per (bundle, method), with the load, latency, throughput, memory and threads;
-// a refused bundle is one line with its status and reason.
+// Text: one line per (bundle, method), with the load, latency, throughput, memory and threads,
+// and a line for the sequence case (prefill and decode tokens per second); a refused bundle is
+// one line with its status and reason.
 [[nodiscard]] std::string to_text(const std::vector<BenchReport>& reports);
 // Markdown: the same as a table.
 [[nodiscard]] std::string to_markdown(const std::vector<BenchReport>& reports);
-// JSON: {"bench": [report...]}, every field above (milliseconds as numbers, absent values null).
+// JSON: {"bench": [report...]}, every field above (milliseconds as numbers, absent values null;
+// "sequence": {case, steps, error, prefill_tokens, decode_tokens, runs, prefill_ms,
+// prefill_tokens_per_s, decode_ms_per_token, decode_tokens_per_s} or null).
 [[nodiscard]] nlohmann::json to_json(const std::vector<BenchReport>& reports);
 
 }  // namespace etproof
