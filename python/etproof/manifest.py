@@ -195,6 +195,8 @@ def _validate(v: _V, doc: dict) -> None:
             names.add(m["name"])
             _method(v, m, f"methods[{i}].", captured)
     _sequences(v, doc)
+    if "greedy" in doc:
+        _greedy(v, doc)
     created = doc["created_utc"]
     try:  # a time of the calendar, as the runtime half checks it (leap seconds aside)
         _dt.datetime.strptime(created.replace(":60Z", ":59Z"), "%Y-%m-%dT%H:%M:%SZ")
@@ -308,6 +310,23 @@ def _sequences(v: _V, doc: dict) -> None:
         if missing:
             v.fail(got[max(got)], f"sequence {case!r} has step {max(got)} but not step "
                                   f"{missing[0]} (steps are numbered 0..n-1)")
+
+
+def _greedy(v: _V, doc: dict) -> None:
+    """greedy.output names a floating output of rank >= 2 (positions, vocabulary): schema 1's, or
+    one of every schema-2 method's whose goldens include a sequence step."""
+    name = doc["greedy"]["output"]
+    methods = doc["methods"] if "methods" in doc else [doc]
+    with_steps = [m for m in methods if any("sequence" in g for g in m["goldens"])] or methods
+    for m in with_steps:
+        spec = next((s for s in m["outputs"] if s["name"] == name), None)
+        where = f" of method {m['name']!r}" if "name" in m and "methods" in doc else ""
+        if spec is None:
+            v.fail("greedy.output", f"names no output{where} ({name!r})")
+        elif not spec["dtype"].startswith("float") or len(spec["shape"]) < 2:
+            v.fail("greedy.output", f"{name!r}{where} is {spec['dtype']} of rank "
+                                    f"{len(spec['shape'])}: logits are floating, of rank >= 2 "
+                                    "(positions, vocabulary)")
 
 
 def _golden_files(v: _V, g: dict, gf: str) -> None:

@@ -151,6 +151,7 @@ void read_methods(Reader& r, const json& doc, Manifest& m) {
     m.methods.push_back(std::move(forward));
   }
   r.sequences(m);
+  r.greedy(doc, m);
   if (!m.methods.empty()) {
     m.inputs = m.methods.front().inputs;
     m.outputs = m.methods.front().outputs;

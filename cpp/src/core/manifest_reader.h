@@ -40,6 +40,8 @@ class ManifestReader : public JsonReader {
   // goldens[i].sequence over every method: each sequence's steps 0..n-1, each once; in schema 2
   // no sequence named as a method. Needs m.goldens and m.methods.
   void sequences(const Manifest& m);
+  // greedy.output: an output (floating, rank >= 2) of every method a sequence step runs through.
+  void greedy(const json& doc, Manifest& m);
 
  private:
   void output_options(const json& e, const std::string& path, TensorSpec& t);

@@ -59,7 +59,30 @@ std::optional<Budget> ManifestReader::budget(const json& doc) {
   out.min_sqnr_db = bound("min_sqnr_db");
   out.min_cosine = bound("min_cosine");
   out.top1_agreement = bound("top1_agreement");
+  if (auto g = b->find("min_greedy_tokens"); g != b->end()) out.min_greedy_tokens = g->get<int64_t>();
   return out;
+}
+
+void ManifestReader::greedy(const json& doc, Manifest& m) {
+  auto g = doc.find("greedy");
+  if (g == doc.end()) return;
+  m.greedy_output = g->at("output").get<std::string>();
+  std::set<std::string> with_steps;  // the methods a sequence step runs through
+  for (const GoldenCase& c : m.goldens)
+    if (c.sequence) with_steps.insert(c.method);
+  for (const MethodSpec& s : m.methods) {
+    if (!with_steps.empty() && !with_steps.count(s.name)) continue;
+    const std::string where = m.schema_version >= 2 ? " of method " + squote(s.name) : "";
+    auto o = std::find_if(s.outputs.begin(), s.outputs.end(), [&](const TensorSpec& t) { return t.name == m.greedy_output; });
+    if (o == s.outputs.end()) {
+      problem("greedy.output", "names no output" + where + " (" + squote(m.greedy_output) + ")");
+    } else if ((o->dtype != DType::kFloat32 && o->dtype != DType::kFloat16 && o->dtype != DType::kFloat64) ||
+               o->shape.size() < 2) {
+      problem("greedy.output", squote(m.greedy_output) + where + " is " + std::string(to_string(o->dtype)) +
+                                   " of rank " + std::to_string(o->shape.size()) +
+                                   ": logits are floating, of rank >= 2 (positions, vocabulary)");
+    }
+  }
 }
 
 // goldens[i].references: {NAME: {OUTPUT: file_ref}}, for exactly the captured references.

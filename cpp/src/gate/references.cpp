@@ -43,11 +43,14 @@ std::string no_reference_row(bool float_recipe, const std::string& precision) {
 // only those are judged against. The PT2E graph as it is quantizes dynamic activations per
 // tensor where XNNPACK's qd8 kernels quantize per row, so a bundle exported before the qd8
 // emulation stays judged against the golden. "torchao": the eager module torchao's quantize_
-// made (8da4w: activations per token, as XNNPACK's qd8 kernels take them; int8-weight-only:
-// int8 weights dequantized, which the program computes as written).
+// made (int8-weight-only: int8 weights dequantized, which the program computes as written);
+// "xnnpack-qb4w": that module with its int4 group scales in bfloat16, as XNNPACK's blockwise
+// 4-bit kernels keep them (8da4w; activations per token, as its qd8 kernels take them).
 bool faithful_emulation(const Manifest& m, const std::string& name) {
   auto it = m.references.find(name);
-  return it != m.references.end() && (it->second.emulates == "xnnpack-qd8" || it->second.emulates == "torchao");
+  if (it == m.references.end()) return false;
+  const std::string& e = it->second.emulates;
+  return e == "xnnpack-qd8" || e == "torchao" || e == "xnnpack-qb4w";
 }
 
 // The export half's run of the program against the emulation `name`, where recorded.
@@ -439,13 +442,15 @@ std::optional<Budget> effective_budget(const std::optional<Budget>& manifest,
   if (caller->min_sqnr_db) b.min_sqnr_db = caller->min_sqnr_db;
   if (caller->min_cosine) b.min_cosine = caller->min_cosine;
   if (caller->top1_agreement) b.top1_agreement = caller->top1_agreement;
+  if (caller->min_greedy_tokens) b.min_greedy_tokens = caller->min_greedy_tokens;
   return b;
 }
 
 void parse_budget_argument(const std::string& kv, Budget& b) {
   const std::string forms =
       "pass --budget KEY=VALUE with KEY one of min_sqnr_db (dB), min_cosine (in [-1, 1]), "
-      "top1_agreement (in [0, 1]), e.g. --budget min_sqnr_db=20 --budget top1_agreement=0.9";
+      "top1_agreement (in [0, 1]), min_greedy_tokens (a whole number >= 1), e.g. --budget "
+      "min_sqnr_db=20 --budget top1_agreement=0.9";
   const size_t eq = kv.find('=');
   if (eq == std::string::npos)
     throw Error(ErrorKind::kInvalidArgument, "--budget " + kv + " has no '='", forms);
@@ -472,7 +477,10 @@ void parse_budget_argument(const std::string& kv, Budget& b) {
     b.min_cosine = in(-1, 1, "[-1, 1]");
   else if (key == "top1_agreement")
     b.top1_agreement = in(0, 1, "[0, 1]");
-  else
+  else if (key == "min_greedy_tokens") {
+    if (v != std::floor(v)) throw Error(ErrorKind::kInvalidArgument, "--budget " + key + "=" + text + " is not a whole number", forms);
+    b.min_greedy_tokens = static_cast<int64_t>(in(1, 1e6, "[1, 1000000]"));
+  } else
     throw Error(ErrorKind::kInvalidArgument, "--budget has no key \"" + key + "\"", forms);
 }
 
@@ -482,6 +490,7 @@ std::string describe_budget(const Budget& b) {
   if (b.min_cosine) parts.push_back("cosine ≥ " + detail::cosine_text(*b.min_cosine));
   if (b.top1_agreement)
     parts.push_back("top-1 agreement ≥ " + detail::format_number(*b.top1_agreement, 4));
+  if (b.min_greedy_tokens) parts.push_back("greedy tokens ≥ " + std::to_string(*b.min_greedy_tokens));
   return detail::join(parts, ", ");
 }
 

@@ -205,6 +205,18 @@ void write_budget(std::ostringstream& os, const ParityReport& r) {
            : r.top1->over_budget() ? " — OVER BUDGET " + fmt(*r.top1->budget, 4)
                                    : " (within the budget " + fmt(*r.top1->budget, 4) + ")")
        << "\n";
+  for (const GreedyAgreement& a : r.greedy) {
+    os << "greedy decode of " << a.case_id << " (" << a.output << "): the program takes " << a.program << " of "
+       << a.tokens << " tokens as the float32 model does"
+       << (a.program_differs_at.empty() ? std::string() : " (first difference at " + a.program_differs_at + ")");
+    if (a.emulation)
+      os << "; the " << a.reference << " emulation " << *a.emulation
+         << (a.emulation_differs_at.empty() ? std::string() : " (first difference at " + a.emulation_differs_at + ")")
+         << (!a.budget          ? std::string(" (no budget: reported, not judged)")
+             : a.over_budget() ? " — OVER BUDGET " + std::to_string(*a.budget)
+                               : " (within the budget " + std::to_string(*a.budget) + ")");
+    os << "\n";
+  }
   if (!r.budget_note.empty()) os << "budget: " << r.budget_note << "\n";
 }
 
@@ -296,7 +308,23 @@ nlohmann::json to_json(const ParityReport& r) {
     if (r.budget->min_sqnr_db) b["min_sqnr_db"] = json_number(*r.budget->min_sqnr_db);
     if (r.budget->min_cosine) b["min_cosine"] = json_number(*r.budget->min_cosine);
     if (r.budget->top1_agreement) b["top1_agreement"] = json_number(*r.budget->top1_agreement);
+    if (r.budget->min_greedy_tokens) b["min_greedy_tokens"] = *r.budget->min_greedy_tokens;
     doc["budget"] = b;
+  }
+  if (!r.greedy.empty()) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const GreedyAgreement& a : r.greedy) {
+      nlohmann::json j = {{"case", a.case_id}, {"output", a.output}, {"tokens", a.tokens},
+                          {"program", a.program}, {"program_differs_at", a.program_differs_at}};
+      if (a.emulation) {
+        j["reference"] = a.reference;
+        j["emulation"] = *a.emulation;
+        j["emulation_differs_at"] = a.emulation_differs_at;
+        j["over_budget"] = a.over_budget();
+      }
+      list.push_back(std::move(j));
+    }
+    doc["greedy"] = std::move(list);
   }
   if (r.top1)
     doc["top1_agreement"] = {{"output", r.top1->output},

@@ -7,6 +7,7 @@
 // (CASE/stepK), in process and in a worker; a perturbed step drifts alone and is named; a step
 // that cannot run stops the steps after it, naming it; the manifest reader refuses a sequence
 // with a gap.
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -39,6 +40,8 @@ using etproof::testing::scratch_dir;
 using etproof::testing::test_bundles;
 
 const std::vector<std::string> kBundles = {"tinyllama-portable-fp32", "tinyllama-xnnpack-fp32"};
+// Their language-model recipes (the matrix test counts every tinyllama column).
+const std::vector<std::string> kRecipeBundles = {"tinyllama-xnnpack-8da4w", "tinyllama-xnnpack-int8-weight-only"};
 // The steps in replay order, as reports name them.
 const std::vector<std::string> kSteps = {"prompt8/step0", "prompt8/step1", "prompt8/step2", "prompt8/step3",
                                          "prompt5/step0", "prompt5/step1", "prompt5/step2"};
@@ -78,7 +81,9 @@ TEST(Sequence, TheManifestGivesEachStepAndTheReplayOrder) {
 }
 
 TEST(Sequence, EveryStepAgreesOnOneLoadInProcessAndInAWorker) {
-  for (const std::string& name : kBundles) {
+  std::vector<std::string> all = kBundles;
+  all.insert(all.end(), kRecipeBundles.begin(), kRecipeBundles.end());
+  for (const std::string& name : all) {
     ETPROOF_REQUIRE_BUNDLE(llama(name));
     for (bool isolated : {false, true}) {
       ReplayOptions o;
@@ -169,7 +174,7 @@ TEST(Sequence, TheMatrixNamesEveryStepAndTheStateRule) {
     ++llama_cells;
     EXPECT_EQ(c.status, CellStatus::kAgreed) << c.case_id << ": " << c.detail;
   }
-  EXPECT_EQ(llama_cells, 2 * kSteps.size());
+  EXPECT_EQ(llama_cells, (kBundles.size() + kRecipeBundles.size()) * kSteps.size());
   EXPECT_NE(to_text(m).find("state: fresh per case (buffers: m.layers.0.attention.kv_cache.k_cache"), std::string::npos);
 }
 
@@ -229,6 +234,77 @@ TEST(Sequence, BenchReportsPrefillAndDecodeTokensPerSecond) {
   ETPROOF_REQUIRE_BUNDLE(test_bundles() / "tiny-portable-fp32");
   o.runs = 2;
   EXPECT_FALSE(bench(test_bundles() / "tiny-portable-fp32", o).sequence.has_value());
+}
+
+// The leading steps of `seq` whose argmax of the last row of `logits` in `a` equals that in `b`
+// (a, b: per step, the logits tensor), as the test computes it from the bundle's files.
+size_t leading_agreement(const std::vector<HostTensor>& a, const std::vector<HostTensor>& b) {
+  auto argmax = [](const HostTensor& t) {
+    const auto v = t.to_double();
+    const size_t row = static_cast<size_t>(t.shape.back());
+    size_t best = v.size() - row;
+    for (size_t i = best; i < v.size(); ++i)
+      if (v[i] > v[best]) best = i;
+    return best - (v.size() - row);
+  };
+  size_t n = 0;
+  while (n < a.size() && argmax(a[n]) == argmax(b[n])) ++n;
+  return n;
+}
+
+// greedy.output: per sequence case, the tokens a greedy decode takes as the float32 model does,
+// for the program and (8da4w) the recipe's emulation, counted as the test counts them from the
+// goldens and references; the budget's min_greedy_tokens drifts the first different step of a
+// sequence under it, and is not judged on an fp32 column (it costs nothing).
+TEST(Sequence, GreedyDecodeCountsTheTokensTakenAsTheFloat32ModelDoes) {
+  const fs::path q = llama("tinyllama-xnnpack-8da4w");
+  ETPROOF_REQUIRE_BUNDLE(q);
+  const Bundle b = open_bundle(q);
+  EXPECT_EQ(b.manifest.greedy_output, "logits");
+  const ParityReport r = replay(q, ReplayOptions{});
+  ASSERT_EQ(r.greedy.size(), 2u) << to_text(r);
+  size_t least = SIZE_MAX;
+  for (const GreedyAgreement& a : r.greedy) {
+    std::vector<HostTensor> golden, emulation, program;
+    for (const auto& run : case_runs(b.manifest))
+      for (const GoldenCase* g : run)
+        if (g->sequence && g->sequence->case_id == a.case_id) {
+          golden.push_back(read_golden_outputs(b, *g).at("logits"));
+          emulation.push_back(read_golden_reference(b, *g, "8da4w").at("logits"));
+        }
+    LoadedModel model = LoadedModel::load(b);  // the program's steps, on one load
+    for (const auto& run : case_runs(b.manifest))
+      for (const GoldenCase* g : run)
+        if (g->sequence && g->sequence->case_id == a.case_id)
+          program.push_back(model.run(read_golden_inputs(b, *g)).at("logits"));
+    EXPECT_EQ(a.tokens, golden.size()) << a.case_id;
+    EXPECT_EQ(a.program, leading_agreement(program, golden)) << a.case_id;
+    ASSERT_TRUE(a.emulation.has_value()) << a.case_id;
+    EXPECT_EQ(*a.emulation, leading_agreement(emulation, golden)) << a.case_id;
+    EXPECT_EQ(a.reference, "8da4w");
+    EXPECT_EQ(a.emulation_differs_at.empty(), *a.emulation == a.tokens) << a.case_id;
+    least = std::min(least, *a.emulation);
+  }
+  EXPECT_NE(to_text(r).find("greedy decode of prompt8 (logits): the program takes "), std::string::npos) << to_text(r);
+  EXPECT_TRUE(r.passed) << "no budget: reported, not judged\n" << to_text(r);
+  // A budget one token over the sequence that agreed least: its first different step drifts.
+  ReplayOptions o;
+  o.budget = Budget{};
+  o.budget->min_greedy_tokens = static_cast<int64_t>(least) + 1;
+  const ParityReport judged = replay(q, o);
+  for (const GreedyAgreement& a : judged.greedy)
+    for (const CaseReport& c : judged.cases)
+      if (c.case_id == a.emulation_differs_at && a.over_budget()) {
+        EXPECT_EQ(c.status, Status::kDrifted) << c.case_id;
+        EXPECT_NE(c.detail.find("under the budget " + std::to_string(least + 1)), std::string::npos) << c.detail;
+      }
+  EXPECT_FALSE(judged.passed) << to_text(judged);
+  // An fp32 column: the program's count, no emulation, the budget not judged.
+  const ParityReport fp32 = replay(llama(kBundles[1]), o);
+  ASSERT_EQ(fp32.greedy.size(), 2u);
+  for (const GreedyAgreement& a : fp32.greedy) EXPECT_FALSE(a.emulation.has_value());
+  EXPECT_NE(fp32.budget_note.find("min_greedy_tokens not judged"), std::string::npos) << fp32.budget_note;
+  EXPECT_TRUE(fp32.passed) << to_text(fp32);
 }
 
 // The reader refuses a sequence whose steps are not 0..n-1, each once, naming the field.

@@ -120,6 +120,10 @@ class ExportOptions:
     taps_range: ``(FIRST, LAST)``, the twin's taps chosen among the program's eligible nodes
     FIRST..LAST only (0-based, inclusive; what ``etproof attribute --bisect`` asks for).
     taps_from: the MODEL this was exported from, recorded as ``taps.exported_from``.
+    greedy_output: a language model's logits output (float, rank >= 2: positions, vocabulary):
+    the runtime half reports, per sequence case, how many tokens a greedy decode of the program
+    (and of the recipe's emulation) takes as the float32 model does before the first difference;
+    the budget's ``min_greedy_tokens`` judges the recipe's. Needs a sequence case.
     """
 
     preprocessing: dict | None = None
@@ -139,6 +143,9 @@ class ExportOptions:
     taps: bool | int | None = None
     taps_range: tuple[int, int] | None = None
     taps_from: str | None = None
+    # the output whose argmax over its last axis, at its last position (axis -2), is the next
+    # token a greedy decode takes: the manifest's greedy.output (docs/manifest.md)
+    greedy_output: str | None = None
 
 
 def options_from(options: ExportOptions | None, keywords: dict) -> ExportOptions:

@@ -96,6 +96,7 @@ def check_methods(model, example_inputs, name, backend, recipe, input_names, out
             integer_atol=opts.integer_atol, dynamic_shapes=opts.dynamic_shapes, **common)
         meths = [Method("forward", model, list(input_names), list(output_names), args, in_specs)]
         _check_step_methods(meths)
+        _check_greedy(meths, opts)
         return meths
     given = [k for k, v in (("example_inputs", example_inputs), ("input_names", input_names),
                             ("output_names", output_names), ("golden_inputs", golden_inputs),
@@ -120,7 +121,43 @@ def check_methods(model, example_inputs, name, backend, recipe, input_names, out
     meths = [_method(model, mname, entry, opts, common) for mname, entry in opts.methods.items()]
     _check_named_tensors(meths, opts)
     _check_step_methods(meths)
+    _check_greedy(meths, opts)
     return meths
+
+
+def _check_greedy(meths: list, opts: ExportOptions) -> None:
+    """greedy_output names an output of every method a sequence case's steps run through, and
+    there is a sequence case; the budget's min_greedy_tokens needs greedy_output, and every
+    sequence case has that many steps (a greedy decode of N steps takes N tokens). Raises
+    InvalidArgument."""
+    budget_min = (opts.budget or {}).get("min_greedy_tokens")
+    if opts.greedy_output is None:
+        if budget_min is not None:
+            raise InvalidArgument("budget min_greedy_tokens without greedy_output: no output "
+                                  "is named as the logits a greedy decode takes its tokens from",
+                                  "set greedy_output to the logits output", stage="export")
+        return
+    sequences: dict[str, int] = {}
+    for m in meths:
+        for c in m.args.cases:
+            if c.sequence is None:
+                continue
+            sequences[c.sequence[0]] = sequences.get(c.sequence[0], 0) + 1
+            if opts.greedy_output not in m.output_names:
+                raise InvalidArgument(f"greedy_output {opts.greedy_output!r} is not an output of "
+                                      f"method {m.name!r} (its outputs: {m.output_names})",
+                                      "name the logits output", stage="export")
+    if not sequences:
+        raise InvalidArgument("greedy_output is set but no golden case is a sequence of calls: "
+                              "a greedy decode is a prompt and its decode steps",
+                              "give a sequence case ({\"steps\": [...]}) or drop greedy_output",
+                              stage="export")
+    short = sorted(c for c, n in sequences.items() if budget_min is not None and n < budget_min)
+    if short:
+        raise InvalidArgument(f"budget min_greedy_tokens {budget_min}: sequence case(s) "
+                              f"{', '.join(short)} take fewer tokens (one per step)",
+                              "give every sequence case at least that many steps, or lower "
+                              "min_greedy_tokens", stage="export")
 
 
 def _check_step_methods(meths: list) -> None:

@@ -24,7 +24,7 @@ BUILTIN = {"efficientnet_lite0": "etproof.demo.efficientnet_lite0:spec",
 REQUIRED = ("model", "example_inputs", "input_names", "output_names", "golden_inputs")
 OPTIONAL = ("name", "model_name", "layouts", "preprocessing", "labels", "golden_meta",
             "compute_unit", "weights", "slice_axis", "integer_atol", "budget", "dynamic_shapes",
-            "external_weights", "methods")
+            "external_weights", "methods", "greedy_output")
 # With ``methods``, these keys live inside each method's entry (etproof.contract.program.METHOD_REQUIRED
 # and METHOD_OPTIONAL), not at the top level.
 PER_METHOD = ("example_inputs", "input_names", "output_names", "golden_inputs", "golden_meta",
@@ -89,9 +89,14 @@ optional:
                   absent: the gate's default (the batch axis when it is > 1)
   integer_atol    {{integer or bool output name: N}}: how far (N >= 0) each element may differ;
                   absent: integer and bool outputs are compared exactly
-  budget          {{"min_sqnr_db"?: DB, "min_cosine"?: C, "top1_agreement"?: F in [0, 1]}}:
-                  what the recipe may cost, its emulation against the float32 golden; absent:
+  budget          {{"min_sqnr_db"?: DB, "min_cosine"?: C, "top1_agreement"?: F in [0, 1],
+                  "min_greedy_tokens"?: N}}: what the recipe may cost, its emulation against
+                  the float32 golden (min_greedy_tokens: the tokens of every sequence case a
+                  greedy decode takes as the float32 model does, greedy_output needed); absent:
                   the cost is reported, not judged
+  greedy_output   a language model's logits output (float, [..., positions, vocabulary]): per
+                  sequence case, the tokens a greedy decode of the program (and of the recipe's
+                  emulation) takes as the float32 model does before the first difference
   external_weights  True: the program's constant weights go into NAME.ptd beside NAME.pte
                   (ExecuTorch's external constants; the manifest's data_files lists it with
                   its size and SHA-256) instead of inside the .pte. portable and xnnpack

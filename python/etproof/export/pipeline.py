@@ -281,6 +281,12 @@ def _trace(run: _Run, m) -> None:
         check_output_labels(run.opts.labels, m.out_specs)
     apply_output_options(m.out_specs, only_named(run.opts.slice_axis, m.output_names),
                          only_named(run.opts.integer_atol, m.output_names))
+    greedy = next((o for o in m.out_specs if o["name"] == run.opts.greedy_output), None)
+    if greedy is not None and (not greedy["dtype"].startswith("float") or len(greedy["shape"]) < 2):
+        raise InvalidArgument(f"greedy_output {greedy['name']!r} is {greedy['dtype']} of rank "
+                              f"{len(greedy['shape'])}: a greedy decode takes its token from "
+                              "floating logits of rank >= 2 (positions, vocabulary)",
+                              "name the logits output", stage="export")
 
 
 def _capture_references(run: _Run) -> None:
@@ -451,6 +457,8 @@ def _manifest(run: _Run) -> dict:
     doc["references"] = run.ref_records
     if opts.budget is not None:
         doc["budget"] = dict(opts.budget)
+    if opts.greedy_output is not None:
+        doc["greedy"] = {"output": opts.greedy_output}
     return doc
 
 

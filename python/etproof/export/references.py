@@ -54,6 +54,8 @@ DESCRIPTIONS = {
                 "({scheme}), run eagerly in PyTorch {torch} on the same inputs (torchao's "
                 "quantized linears as torchao computes them); outputs in the program's output "
                 "dtype"),
+    "xnnpack-qb4w": ("; its int4 weights' group scales rounded to bfloat16, as XNNPACK's "
+                     "blockwise 4-bit kernels store them"),
     "xnnpack-qd8": ("; its dynamically quantized activations quantized as XNNPACK's qd8 kernels "
                     "do (a range per row of a linear's input, per batch element of a "
                     "convolution's) instead of per tensor"),
@@ -282,8 +284,9 @@ def capture_references(model, cases, output_names, out_specs, names, emulation=N
                     raise _NotCaptured(f"no converted PT2E graph for recipe {name!r} (the recipe "
                                        "quantized nothing here)")
                 outs = _run_emulation(emulation, cases, output_names, out_specs, name)
-                if emulates == "torchao":
+                if emulates in ("torchao", "xnnpack-qb4w"):
                     desc = DESCRIPTIONS["torchao"].replace("{scheme}", scheme or name)
+                    desc += DESCRIPTIONS.get(emulates, "") if emulates != "torchao" else ""
                 else:
                     desc = DESCRIPTIONS["recipe"].replace("{scheme}", scheme or name)
                     desc += DESCRIPTIONS.get(emulates or "", "")

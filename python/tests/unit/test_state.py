@@ -161,3 +161,48 @@ def test_the_llm_recipes_refuse_a_model_without_a_linear_they_can_quantize():
     with pytest.raises(NothingToQuantize) as e:  # 8 input features: no group of 32 fits
         quantize_module(nn.Sequential(nn.Linear(8, 4)), "torchao-8da4w", (torch.zeros(1, 8),))
     assert "none whose input features are a multiple of 32" in str(e.value)
+
+
+def _greedy_methods(golden_inputs, **opts):
+    from etproof.contract.arguments import ExportOptions
+    from etproof.contract.program import check_methods
+
+    x = torch.zeros(1, 3)
+    return check_methods(Writes(), (x,), "w", "portable", "fp32", ["x"], ["y"], golden_inputs,
+                         ExportOptions(**opts))
+
+
+@pytest.mark.parametrize("golden, opts, says", [
+    ([("one", "synthetic", "zeros", (torch.zeros(1, 3),))], {"greedy_output": "y"},
+     "no golden case is a sequence of calls"),
+    ([("chat", "synthetic", "zeros", {"steps": [(torch.zeros(1, 3),)]})], {"greedy_output": "z"},
+     "greedy_output 'z' is not an output of method 'forward'"),
+    ([("chat", "synthetic", "zeros", {"steps": [(torch.zeros(1, 3),)]})],
+     {"budget": {"min_greedy_tokens": 2}}, "budget min_greedy_tokens without greedy_output"),
+    ([("chat", "synthetic", "zeros", {"steps": [(torch.zeros(1, 3),)] * 2})],
+     {"greedy_output": "y", "budget": {"min_greedy_tokens": 3}},
+     "sequence case(s) chat take fewer tokens (one per step)"),
+])
+def test_greedy_output_and_its_budget_are_checked_before_anything_runs(golden, opts, says):
+    from etproof.errors import InvalidArgument
+
+    with pytest.raises(InvalidArgument) as e:
+        _greedy_methods(golden, **opts)
+    assert says in str(e.value)
+    ok = [("chat", "synthetic", "zeros", {"steps": [(torch.zeros(1, 3),)] * 3})]
+    assert _greedy_methods(ok, greedy_output="y", budget={"min_greedy_tokens": 3})
+
+
+def test_the_manifest_check_refuses_greedy_naming_no_logits():
+    from etproof.errors import ManifestError
+    from etproof.manifest import validate
+
+    doc = _sequence_manifest([("chat", 0), ("chat", 1)])
+    out = doc["outputs"][0]
+    doc["greedy"] = {"output": out["name"]}
+    if out["dtype"].startswith("float") and len(out["shape"]) >= 2:
+        validate(doc)
+    doc["greedy"] = {"output": "nothing"}
+    with pytest.raises(ManifestError) as e:
+        validate(doc)
+    assert "greedy.output" in str(e.value) and "names no output ('nothing')" in str(e.value)

@@ -187,7 +187,9 @@ struct ReferenceInfo {
   // before the field): the converted PT2E graph as it is; "xnnpack-qd8": with its dynamically
   // quantized activations quantized as XNNPACK's qd8 kernels do (per row of a linear's input,
   // per batch element of a convolution's), which matches the lowered program to float32
-  // rounding (python/etproof/export/quantize.py, EMULATES).
+  // rounding; "torchao": the eager model torchao's quantize_ made (int8-weight-only);
+  // "xnnpack-qb4w": that model with its int4 group scales in bfloat16 as XNNPACK keeps them
+  // (8da4w) (python/etproof/export/quantize.py, EMULATES).
   std::string emulates;
   std::optional<ProgramAtExport> program_at_export;  // a recipe's emulation, where measured
 };
@@ -199,6 +201,9 @@ struct Budget {
   std::optional<double> min_sqnr_db;     // dB
   std::optional<double> min_cosine;      // in [-1, 1]
   std::optional<double> top1_agreement;  // fraction of cases whose top-1 class agrees, in [0, 1]
+  // budget.min_greedy_tokens (optional within schema 1 and 2): the fewest tokens of each sequence
+  // case a greedy decode of the recipe's emulation takes as the float32 model does (greedy_output).
+  std::optional<int64_t> min_greedy_tokens;
 };
 
 // A module the quantizer left float, and why (quantization.skipped[i]).
@@ -239,6 +244,11 @@ struct Manifest {
   // 2; empty: the program writes none). Non-empty: every golden case starts from the initial
   // state, so the replay runs each case on a freshly loaded method (LoadedModel::reset_state).
   std::vector<std::string> mutable_buffers;
+  // greedy.output (optional within schema 1 and 2; empty: none): a language model's logits, a
+  // floating output of rank >= 2 whose argmax over the last axis at the last position (axis -2)
+  // is the next token a greedy decode takes. The replay reports per sequence case the tokens a
+  // greedy decode takes as the float32 model does (ParityReport::greedy). Checked by the reader.
+  std::string greedy_output;
   std::string backend;                  // export key requested
   std::vector<std::string> delegates;   // ids present in the program, as recorded at export
   // The operators the program calls outside its delegates, as ExecuTorch's kernel registry names

@@ -90,6 +90,39 @@ struct CaseReport {
   // What the recipe cost (question 2, references.h): per output, the emulation against the float32
   // golden, where the bundle carries one; judged only against the manifest's budget.
   std::vector<RecipeCost> costs;
+  // A sequence case's step, where the manifest names greedy.output: the next token (argmax over
+  // the last axis of the output's last row: the last position of the last batch element; the
+  // first index on a tie) the program, the float32 golden and the recipe's
+  // emulation (where the bundle carries one) choose.
+  struct GreedyToken {
+    std::string sequence;  // the sequence case (GoldenCase::sequence)
+    int64_t program = 0, golden = 0;
+    std::optional<int64_t> emulation;
+  };
+  std::optional<GreedyToken> greedy;
+};
+
+// Per sequence case, where the manifest names greedy.output (Manifest::greedy_output): the tokens
+// a greedy decode takes as the float32 model does before the first difference — teacher-forced
+// steps are fed the float32 model's tokens, so until the first difference a free-running decode
+// is fed the same ones. For the program, and (the recipe's cost, question 2) for its emulation,
+// which the budget's min_greedy_tokens judges: under it, the step with the emulation's first
+// different token drifts, naming the budget.
+struct GreedyAgreement {
+  std::string case_id;    // the sequence case
+  std::string output;     // greedy.output
+  size_t tokens = 0;      // its steps that ran (one token each)
+  size_t program = 0;     // leading tokens the program takes as the float32 model does
+  std::string program_differs_at;  // CASE/stepK of the first difference; empty: none
+  std::string reference;  // the recipe's emulation compared, where the bundle carries one
+  std::optional<size_t> emulation;  // leading tokens the emulation takes as the float32 model does
+  std::string emulation_differs_at;
+  std::optional<int64_t> budget;    // the budget's min_greedy_tokens, where set
+  // Under the budget where the emulation's decode differed before taking that many tokens (one
+  // that agreed on every token of a shorter sequence is not under it).
+  bool over_budget() const {
+    return budget && emulation && *emulation < tokens && static_cast<int64_t>(*emulation) < *budget;
+  }
 };
 
 // Question 2 over the whole bundle, for a classifier output (the manifest's labels name it, schema
@@ -154,6 +187,7 @@ struct ParityReport {
   // bundle without labels, or without a recipe emulation: fp32 costs nothing by definition).
   std::optional<Budget> budget;
   std::optional<Top1Agreement> top1;
+  std::vector<GreedyAgreement> greedy;  // one per sequence case, where greedy.output is named
   std::string budget_note;
 
   std::vector<CaseReport> cases;       // one per golden case of the methods replayed, in the
