@@ -32,6 +32,13 @@ EXPECTED = {
     ("xnnpack", "fp32"): (["XnnpackBackend"], "float32", None),
     ("xnnpack", "int8-dynamic-per-channel"): (["XnnpackBackend"], "float32", None),
     ("xnnpack", "int8-static-per-channel"): (["XnnpackBackend"], "float32", None),
+    ("xnnpack", "int8-weight-only"): (["XnnpackBackend"], "float32", None),
+}
+
+# Pairs the tiny model cannot be exported for, and the refusal's words: 8da4w groups a linear's
+# input features by 32, and tiny's one Linear has 8 (export-refused at stage quantize, by name).
+REFUSED_FOR_TINY = {
+    ("xnnpack", "8da4w"): "none whose input features are a multiple of 32",
 }
 
 

@@ -257,6 +257,26 @@ std::string to_text(const ParityReport& r) {
 }
 
 
+namespace {
+// ParityReport::greedy as JSON: per sequence case, the tokens the program and the emulation take
+// as the float32 model does, where each first differs, and the budget's verdict.
+nlohmann::json greedy_json(const std::vector<GreedyAgreement>& greedy) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const GreedyAgreement& a : greedy) {
+    nlohmann::json j = {{"case", a.case_id}, {"output", a.output}, {"tokens", a.tokens},
+                        {"program", a.program}, {"program_differs_at", a.program_differs_at}};
+    if (a.emulation) {
+      j["reference"] = a.reference;
+      j["emulation"] = *a.emulation;
+      j["emulation_differs_at"] = a.emulation_differs_at;
+      j["over_budget"] = a.over_budget();
+    }
+    list.push_back(std::move(j));
+  }
+  return list;
+}
+}  // namespace
+
 nlohmann::json to_json(const ParityReport& r) {
   nlohmann::json cases = nlohmann::json::array();
   for (const CaseReport& c : r.cases) {
@@ -311,21 +331,7 @@ nlohmann::json to_json(const ParityReport& r) {
     if (r.budget->min_greedy_tokens) b["min_greedy_tokens"] = *r.budget->min_greedy_tokens;
     doc["budget"] = b;
   }
-  if (!r.greedy.empty()) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const GreedyAgreement& a : r.greedy) {
-      nlohmann::json j = {{"case", a.case_id}, {"output", a.output}, {"tokens", a.tokens},
-                          {"program", a.program}, {"program_differs_at", a.program_differs_at}};
-      if (a.emulation) {
-        j["reference"] = a.reference;
-        j["emulation"] = *a.emulation;
-        j["emulation_differs_at"] = a.emulation_differs_at;
-        j["over_budget"] = a.over_budget();
-      }
-      list.push_back(std::move(j));
-    }
-    doc["greedy"] = std::move(list);
-  }
+  if (!r.greedy.empty()) doc["greedy"] = greedy_json(r.greedy);
   if (r.top1)
     doc["top1_agreement"] = {{"output", r.top1->output},
                              {"reference", r.top1->reference},

@@ -123,7 +123,7 @@ TEST(State, ReportsSayTheStateRule) {
 TEST(State, TheMatrixAgreesAndSaysTheStateRule) {
   ETPROOF_REQUIRE_BUNDLE(state_bundle(kBundles[0]));
   const Matrix m = build_matrix(test_bundles() / "state");
-  ASSERT_EQ(m.columns.size(), 5u);  // the accumulators' 3, tinyllama's 2 (sequence_test.cpp)
+  ASSERT_EQ(m.columns.size(), 7u);  // the accumulators' 3, tinyllama's 4 (sequence_test.cpp)
   EXPECT_FALSE(m.cells.empty());
   for (const Cell& c : m.cells) EXPECT_EQ(c.status, CellStatus::kAgreed) << c.case_id << ": " << c.detail;
   for (const Column& c : m.columns)

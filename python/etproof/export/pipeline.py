@@ -200,12 +200,8 @@ def export_model(model, example_inputs: Sequence | None = None, name: str | None
                log or (lambda _m: None))
     check_taps(opts.taps, several=run.several, dynamic_shapes=opts.dynamic_shapes,
                taps_range=opts.taps_range,
-               sequences=any(c.sequence for m in meths for c in m.args.cases))
-    if opts.taps not in (None, False) and run.facts["quant"] in TORCHAO_SCHEMES:
-        raise InvalidArgument(f"the tapped twin is not supported for recipe {recipe!r} (torchao's "
-                              "quantize_ leaves no PT2E graph to tap)", "export without taps, or "
-                              "tap the model's int8-dynamic-per-channel or fp32 bundle",
-                              stage="export")
+               sequences=any(c.sequence for m in meths for c in m.args.cases),
+               torchao=run.facts["quant"] in TORCHAO_SCHEMES)
     opts.taps = opts.taps if opts.taps not in (None, False) else None
     opts.compute_unit = resolve_compute_unit(backend, recipe, opts.compute_unit)
     check_export_needs(backend)

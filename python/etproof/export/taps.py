@@ -76,10 +76,11 @@ def twin_name(name: str) -> str:
 
 
 def check_taps(taps, *, several: bool, dynamic_shapes, taps_range=None,
-               sequences: bool = False) -> None:
+               sequences: bool = False, torchao: bool = False) -> None:
     """Refuses (InvalidArgument, stage "export") what the twin does not support, before anything
     runs: ``taps`` other than None/False/True or an int >= 1; several methods, dynamic shapes,
-    a golden case that is a sequence of calls (the twin replays each case alone);
+    a golden case that is a sequence of calls (the twin replays each case alone), a torchao
+    recipe (``torchao``: 8da4w, int8-weight-only; quantize_ leaves no PT2E graph to tap);
     ``taps_range`` without taps, or other than two whole numbers FIRST <= LAST, FIRST >= 0 (that
     LAST is inside the program is checked by plan_taps)."""
     if taps_range is not None:
@@ -107,6 +108,9 @@ def check_taps(taps, *, several: bool, dynamic_shapes, taps_range=None,
         refused.append("dynamic_shapes is set (tapped values would have dynamic shapes)")
     if sequences:
         refused.append("a golden case is a sequence of calls (the twin replays each call alone)")
+    if torchao:
+        refused.append("the recipe quantizes with torchao's quantize_, which leaves no PT2E "
+                       "graph to tap")
     if refused:
         raise InvalidArgument("the tapped twin is not supported here: " + "; ".join(refused),
                               "export without taps, or tap a one-method model with static shapes",

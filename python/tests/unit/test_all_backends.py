@@ -11,11 +11,11 @@ import json
 
 from etproof.export.pipeline import supported_pairs
 
-from support import FORCED, EXPECTED
+from support import FORCED, EXPECTED, REFUSED_FOR_TINY
 
 
 def test_every_supported_pair_is_covered_here():
-    assert set(EXPECTED) | {FORCED} == set(supported_pairs())
+    assert set(EXPECTED) | {FORCED} | set(REFUSED_FOR_TINY) == set(supported_pairs())
 
 
 def test_demo_columns():

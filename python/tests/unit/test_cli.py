@@ -22,8 +22,8 @@ def test_unknown_backend_or_recipe_is_a_usage_error_recorded_nowhere(tmp_path, c
     err = _export_err(capsys, out, "--backend", "xnnpak")  # the backend is checked first
     assert "unknown backend 'xnnpak'" in err and "--recipe" not in err
     err = _export_err(capsys, out, "--backend", "xnnpack", "--recipe", "int2")
-    assert err.startswith("error [invalid-argument]: unknown recipe 'int2'; supported: fp16, "
-                          "fp32, int8-dynamic-per-channel, int8-static-per-channel, all\n"), err
+    assert err.startswith("error [invalid-argument]: unknown recipe 'int2'; supported: 8da4w, fp16, "
+                          "fp32, int8-dynamic-per-channel, int8-static-per-channel, int8-weight-only, all\n"), err
     err = _export_err(capsys, out, "--backend", "xnnpack", "--recipe", "int8")
     assert "did you mean 'int8-dynamic-per-channel'?" in err
     err = _export_err(capsys, out, "--backend", "all", "--recipe", "fp23")
@@ -35,7 +35,7 @@ def test_unknown_backend_or_recipe_is_a_usage_error_recorded_nowhere(tmp_path, c
                           + ", all"), err
     err = _export_err(capsys, out, "--backend", "xnnpack")
     assert "--recipe is required with --backend xnnpack" in err
-    assert ("xnnpack recipes: fp32, int8-dynamic-per-channel, int8-static-per-channel, or all"
+    assert ("xnnpack recipes: 8da4w, fp32, int8-dynamic-per-channel, int8-static-per-channel, int8-weight-only, or all"
             in err)
     assert not out.exists()  # nothing written, no report, no directory
     # ...and an existing report is left exactly as it was.
@@ -50,9 +50,10 @@ def test_unknown_backend_or_recipe_is_a_usage_error_recorded_nowhere(tmp_path, c
 def test_recipe_all_on_one_backend_exports_its_recipes():
     from etproof.cli.main import _pairs_for
 
-    assert _pairs_for("xnnpack", "all") == [("xnnpack", "fp32"),
+    assert _pairs_for("xnnpack", "all") == [("xnnpack", "8da4w"), ("xnnpack", "fp32"),
                                             ("xnnpack", "int8-dynamic-per-channel"),
-                                            ("xnnpack", "int8-static-per-channel")]
+                                            ("xnnpack", "int8-static-per-channel"),
+                                            ("xnnpack", "int8-weight-only")]
     assert _pairs_for("portable", "all") == [("portable", "fp32")]
     assert _pairs_for("coreml", "all") == [("coreml", "fp16"), ("coreml", "fp32")]
     assert _pairs_for("all", "fp32") == [p for p in supported_pairs() if p[1] == "fp32"]
