@@ -138,7 +138,7 @@ fi
 # --- 3. Export half, beside the build: the demo bundles, the golden set, the test bundles -------
 # One lane in the background while the runtime half compiles (an export is one Python process on
 # one core; the compiler takes the rest): the demo (EfficientNet-Lite0, every column that lowers
-# here), then the golden set (MiniLM-L6-v2, MobileNetV3-Small, 13 op goldens; EfficientNet copied
+# here), then the golden set (MiniLM-L6-v2, MobileNetV3-Small, 13 op goldens, a small Llama; EfficientNet copied
 # from the demo) with up to 4 models at once, then the small test bundles. Each is cached by stamp
 # (a re-run with nothing changed exports nothing). Its output goes to build/export-lane.log and is
 # shown when it ends.
@@ -146,7 +146,7 @@ EXPORT_JOBS=$((NPROC < 4 ? NPROC : 4))
 export_lane() {
   printf '\n== exporting the demo bundles (EfficientNet-Lite0, every column that lowers here)\n'
   "$PY" -m etproof demo --out "$BUILD/demo" || return
-  printf '\n== exporting the golden set (MiniLM-L6-v2, MobileNetV3-Small, 13 op goldens; EfficientNet from the demo)\n'
+  printf '\n== exporting the golden set (MiniLM-L6-v2, MobileNetV3-Small, 13 op goldens, a small Llama; EfficientNet from the demo)\n'
   "$PY" -m etproof golden-set --out "$BUILD/golden-set" --reuse "$BUILD/demo" --jobs "$EXPORT_JOBS" || return
   printf '\n== exporting the test bundles\n'
   "$PY" -m etproof test-bundles --out "$BUILD/test-bundles"

@@ -227,6 +227,37 @@ def _node_being_handled(e: BaseException) -> str | None:
     return None
 
 
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _user_frame(frames: list) -> tuple | None:
+    """Of a node's stack trace (``(file, line, function)``, outermost first), the user's own line:
+    the innermost frame outside etproof (whose method wrapper, etproof.contract.program's
+    MethodModule, calls the user's method) and outside installed packages (torch's modules); the
+    innermost outside etproof where every other frame is in a package; None for none."""
+    ours = [f for f in frames if not os.path.abspath(f[0]).startswith(_PACKAGE)]
+    theirs = [f for f in ours if "site-packages" not in f[0] and "dist-packages" not in f[0]]
+    pick = theirs or ours
+    return pick[-1] if pick else None
+
+
+def _def_name(path: str, line: int, name: str) -> str:
+    """The function the source line ``line`` of ``path`` is in (the nearest ``def`` above it,
+    less indented), else ``name``: a method of several is traced as ``forward`` under the user's
+    own code (etproof.contract.program.method_module), and is named here as the user wrote it."""
+    text = linecache.getline(path, line)
+    indent = len(text) - len(text.lstrip())
+    for n in range(line - 1, 0, -1):
+        src = linecache.getline(path, n)
+        stripped = src.lstrip()
+        if stripped and len(src) - len(stripped) < indent:
+            m = re.match(r"(?:async\s+)?def\s+(\w+)", stripped)
+            if m:
+                return m.group(1)
+            indent = len(src) - len(stripped)
+    return name
+
+
 def error_detail(e: BaseException) -> dict:
     """The whole of an exception as the export report keeps it:
 
@@ -274,9 +305,11 @@ def error_detail(e: BaseException) -> dict:
         dtypes[op.strip()] = ", ".join(ins) + (f" -> {', '.join(outs)}" if outs else "")
     if dtypes:
         d["dtypes"] = dtypes
-    source = re.findall(r'stack trace: File "([^"<][^"]*)", line (\d+), in (\S+)', msg)
+    source = _user_frame(re.findall(r'File "([^"<][^"]*)", line (\d+), in (\S+)',
+                                    msg[msg.find("stack trace:"):] if "stack trace:" in msg else ""))
     if source:
-        d["model_source"] = "{}:{} in {}".format(*source[0])
+        d["model_source"] = "{}:{} in {}".format(source[0], source[1],
+                                                 _def_name(source[0], int(source[1]), source[2]))
     if not ops:  # where the message names no operator, the node being handled may
         node = _node_being_handled(e)
         if node:

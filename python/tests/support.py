@@ -88,8 +88,8 @@ LAYERS = {
     "probe": 3,     # python -m etproof probe
     "demo": 3,      # EfficientNet-Lite0, the photos, the demo's columns
     "goldens": 4,   # the golden set and its models
-    "fixtures": 4,  # the test-fixture models and the test bundles
-    "cli": 5,       # python -m etproof
+    "fixtures": 5,  # the test-fixture models and the test bundles (some are golden models)
+    "cli": 6,       # python -m etproof
 }
 # Modules outside their folder's layer: the package's entry point belongs to the command line.
 PLACED = {"etproof.__main__": "cli"}

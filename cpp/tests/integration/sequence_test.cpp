@@ -1,5 +1,5 @@
 // Golden cases that are sequences of calls (docs/design.md §5, "State"): the real tinyllama
-// bundles (build/test-bundles/state/tinyllama-{portable,xnnpack}-fp32, etproof.fixtures.llama:
+// bundles (build/test-bundles/state/tinyllama-{portable,xnnpack}-fp32, etproof.goldens.llama:
 // ExecuTorch's example Llama with its KV cache, tokens int64 [1, S] and input_pos int64 [1] ->
 // logits float32 [1, S, 256], the cache four mutable buffers) whose two cases are each a prompt and
 // teacher-forced decode steps — prompt8 (8 tokens + 3 steps) and prompt5 (5 + 2). The replay

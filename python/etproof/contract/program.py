@@ -43,12 +43,34 @@ class Method:
 
 
 def method_module(model, method: str):
-    """A module whose forward is ``model.METHOD`` (torch.export traces forward only), with the
-    method's own signature (so dynamic_shapes keyed or positioned as for the method apply); it
-    holds ``model`` as a submodule, so the weights are the model's own."""
+    """A module whose forward is ``model.METHOD`` (torch.export traces forward only).
+
+    Where METHOD is a function of the model's class: a view of ``model`` — a shallow copy whose
+    class is a subclass with ``forward = METHOD`` — sharing its parameters, buffers and
+    submodules (the same dicts), so the weights and the state are the model's own, the names
+    are the model's (no prefix), and the traced nodes' stack traces are the user's own lines
+    (through a wrapper's ``forward``, torch.export records the wrapper's line instead: an
+    error then pointed at etproof's code). Otherwise (a method set on the instance, a
+    builtin) a wrapper holding ``model`` as the submodule ``model``, with the method's own
+    signature."""
+    import copy
     import inspect
+    import types
 
     import torch
+
+    fn = inspect.getattr_static(type(model), method, None)
+    if inspect.isfunction(fn):
+        # the same code, named forward: torch.export keeps a node's stack trace at the frame of
+        # the forward being traced (measured, torch 2.13), so the user's file and line survive;
+        # error_detail names the function from the source (errors._def_name)
+        forward = types.FunctionType(fn.__code__.replace(co_name="forward"), fn.__globals__,
+                                     "forward", fn.__defaults__, fn.__closure__)
+        forward.__kwdefaults__ = fn.__kwdefaults__
+        view = copy.copy(model)
+        view.__class__ = type(f"{type(model).__name__}_{method}", (type(model),),
+                              {"forward": forward, "__module__": type(model).__module__})
+        return view.eval()
 
     class MethodModule(torch.nn.Module):
         def __init__(self):

@@ -24,12 +24,13 @@ from typing import Callable
 from etproof.backends import REPO
 from etproof.demo.demo import DEMO_XFAIL, demo_pairs, photos_digest, run_demo, write_xfail
 from etproof.errors import InvalidArgument
-from etproof.goldens import minilm, mobilenet_v3_small, ops
+from etproof.goldens import llama, minilm, mobilenet_v3_small, ops
 from etproof.demo.photos import golden_photos
 from etproof.export.runner import export_pairs, write_report
 from etproof.status import EXPORTED
 
 EFFICIENTNET = "efficientnet_lite0"
+LLAMA = "tinyllama"  # etproof.goldens.llama
 # The golden set's own expected failures (docs/xfail.md), merged with the demo's into
 # OUT/bundles/xfail.json.
 GOLDEN_XFAIL = REPO / "data" / "golden-xfail.json"
@@ -57,6 +58,9 @@ def models(photos) -> list[tuple[str, Callable[[], dict], tuple]]:
     ]
     for op in ops.OPS:
         out.append((op.name, (lambda op=op: ops.spec(op)), ()))
+    # a language model: ExecuTorch's example Llama with its KV cache, sequence cases (a prompt and
+    # teacher-forced decode steps); weights seeded, so no stamp part beyond the export's own
+    out.append((LLAMA, llama.spec, ()))
     return out
 
 
@@ -64,7 +68,7 @@ def model_keys() -> list[str]:
     """Every golden model's key, EfficientNet-Lite0 first."""
     return ([EFFICIENTNET, minilm.MODEL_NAME, minilm.DYNAMIC_MODEL_NAME,
              mobilenet_v3_small.MODEL_NAME]
-            + [op.name for op in ops.OPS])
+            + [op.name for op in ops.OPS] + [LLAMA])
 
 
 def run_golden_set(out: Path, force: bool = False, log=print, all_columns: bool = False,

@@ -24,6 +24,16 @@ class RfftAbs(nn.Module):
         return torch.fft.rfft(x).abs()
 
 
+class Spectrum(nn.Module):
+    """forward doubles x; spectrum(x) is RfftAbs's |rfft(x)|, refused by ExecuTorch."""
+
+    def forward(self, x):
+        return x * 2
+
+    def spectrum(self, x):
+        return torch.fft.rfft(x).abs()
+
+
 class TwoCond(nn.Module):
     """Two torch.cond calls, the second on the first's result."""
 
@@ -46,6 +56,22 @@ def _spec_file(tmp_path, cls_name: str) -> str:
         "            'output_names': ['y'], 'golden_inputs': [('c0', 'synthetic', "
         "'torch.randn seed 0', (x,))]}\n")
     return f"{f}:build"
+
+
+def test_an_error_in_a_named_method_points_at_the_users_line(tmp_path):
+    """With several methods etproof wraps each (etproof.contract.program.MethodModule): the
+    error's model_source is still the user's line, not the wrapper's."""
+    from etproof.export.pipeline import export_model
+
+    x = torch.randn(1, 16)
+    model = Spectrum()
+    entry = {"example_inputs": (x,), "input_names": ["x"], "output_names": ["y"],
+             "golden_inputs": [("c0", "synthetic", "torch.randn", (x,))]}
+    with pytest.raises(ExportError) as e:
+        export_model(model, name="rfft2", out_dir=tmp_path, backend="portable", recipe="fp32",
+                     methods={"forward": dict(entry), "spectrum": dict(entry)})
+    where = e.value.detail["model_source"]
+    assert "test_errors.py" in where and "program.py" not in where, where
 
 
 def _fds():

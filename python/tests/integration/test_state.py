@@ -75,7 +75,7 @@ def _inputs(gdir, g):
 
 
 def test_the_manifest_lists_each_sequences_steps_and_the_kv_cache(test_bundles):
-    from etproof.fixtures import llama
+    from etproof.goldens import llama
 
     for b in _llama_bundles(test_bundles):
         doc = read_manifest(b)
@@ -90,7 +90,7 @@ def test_the_manifest_lists_each_sequences_steps_and_the_kv_cache(test_bundles):
 
 
 def test_each_steps_golden_is_the_eager_model_after_the_steps_before(test_bundles):
-    from etproof.fixtures import llama
+    from etproof.goldens import llama
 
     b = _llama_bundles(test_bundles)[0]
     gdir = b / f"{b.name}.goldens"
