@@ -7,7 +7,7 @@ tests c_api.exports_only_etproof and c_api.ctypes). Python 3 stdlib + NumPy.
       nothing else: no C++ symbol of etproof, ExecuTorch or the C++ library).
 
   check_c_api.py ctypes --lib LIB --cli ETPROOF --tiny BUNDLE --demo BUNDLE --photos DIR
-                 [--not-linked BUNDLE] [--scratch DIR] [--skip REASON]
+                 [--not-linked BUNDLE] [--sequence BUNDLE] [--scratch DIR] [--skip REASON]
       Loads LIB with ctypes and checks, through the C ABI alone:
         - the versions: etproof_abi_version() == the header's, etproof_version() == the CLI's;
         - both XNNPACK bundles (--tiny: tiny-xnnpack-fp32, --demo: efficientnet_lite0-xnnpack-fp32)
@@ -28,7 +28,11 @@ tests c_api.exports_only_etproof and c_api.ctypes). Python 3 stdlib + NumPy.
           wrong output dtype, unknown method, unknown property, index past the end, NULL handles
           and NULL out-pointers in every function that takes one;
         - the last error is per thread; a handle shared by 4 threads running at once gives each
-          the same outputs (runs serialized by the handle's lock).
+          the same outputs (runs serialized by the handle's lock);
+        - etproof_gate on a bundle whose golden cases are sequences of calls (--sequence:
+          state/tinyllama-xnnpack-fp32): passed, and its JSON report names every step CASE/stepK
+          in the manifest's step order, each agreed, twice on one handle (each sequence from the
+          initial state).
 Exit 0 when all hold, 1 when not, 77 (CTest SKIP_RETURN_CODE), with the reason, when a bundle,
 the photos or nm is missing, or --skip is given (a sanitizer build).
 """
@@ -568,6 +572,27 @@ def check_threads(lib, model):
           f"{'all equal' if all(results) else 'DIFFERENT'}")
 
 
+def check_sequence(lib, bundle):
+    """etproof_gate on a bundle of sequence cases: every step agreed and named CASE/stepK, in
+    step order, on two gates through one handle."""
+    _, manifest = manifest_of(bundle)
+    steps = {}
+    for _, g in golden_cases(manifest):
+        steps.setdefault(g["sequence"]["case"], []).append(g["sequence"]["step"])
+    want = [f"{case}/step{k}" for case, ks in steps.items() for k in sorted(ks)]
+    model = Model(lib, bundle)
+    try:
+        for attempt in (1, 2):
+            rc, r = model.gate()
+            check(rc == 0 and r.passed == 1, f"gate #{attempt} on {bundle}: rc {rc}, passed {r.passed}")
+            doc = json.loads(r.report_json.decode())
+            got = [c["case"] for c in doc["cases"]]
+            check(got == want, f"gate #{attempt}: cases {got}, expected {want}")
+            check(all(c["status"] == "agreed" for c in doc["cases"]), f"gate #{attempt}: not all agreed")
+    finally:
+        model.close()
+
+
 def ctypes_main(args):
     if args.skip:
         skip(args.skip)
@@ -599,6 +624,8 @@ def ctypes_main(args):
         check_top1(lib, args.cli, demo, per_case, args.demo, args.photos)
         check_errors(lib, tiny, args.tiny, args.not_linked, scratch)
         check_threads(lib, tiny)
+        if args.sequence:
+            check_sequence(lib, args.sequence)
         tiny.close()
         demo.close()
     finally:
@@ -623,6 +650,7 @@ def main():
     c.add_argument("--demo", required=True)
     c.add_argument("--photos", required=True)
     c.add_argument("--not-linked", default="")
+    c.add_argument("--sequence", default="")
     c.add_argument("--scratch", default=tempfile.gettempdir())
     c.add_argument("--skip", default="")
     args = ap.parse_args()
