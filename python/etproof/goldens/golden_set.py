@@ -30,7 +30,7 @@ from etproof.export.runner import export_pairs, write_report
 from etproof.status import EXPORTED
 
 EFFICIENTNET = "efficientnet_lite0"
-LLAMA = "tinyllama"  # etproof.goldens.llama
+LLAMA = llama.MODEL_NAME  # etproof.goldens.llama
 # The golden set's own expected failures (docs/xfail.md), merged with the demo's into
 # OUT/bundles/xfail.json.
 GOLDEN_XFAIL = REPO / "data" / "golden-xfail.json"
