@@ -113,9 +113,13 @@ TEST(Sequence, AStepRunAloneIsAnotherAnswer) {
 }
 
 // A program whose logits moved by 1% at one step (its golden and references scaled, which the
-// gate cannot tell from the program moving) drifts at that step alone, named CASE/stepK.
+// gate cannot tell from the program moving) drifts at that step alone, named CASE/stepK — on
+// fp32 columns (against float64 truth) and on 8da4w and int8-weight-only (against their
+// emulations, by the match criterion: 3.9e-3 of the range).
 TEST(Sequence, APerturbedStepDriftsAndIsNamed) {
-  for (const std::string& name : kBundles) {
+  std::vector<std::string> all = kBundles;  // the LLM recipes too: judged against their emulation
+  all.insert(all.end(), kRecipeBundles.begin(), kRecipeBundles.end());
+  for (const std::string& name : all) {
     ETPROOF_REQUIRE_BUNDLE(llama(name));
     const fs::path dir = scratch_dir() / name;
     fs::copy(llama(name), dir, fs::copy_options::recursive);
