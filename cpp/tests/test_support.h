@@ -127,6 +127,18 @@ inline std::string sha256_file(const std::filesystem::path& p) {
   return out;
 }
 
+// A manifest's golden case entries in Manifest::goldens order: schema 1's `goldens`, or every
+// method's in turn (schema 2).
+inline std::vector<nlohmann::json*> golden_entries(nlohmann::json& doc) {
+  std::vector<nlohmann::json*> out;
+  if (doc.contains("goldens"))
+    for (auto& g : doc["goldens"]) out.push_back(&g);
+  if (doc.contains("methods"))
+    for (auto& m : doc["methods"])
+      for (auto& g : m["goldens"]) out.push_back(&g);
+  return out;
+}
+
 // After a test edits a golden case's files (NAME.goldens/*.npy: its goldens, goldens[i].files, or
 // its references), records their new sizes and SHA-256 in the manifest so the bundle still opens:
 // the edit then stands for a golden or reference that says otherwise, not for a damaged bundle.
@@ -136,7 +148,8 @@ inline void rehash_references(const std::filesystem::path& bundle_dir) {
     if (f.size() < 13 || f.substr(f.size() - 13) != ".etproof.json") continue;
     nlohmann::json doc = nlohmann::json::parse(slurp(e.path()));
     const auto goldens = bundle_dir / (doc["name"].get<std::string>() + ".goldens");
-    for (auto& g : doc["goldens"]) {
+    for (nlohmann::json* gp : golden_entries(doc)) {
+      nlohmann::json& g = *gp;
       if (g.contains("files"))
         for (auto& ref : g["files"]) {
           const auto file = goldens / ref["file"].get<std::string>();
@@ -164,12 +177,13 @@ inline void scale_goldens(const std::filesystem::path& bundle_dir, double factor
   for (const auto& e : std::filesystem::directory_iterator(bundle_dir)) {
     const std::string f = e.path().filename().string();
     if (f.size() < 13 || f.substr(f.size() - 13) != ".etproof.json") continue;
-    const nlohmann::json doc = nlohmann::json::parse(slurp(e.path()));
+    nlohmann::json doc = nlohmann::json::parse(slurp(e.path()));
     const auto goldens = bundle_dir / (doc["name"].get<std::string>() + ".goldens");
     std::vector<std::filesystem::path> files;
-    for (size_t i = 0; i < doc["goldens"].size(); ++i) {
+    const std::vector<nlohmann::json*> entries = golden_entries(doc);
+    for (size_t i = 0; i < entries.size(); ++i) {
       if (only_case >= 0 && static_cast<size_t>(only_case) != i) continue;
-      const nlohmann::json& g = doc["goldens"][i];
+      const nlohmann::json& g = *entries[i];
       for (const auto& [name, file] : g["outputs"].items())
         files.push_back(goldens / file.get<std::string>());
       if (g.contains("references"))

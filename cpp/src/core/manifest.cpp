@@ -103,8 +103,10 @@ void read_program(Reader& r, const json& doc, Manifest& m) {
   m.artifact = r.file_ref(doc.at("artifact"), "artifact");
   if (auto df = doc.find("data_files"); df != doc.end())
     for (size_t i = 0; i < df->size(); ++i) m.data_files.push_back(r.file_ref((*df)[i], Reader::at("data_files", i)));
-  if (auto st = doc.find("state"); st != doc.end())
+  if (auto st = doc.find("state"); st != doc.end()) {
     m.mutable_buffers = st->at("mutable_buffers").get<std::vector<std::string>>();
+    m.state_shared_across_methods = st->value("shared_across_methods", false);
+  }
   m.backend = doc.at("backend").get<std::string>();
   m.delegates = sorted_strings(r, doc.at("delegates"), "delegates");
   if (auto ops = doc.find("operators"); ops != doc.end()) m.operators = sorted_strings(r, *ops, "operators");

@@ -244,6 +244,9 @@ LoadedModel LoadedModel::load(const Bundle& bundle) {
   else if (data_files.empty())  // verified; its bytes dropped (bundle.h): read again, unhashed
     impl->program = bundle.program ? bundle.program
                                    : read_file(bundle.artifact_path, m.artifact.bytes, true, false).kept;
+  // A program whose methods share its state (state.shared_across_methods) gets one set of planned
+  // arenas for all of them: a write through one method is what the next reads. load_methods
+  // loads every method here, before any runs.
   if (data_files.empty()) {
     if (!impl->program)  // read again, and no longer the manifest's size
       throw Error(ErrorKind::kArtifactMismatch,
@@ -251,9 +254,11 @@ LoadedModel LoadedModel::load(const Bundle& bundle) {
                       " bytes the manifest says",
                   kReexport);
     impl->module = std::make_unique<Module>(
-        std::make_unique<::executorch::extension::BufferDataLoader>(impl->program->data(), impl->program->size()));
+        std::make_unique<::executorch::extension::BufferDataLoader>(impl->program->data(), impl->program->size()),
+        nullptr, nullptr, nullptr, nullptr, m.state_shared_across_methods);
   } else {
-    impl->module = std::make_unique<Module>(pte, data_files, Module::LoadMode::File);
+    impl->module = std::make_unique<Module>(pte, data_files, Module::LoadMode::File, nullptr, nullptr, nullptr,
+                                            m.state_shared_across_methods);
   }
   Module& module = *impl->module;
   // Where the program's weights come from, for ExecuTorch's refusals (its named-data map reads them).

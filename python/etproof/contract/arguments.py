@@ -46,7 +46,10 @@ class GoldenCase:
     A step of a sequence case (docs/design.md §5, "State"): ``sequence`` is ``(CASE, k)``, the
     sequence's id and the step's index from 0, and ``id`` is ``CASE.stepK``; ``method`` is the
     method the step named, None where it named none. Step 0 starts from the model's initial
-    state; every later step (``carries``) runs on the state the step before it left."""
+    state; every later step (``carries``) runs on the state the step before it left. A step
+    whose step before ran through another method of the program has ``prefix``: every step
+    before it, ``((METHOD, INPUTS), ...)`` in order, which a run of this method alone replays
+    from the initial state first (etproof.export.state.run_fresh)."""
 
     id: str
     data: str
@@ -54,11 +57,19 @@ class GoldenCase:
     inputs: tuple
     sequence: tuple | None = None
     method: str | None = None
+    prefix: tuple = ()
 
     @property
     def carries(self) -> bool:
         """This call continues the state the call before it left (a step after the first)."""
         return self.sequence is not None and self.sequence[1] > 0
+
+    @property
+    def entry(self):
+        """The state this call starts from, as etproof.export.state.run_fresh takes it: False,
+        the initial state; True, the state the call before it left; ``prefix``, the initial
+        state after those calls."""
+        return self.prefix or self.carries
 
 
 @dataclass
@@ -175,18 +186,21 @@ def check_export_arguments(model, example_inputs, name, backend, recipe, input_n
                            output_names, golden_inputs, preprocessing=None, labels=None,
                            model_name=None, golden_meta=None, layouts=None, compute_unit=None,
                            weights=None, slice_axis=None, integer_atol=None, budget=None,
-                           dynamic_shapes=None, external_weights=False):
+                           dynamic_shapes=None, external_weights=False, method=None):
     """Every check export_model makes before it writes anything; raises InvalidArgument.
 
     Returns the normalized arguments and the input tensor specs. slice_axis and integer_atol are
     checked here by output name and value; against each output's rank and dtype once the eager
     outputs give them (apply_output_options). dynamic_shapes: see check_dynamic_shapes;
-    external_weights: see check_external_weights.
+    external_weights: see check_external_weights. method: the method of a program with several
+    (None: the one-method program); its golden cases may then be empty, and a sequence step
+    naming another method is kept unchecked (``c.method``, the tensors as given) for that
+    method's checks (etproof.contract.program.check_methods).
     """
     check_external_weights(external_weights, backend)
     args = _check_arguments(model, example_inputs, name, backend, recipe, input_names,
                             output_names, golden_inputs, preprocessing, labels, model_name,
-                            golden_meta, layouts, compute_unit, dynamic_shapes)
+                            golden_meta, layouts, compute_unit, dynamic_shapes, method)
     if weights is not None:
         _as_argument(check_weights, "weights", weights)
     _check_output_options(slice_axis, integer_atol, list(output_names))
@@ -283,7 +297,8 @@ GOLDEN_DATA_MEANING = ("'real' for real-domain inputs (photos, sentences, record
 
 def _check_arguments(model, example_inputs, name, backend, recipe, input_names,
                      output_names, golden_inputs, preprocessing, labels, model_name,
-                     golden_meta, layouts, compute_unit, dynamic_shapes=None) -> ExportArguments:
+                     golden_meta, layouts, compute_unit, dynamic_shapes=None,
+                     method=None) -> ExportArguments:
     import torch
 
     _check_name("bundle name", name)
@@ -321,7 +336,7 @@ def _check_arguments(model, example_inputs, name, backend, recipe, input_names,
                                                        input_names)
 
     cases = _check_golden_cases(golden_inputs, golden_meta, example_inputs, input_names,
-                                dynamic_dims)
+                                dynamic_dims, method)
     _check_layouts(layouts, example_inputs, input_names, all_names)
 
     if model_name is None:
@@ -344,20 +359,31 @@ def _check_arguments(model, example_inputs, name, backend, recipe, input_names,
 
 
 def _check_golden_cases(golden_inputs, golden_meta, example_inputs: tuple, input_names: list,
-                        dynamic_dims: list) -> list:
+                        dynamic_dims: list, method=None) -> list:
     """The golden cases as GoldenCase, each checked against the example inputs (dtype, shape,
-    a dynamic dimension's range), at least one, ids distinct, every dynamic dimension covered;
-    raises InvalidArgument."""
+    a dynamic dimension's range), at least one (none allowed for a ``method`` of several, whose
+    cases may all come from other methods' sequences), ids distinct, every dynamic dimension
+    covered; a step naming another method than ``method`` is left for that method to check.
+    Raises InvalidArgument."""
     cases = [c for g in list(golden_inputs or [])
-             for c in _golden_cases(g, golden_meta, example_inputs, input_names, dynamic_dims)]
-    if not cases:
+             for c in _golden_cases(g, golden_meta, example_inputs, input_names, dynamic_dims,
+                                    method)]
+    if not cases and method is None:
         raise _bad("no golden inputs", "pass at least one golden case (real data where the model "
                    "has a domain)")
     ids = [c.id for c in cases]
     if len(set(ids)) != len(ids):
         raise _bad(f"golden case ids repeat: {ids}", "give each golden case its own id")
-    _check_dynamic_coverage(cases, input_names, dynamic_dims)
+    own = [c for c in cases if not is_foreign_step(c, method)]
+    if own:
+        _check_dynamic_coverage(own, input_names, dynamic_dims)
     return cases
+
+
+def is_foreign_step(case: GoldenCase, method) -> bool:
+    """A sequence step listed under ``method`` (of a program with several) that names another
+    method: its inputs are that method's, checked there."""
+    return method is not None and case.method is not None and case.method != method
 
 
 STEPS_REMEDY = ("give a sequence case as (case_id, data, origin, {\"steps\": [INPUTS, ...]}), "
@@ -365,7 +391,7 @@ STEPS_REMEDY = ("give a sequence case as (case_id, data, origin, {\"steps\": [IN
 
 
 def _golden_cases(g, golden_meta, example_inputs: tuple, input_names: list,
-                  dynamic_dims: list) -> list:
+                  dynamic_dims: list, own_method=None) -> list:
     """One golden case as GoldenCase (_golden_case), or a sequence case — its tensors
     ``{"steps": [INPUTS or (METHOD, INPUTS), ...]}`` — as one GoldenCase per step, ids
     ``CASE.stepK``, in order; raises InvalidArgument naming the case and the step."""
@@ -385,10 +411,20 @@ def _golden_cases(g, golden_meta, example_inputs: tuple, input_names: list,
         if isinstance(step, (tuple, list)) and len(step) == 2 and isinstance(step[0], str):
             method, step = step
         sid = f"{head.id}.step{k}"
-        c = _golden_case((sid, head.data, head.origin, step), None, example_inputs, input_names,
-                         dynamic_dims)
-        cases.append(GoldenCase(sid, c.data, c.origin, c.inputs, (head.id, k), method))
+        c = GoldenCase(sid, head.data, head.origin, step, (head.id, k), method)
+        if not is_foreign_step(c, own_method):
+            c = step_case(c, example_inputs, input_names, dynamic_dims)
+        cases.append(c)
     return cases
+
+
+def step_case(c: GoldenCase, example_inputs: tuple, input_names: list,
+              dynamic_dims: list) -> GoldenCase:
+    """A sequence step ``c`` (its tensors as given) checked against the inputs of the method
+    it runs through; raises InvalidArgument naming the step."""
+    checked = _golden_case((c.id, c.data, c.origin, c.inputs), None, example_inputs,
+                           input_names, dynamic_dims)
+    return replace(c, inputs=checked.inputs)
 
 
 def _golden_case(g, golden_meta, example_inputs: tuple, input_names: list,

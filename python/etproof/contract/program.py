@@ -3,16 +3,22 @@ entry of a model spec checked (schema 2: docs/manifest.md), one Method per metho
 a lone ``forward`` for a one-method program — and the module torch.export traces for a method
 other than forward.
 
-May import: etproof.contract.arguments, errors; torch only inside functions.
+May import: etproof.contract.arguments and .recipes, errors; torch only inside functions.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from etproof.contract.arguments import ExportOptions, check_export_arguments
+from etproof.contract.arguments import (
+    ExportOptions,
+    check_export_arguments,
+    is_foreign_step,
+    step_case,
+)
+from etproof.contract.recipes import RECIPES
 from etproof.errors import InvalidArgument
 
 # An ExecuTorch method name (a Python attribute of the model): docs/manifest.md, schema 2.
@@ -69,10 +75,14 @@ def method_module(model, method: str):
         forward.__kwdefaults__ = fn.__kwdefaults__
         view = copy.copy(model)
         view.__class__ = type(f"{type(model).__name__}_{method}", (type(model),),
-                              {"forward": forward, "__module__": type(model).__module__})
+                              {"forward": forward, "__module__": type(model).__module__,
+                               "etproof_method": method})
         return view.eval()
 
     class MethodModule(torch.nn.Module):
+        etproof_method = method
+        etproof_wrapper = True  # etproof.export.state.program_method reaches the model so
+
         def __init__(self):
             super().__init__()
             self.model = model
@@ -143,6 +153,7 @@ def check_methods(model, example_inputs, name, backend, recipe, input_names, out
     meths = [_method(model, mname, entry, opts, common) for mname, entry in opts.methods.items()]
     _check_named_tensors(meths, opts)
     _check_step_methods(meths)
+    _gather_steps(meths, RECIPES[(backend, recipe)]["quant"], recipe)
     _check_greedy(meths, opts)
     return meths
 
@@ -183,30 +194,80 @@ def _check_greedy(meths: list, opts: ExportOptions) -> None:
 
 
 def _check_step_methods(meths: list) -> None:
-    """A sequence case's step may name its method; it must be the method whose golden_inputs
-    list the sequence (the export half computes a sequence's eager calls through one method's
-    module; steps that cross methods are refused rather than computed from another state).
-    A sequence's id must not be a method's name (the reports name a step CASE/stepK, a case of
-    another method METHOD/CASE). Raises InvalidArgument naming the case and the step."""
+    """A sequence case's step may name its method: in a one-method program, that method; in a
+    program with several, any of them (_gather_steps moves it there). A sequence's id must not
+    be a method's name (the reports name a step CASE/stepK, a case of another method
+    METHOD/CASE). Raises InvalidArgument naming the case and the step."""
     names = {m.name for m in meths}
     for m in meths:
         for c in m.args.cases:
             if c.sequence is None:
                 continue
             case, k = c.sequence
-            if c.method is not None and c.method != m.name:
-                known = "" if c.method in names else f" (the program has no method {c.method!r})"
+            if c.method is not None and c.method not in names:
                 raise InvalidArgument(
-                    f"golden case {case!r} step {k} names method {c.method!r}{known}, but the "
-                    f"sequence is listed under method {m.name!r}: a sequence's steps run "
-                    "through the method whose golden_inputs list it (steps across methods are "
-                    "not supported)", f"give every step of {case!r} as {m.name!r}'s inputs, or "
-                    "list the sequence under the method its steps call", stage="export")
+                    f"golden case {case!r} step {k} names method {c.method!r}, which the "
+                    f"program does not have (its methods: {sorted(names)})",
+                    f"name one of the program's methods, or give the step as {m.name!r}'s "
+                    "inputs alone", stage="export")
             if len(meths) > 1 and case in names:
                 raise InvalidArgument(
                     f"sequence case {case!r} has the name of a method: its steps' names "
                     f"({case}/step{k}) would read as that method's cases", "rename the case",
                     stage="export")
+
+
+def _gather_steps(meths: list, quant, recipe: str) -> None:
+    """Moves each sequence step that names another method into that method's cases (after its
+    own, in step order), its inputs checked against that method's; gives a step whose step
+    before ran through another method its ``prefix`` (GoldenCase.prefix). Every method must end
+    with a golden case. A graph-quantized recipe (PT2E: its calibration and emulation are one
+    graph per method, which cannot carry state between methods) refuses a sequence that crosses
+    methods. Raises InvalidArgument."""
+    by_name = {m.name: m for m in meths}
+    for m in meths:
+        foreign = [c for c in m.args.cases if is_foreign_step(c, m.name)]
+        if not foreign:
+            continue
+        m.args.cases = [c for c in m.args.cases if not is_foreign_step(c, m.name)]
+        for c in foreign:
+            b = by_name[c.method]
+            try:
+                moved = step_case(c, b.args.example_inputs, b.input_names,
+                                  b.args.dynamic_dims or [[] for _ in b.input_names])
+            except InvalidArgument as e:
+                raise InvalidArgument(f"method {b.name!r}: {e.cause}", e.remedy,
+                                      stage="export") from e
+            if any(x.id == moved.id for x in b.args.cases):
+                raise InvalidArgument(f"method {b.name!r}: golden case id {moved.id!r} repeats "
+                                      "(a step of another method's sequence has that id)",
+                                      "give each golden case its own id", stage="export")
+            b.args.cases.append(moved)
+    steps = {}  # sequence -> {k: (method, case)}
+    for m in meths:
+        for c in m.args.cases:
+            if c.sequence is not None:
+                steps.setdefault(c.sequence[0], {})[c.sequence[1]] = (m, c)
+    for case, by_k in steps.items():
+        crosses = len({m.name for m, _ in by_k.values()}) > 1
+        if crosses and quant is not None and not quant.startswith("torchao-"):
+            raise InvalidArgument(
+                f"sequence case {case!r} runs through methods "
+                f"{sorted({m.name for m, _ in by_k.values()})}, and recipe {recipe!r} quantizes "
+                "each method's graph on its own (PT2E): its calibration and emulation cannot "
+                "carry the state from one method to the next", "export this sequence with the "
+                "fp32, 8da4w or int8-weight-only recipe, or keep its steps in one method",
+                stage="export")
+        for k in sorted(by_k)[1:]:
+            m, c = by_k[k]
+            if by_k[k - 1][0] is not m:
+                prefix = tuple((by_k[j][0].name, by_k[j][1].inputs) for j in range(k))
+                m.args.cases[m.args.cases.index(c)] = replace(c, method=m.name, prefix=prefix)
+    empty = [m.name for m in meths if not m.args.cases]
+    if empty:
+        raise InvalidArgument(f"method(s) {', '.join(map(repr, empty))} have no golden case",
+                              "give each method golden_inputs, or a sequence step that runs "
+                              "through it", stage="export")
 
 
 _METHODS_REMEDY = ("give each method's example_inputs, input_names, output_names and "
@@ -245,7 +306,7 @@ def _method(model, mname, entry, opts: ExportOptions, common: dict) -> Method:
             dynamic_shapes=entry.get("dynamic_shapes"),
             layouts=only_named(opts.layouts, ins + outs),
             slice_axis=only_named(opts.slice_axis, outs),
-            integer_atol=only_named(opts.integer_atol, outs), **common)
+            integer_atol=only_named(opts.integer_atol, outs), method=mname, **common)
     except InvalidArgument as e:
         raise InvalidArgument(f"method {mname!r}: {e.cause}", e.remedy, stage="export") from e
     if opts.model_name is None:

@@ -69,8 +69,10 @@ arguments and returns a dict:
                              decode steps), {{"steps": [tensors, ...]}}: the steps run in
                              order, each on the state the step before left (a KV cache),
                              the first from the initial state; a step may be
-                             (METHOD, tensors), METHOD the method that lists the case. Each
-                             step is a golden case CASE.stepK, judged and named CASE/stepK
+                             (METHOD, tensors), METHOD the method it runs through (with
+                             several methods any of them, sharing the program's state:
+                             prefill, then decode). Each step is a golden case CASE.stepK,
+                             judged and named CASE/stepK
 optional:
   dynamic_shapes  torch.export's dynamic_shapes: {{input name: {{axis: Dim}}}} or a tuple with
                   one None or {{axis: Dim}} per input, each torch.export.Dim(NAME, min=LO,

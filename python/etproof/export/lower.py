@@ -168,7 +168,7 @@ def missing_python_kernels(operators) -> list[str]:
 
 def verify_runs(program, data_path, inputs, delegates, n_outputs, say, name,
                 operators=None, method: str = "forward", more_inputs=(),
-                fresh: bool = False, carries=()) -> list | None:
+                fresh: bool = False, entries=()) -> list | None:
     """Runs the written program (``method`` on ``inputs``, then on each of ``more_inputs``) in
     ExecuTorch's Python runtime, where that runtime has every delegate of the program; returns
     the outputs of each run (a list of tensors per run, in that order), or None where it could
@@ -181,9 +181,12 @@ def verify_runs(program, data_path, inputs, delegates, n_outputs, say, name,
     anything runs (ExecuTorch itself would say only "error: 0x14", OperatorMissing).
     fresh: the program writes state (etproof.export.state): each run loads the program afresh,
     so each starts from its initial state (a method loaded again on the same program keeps the
-    state its last run left: measured with ExecuTorch 1.5.1's Python runtime), except a run
-    whose ``carries[i]`` is true (a sequence's later step), which continues the state of the
-    run before it.
+    state its last run left: measured with ExecuTorch 1.5.1's Python runtime), except as
+    ``entries[i]`` (GoldenCase.entry: one per run) says: True (a sequence's later step)
+    continues the state of the run before it; a tuple of ``(METHOD, INPUTS)`` (the steps
+    before, some through another method) runs those through the program's methods first.
+    Every method of the program is loaded before any runs: a program whose methods share their
+    state (share_mutable_buffers) initializes it as each method loads.
     """
     from executorch.runtime import Runtime
 
@@ -213,14 +216,20 @@ def verify_runs(program, data_path, inputs, delegates, n_outputs, say, name,
     def load():
         loaded = (rt.load_program(program, data_path=data_path) if data_path is not None
                   else rt.load_program(program))
-        return loaded.load_method(method)
+        if fresh:
+            for other in sorted(loaded.method_names):
+                loaded.load_method(other)
+        return loaded
 
     try:
-        meth = load()
+        loaded = load()
         for i, run_inputs in enumerate((inputs, *more_inputs)):
-            if fresh and i and not (i < len(carries) and carries[i]):
-                meth = load()
-            outs = list(meth.execute(list(run_inputs)))
+            entry = entries[i] if i < len(entries) else False
+            if fresh and i and entry is not True:
+                loaded = load()
+            for other, before in (entry if isinstance(entry, tuple) else ()):
+                loaded.load_method(other).execute(list(before))
+            outs = list(loaded.load_method(method).execute(list(run_inputs)))
             if len(outs) != n_outputs:
                 raise ExportError(f"the lowered program returned {len(outs)} outputs, the model "
                                   f"{n_outputs}", STAGE_REMEDY["lower"], stage="lower")

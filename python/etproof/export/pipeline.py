@@ -110,7 +110,12 @@ from etproof.export.references import (
     reference_names,
     this_machine,
 )
-from etproof.export.state import initialize_buffers_pass, mutated_buffers, run_fresh
+from etproof.export.state import (
+    initialize_buffers_pass,
+    mutated_buffers,
+    run_fresh,
+    shared_state_planning,
+)
 from etproof.export.taps import check_taps, delegate_calls
 from etproof.export.targets import target_record
 from etproof.export.toolchain import delegates_in_program, program_calls, toolchain_versions, version
@@ -347,6 +352,8 @@ def _serialize(run: _Run) -> None:
 
             config = config or ExecutorchBackendConfig()
             config.passes = [*config.passes, init]
+            if run.several:
+                config.memory_planning_pass = shared_state_planning(config.memory_planning_pass)
         # without autograd: the initializing pass re-runs the buffer's in-place update, which
         # autograd refuses where the update's input requires grad (a Linear's output)
         with torch.no_grad():
@@ -377,7 +384,7 @@ def _verify(run: _Run) -> None:
                                run.say, run.who(m), operators=run.operators, method=m.name,
                                more_inputs=[c.inputs for c in m.args.cases[1:]]
                                if measure else (), fresh=bool(run.mutable_buffers),
-                               carries=[c.carries for c in m.args.cases])
+                               entries=[c.entry for c in m.args.cases])
             if measure:
                 at_export.append(program_vs_emulation(
                     runs, m.refs, recipe, [c.id for c in m.args.cases], m.output_names,
@@ -433,6 +440,8 @@ def _manifest(run: _Run) -> dict:
         doc["data_files"] = [file_ref(run.tmp / f) for f in run.data_files]
     if run.mutable_buffers:
         doc["state"] = {"mutable_buffers": run.mutable_buffers, "per_case": "fresh"}
+        if run.several:
+            doc["state"]["shared_across_methods"] = True
     if opts.compute_unit is not None:
         doc["compute_unit"] = opts.compute_unit
     try:  # what a target-bound delegate's artifact was compiled for (etproof.export.targets)
@@ -587,7 +596,7 @@ def _eager_goldens(model, args, output_names) -> tuple[list, list]:
 
     with torch.no_grad():
         outs = run_fresh(model, [args.example_inputs] + [c.inputs for c in args.cases],
-                         [False] + [c.carries for c in args.cases])
+                         [False] + [c.entry for c in args.cases])
     example_outs, *golden_outs = [_eager_outputs(o, len(output_names)) for o in outs]
     return example_outs, golden_outs
 

@@ -351,8 +351,11 @@ def _run_cast(model, cases, dtype, output_names, out_specs, name) -> list:
     m = copy.deepcopy(model).to(dtype).eval()
     results = []
     with torch.no_grad():
-        calls = [tuple(t.to(dtype) if t.is_floating_point() else t for t in c.inputs) for c in cases]
-        for c, out in zip(cases, run_fresh(m, calls, [c.carries for c in cases])):
+        def cast(inputs):
+            return tuple(t.to(dtype) if t.is_floating_point() else t for t in inputs)
+
+        calls = [cast(c.inputs) for c in cases]
+        for c, out in zip(cases, run_fresh(m, calls, [c.entry for c in cases], cast)):
             outs = _flat(out, len(output_names), name)
             _check(outs, output_names, out_specs, name, c.id,
                    torch.float64 if dtype == torch.float64 else None)
@@ -370,7 +373,7 @@ def _run_emulation(gm, cases, output_names, out_specs, name) -> list:
     results = []
     with torch.no_grad():
         for c, out in zip(cases, run_fresh(gm, [c.inputs for c in cases],
-                                           [c.carries for c in cases])):
+                                           [c.entry for c in cases])):
             outs = _flat(out, len(output_names), name)
             _check(outs, output_names, out_specs, name, c.id, None)
             outs = [t.to(getattr(torch, spec["dtype"])) for t, spec in zip(outs, out_specs)]

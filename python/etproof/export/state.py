@@ -21,6 +21,8 @@ the ExportedProgram before ``to_edge`` lists none).
 
 from __future__ import annotations
 
+from etproof.errors import ExportError
+
 # A method module (etproof.contract.program.method_module) holds the user's model as the
 # submodule ``model``: buffer names are reported without that prefix, as the user wrote them.
 _METHOD_PREFIX = "model."
@@ -52,20 +54,45 @@ class InitialState:
                     original.copy_(saved)
 
 
-def run_fresh(module, calls, carries=()) -> list:
+def run_fresh(module, calls, entries=(), cast=None) -> list:
     """``[module(*inputs) for inputs in calls]``, each call from the state ``module`` has now,
-    which it has again afterwards — except a call whose ``carries[i]`` is true (a sequence
-    case's later step, GoldenCase.carries), which runs on the state the call before it left."""
+    which it has again afterwards — except where ``entries[i]`` (GoldenCase.entry) says
+    otherwise: True (a sequence case's later step, GoldenCase.carries) runs on the state the
+    call before it left; a tuple of ``(METHOD, INPUTS)`` (GoldenCase.prefix: the steps before,
+    some through another method) runs those calls first, from the initial state, through the
+    program's methods on ``module`` (program_method), each INPUTS passed through ``cast``
+    (the caller's cast of its own calls' inputs, e.g. to float64)."""
     state = InitialState(module)
     results = []
     try:
         for i, inputs in enumerate(calls):
-            if not (i < len(carries) and carries[i]):
+            entry = entries[i] if i < len(entries) else False
+            if entry is not True:
                 state.restore()
+            for method, before in (entry if isinstance(entry, tuple) else ()):
+                program_method(module, method)(*(cast(before) if cast else before))
             results.append(module(*inputs))
     finally:
         state.restore()
     return results
+
+
+def program_method(module, method: str):
+    """The callable of the program's method ``method`` on ``module``: a method's module
+    (etproof.contract.program.method_module: a view of the model, or a wrapper holding it as
+    ``model``), the model itself (forward), or a deep copy of any of these (the float64 truth,
+    the half-precision and torchao emulations), whose state it shares with ``module``."""
+    import types
+
+    cls = type(module)
+    own = getattr(cls, "etproof_method", "forward")
+    if method == own:
+        return module
+    if getattr(cls, "etproof_wrapper", False):
+        return module.model if method == "forward" else getattr(module.model, method)
+    if method == "forward":  # a view's own class overrides forward; the model's is its base's
+        return types.MethodType(cls.__mro__[1].forward, module)
+    return getattr(module, method)
 
 
 def mutated_buffers(edge_program) -> list[str]:
@@ -82,16 +109,42 @@ def mutated_buffers(edge_program) -> list[str]:
 def initialize_buffers_pass(edge_program):
     """The to_executorch pass that gives every mutated buffer of ``edge_program`` its initial
     value in the program (ExecuTorch's InitializedMutableBufferPass: it marks a buffer whose
-    placeholder name contains a pattern; the patterns here are the placeholders' own names);
-    None where the program mutates nothing."""
+    placeholder name contains a pattern; the patterns here are the placeholders' own names), in
+    every method that has it (one that only reads it too: with shared state it is planned
+    memory there, read from the one allocation); None where the program mutates nothing."""
     placeholders = set()
+    mutated = set()
     for method in edge_program.methods:
-        ep = edge_program.exported_program(method)
-        mutated = set(ep.graph_signature.buffers_to_mutate.values())
-        by_target = ep.graph_signature.inputs_to_buffers
+        mutated.update(edge_program.exported_program(method).graph_signature
+                       .buffers_to_mutate.values())
+    for method in edge_program.methods:
+        by_target = edge_program.exported_program(method).graph_signature.inputs_to_buffers
         placeholders.update(p for p, fqn in by_target.items() if fqn in mutated)
     if not placeholders:
         return None
     from executorch.exir.passes.init_mutable_pass import InitializedMutableBufferPass
 
     return InitializedMutableBufferPass(sorted(placeholders))
+
+
+def shared_state_planning(planning):
+    """The memory planning of a program with several methods that writes state: ExecuTorch's
+    MemoryPlanningPass (``planning``'s settings kept) with ``share_mutable_buffers``, which
+    places every mutable buffer once, in memory id 2, at one offset for every method that has
+    it — as the model's methods share its buffers. By default each method plans its own copy
+    and a write through one method is not seen by another (ExecuTorch 1.5.1,
+    exir/passes/memory_planning_pass.py). The runtime must give every method the same arenas
+    (Module's share_memory_arenas; the manifest's state.shared_across_methods says so)."""
+    from executorch.exir.passes import MemoryPlanningPass
+
+    if not isinstance(planning, MemoryPlanningPass):
+        raise ExportError(f"the backend's memory planning ({type(planning).__name__}) is not "
+                          "ExecuTorch's MemoryPlanningPass: its methods cannot share the "
+                          "program's state", "export the methods as separate programs",
+                          stage="serialize")
+    return MemoryPlanningPass(
+        memory_planning_algo=planning.memory_planning_algo,
+        allow_lifetime_and_storage_overlap=planning.allow_lifetime_and_storage_overlap,
+        alloc_graph_input=planning.alloc_graph_input,
+        alloc_graph_output=planning.alloc_graph_output,
+        alloc_mutable_buffers=True, share_mutable_buffers=True, alignment=planning.alignment)

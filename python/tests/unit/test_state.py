@@ -101,7 +101,7 @@ def test_a_bad_sequence_case_is_refused_by_name(steps, says):
     assert says in str(e.value)
 
 
-def test_a_step_naming_another_method_is_refused():
+def test_a_step_naming_a_method_the_program_lacks_is_refused():
     from etproof.contract.arguments import ExportOptions
     from etproof.contract.program import check_methods
     from etproof.errors import InvalidArgument
@@ -111,8 +111,97 @@ def test_a_step_naming_another_method_is_refused():
         check_methods(Writes(), (x,), "w", "portable", "fp32", ["x"], ["y"],
                       [("chat", "synthetic", "zeros", {"steps": [(x,), ("decode", (x,))]})],
                       ExportOptions())
-    assert "golden case 'chat' step 1 names method 'decode' (the program has no method 'decode')" in str(e.value)
-    assert "steps across methods are not supported" in str(e.value)
+    assert ("golden case 'chat' step 1 names method 'decode', which the program does not have "
+            "(its methods: ['forward'])") in str(e.value)
+
+
+class PrefillDecode(nn.Module):
+    """Two methods on one buffer: prefill writes a prompt's sum into ``cache``, decode adds a
+    token to it and returns it."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("cache", torch.full((1, 3), 1.0))
+
+    def forward(self, x):
+        return self.prefill(x)
+
+    def prefill(self, x):
+        self.cache.add_(x.sum(0, keepdim=True))
+        return self.cache * 1.0
+
+    def decode(self, t):
+        self.cache.add_(t)
+        return self.cache * 2.0
+
+
+def _prefill_decode_methods(recipe="fp32", backend="portable", decode_cases=()):
+    from etproof.contract.arguments import ExportOptions
+    from etproof.contract.program import check_methods
+
+    p, t = torch.ones(2, 3), torch.full((1, 3), 0.5)
+    chat = ("chat", "synthetic", "ones", {"steps": [(p,), ("decode", (t,)), ("decode", (t,)),
+                                                     ("prefill", (p,))]})
+    methods = {"prefill": {"example_inputs": (p,), "input_names": ["p"], "output_names": ["c"],
+                           "golden_inputs": [chat]},
+               "decode": {"example_inputs": (t,), "input_names": ["t"], "output_names": ["d"],
+                          "golden_inputs": list(decode_cases)}}
+    return check_methods(PrefillDecode(), None, "pd", backend, recipe, None, None, None,
+                         ExportOptions(methods=methods))
+
+
+def test_steps_across_methods_move_to_their_method_with_the_steps_before_them():
+    meths = {m.name: m for m in _prefill_decode_methods()}
+    assert [c.id for c in meths["prefill"].args.cases] == ["chat.step0", "chat.step3"]
+    assert [c.id for c in meths["decode"].args.cases] == ["chat.step1", "chat.step2"]
+    step1, step2 = meths["decode"].args.cases
+    step3 = meths["prefill"].args.cases[1]
+    # the step before ran through another method: replayed from the initial state first
+    assert [m for m, _ in step1.prefix] == ["prefill"] and step2.entry is True
+    assert [m for m, _ in step3.prefix] == ["prefill", "decode", "decode"]
+
+
+def test_run_fresh_replays_the_steps_before_through_the_other_method():
+    meths = {m.name: m for m in _prefill_decode_methods()}
+    pre, dec = meths["prefill"].module, meths["decode"].module
+    eager = PrefillDecode()
+    p, t = torch.ones(2, 3), torch.full((1, 3), 0.5)
+    expected = [eager.prefill(p), eager.decode(t), eager.decode(t), eager.prefill(p)]
+    got_dec = run_fresh(dec, [c.inputs for c in meths["decode"].args.cases],
+                        [c.entry for c in meths["decode"].args.cases])
+    got_pre = run_fresh(pre, [c.inputs for c in meths["prefill"].args.cases],
+                        [c.entry for c in meths["prefill"].args.cases])
+    assert torch.equal(got_pre[0], expected[0]) and torch.equal(got_pre[1], expected[3])
+    assert torch.equal(got_dec[0], expected[1]) and torch.equal(got_dec[1], expected[2])
+    assert got_dec[1].tolist() == [[8.0, 8.0, 8.0]]  # (1 + 2 + 0.5 + 0.5) * 2
+    assert pre.cache.tolist() == [[1.0, 1.0, 1.0]]  # the initial state, kept
+
+
+def test_a_pt2e_recipe_refuses_a_sequence_across_methods():
+    from etproof.errors import InvalidArgument
+
+    with pytest.raises(InvalidArgument) as e:
+        _prefill_decode_methods("int8-static-per-channel", "xnnpack")
+    assert "sequence case 'chat' runs through methods ['decode', 'prefill']" in str(e.value)
+    assert "8da4w" in e.value.remedy
+
+
+def test_a_cross_method_step_is_checked_against_its_methods_inputs():
+    from etproof.contract.arguments import ExportOptions
+    from etproof.contract.program import check_methods
+    from etproof.errors import InvalidArgument
+
+    p = torch.ones(2, 3)
+    methods = {"prefill": {"example_inputs": (p,), "input_names": ["p"], "output_names": ["c"],
+                           "golden_inputs": [("chat", "synthetic", "ones",
+                                              {"steps": [(p,), ("decode", (p,))]})]},
+               "decode": {"example_inputs": (torch.ones(1, 3),), "input_names": ["t"],
+                          "output_names": ["d"], "golden_inputs": []}}
+    with pytest.raises(InvalidArgument) as e:
+        check_methods(PrefillDecode(), None, "pd", "portable", "fp32", None, None, None,
+                      ExportOptions(methods=methods))
+    assert ("method 'decode': golden case 'chat.step1': input 't' must be a torch.float32 tensor "
+            "of shape [1, 3]") in str(e.value)
 
 
 def test_taps_are_refused_with_a_sequence_case():

@@ -244,6 +244,13 @@ struct Manifest {
   // 2; empty: the program writes none). Non-empty: every golden case starts from the initial
   // state, so the replay runs each case on a freshly loaded method (LoadedModel::reset_state).
   std::vector<std::string> mutable_buffers;
+  // state.shared_across_methods (optional, schema 2): the methods share the program's mutable
+  // buffers (exported with share_mutable_buffers, planned once in memory id 2), so the runtime
+  // loads every method on one set of planned arenas (Module's share_memory_arenas) before any
+  // runs, and a sequence case's steps may run through several methods. False: each method
+  // plans its own buffers, and sharing arenas would overlay one method's state on another's
+  // activations.
+  bool state_shared_across_methods = false;
   // greedy.output (optional within schema 1 and 2; empty: none): a language model's logits, a
   // floating output of rank >= 2 whose argmax over the last axis at the last position (axis -2)
   // is the next token a greedy decode takes. The replay reports per sequence case the tokens a
