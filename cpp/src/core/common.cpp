@@ -26,6 +26,11 @@ std::string join_or_none(const std::vector<std::string>& v, std::string_view sep
   return v.empty() ? std::string("none") : join(v, sep);
 }
 
+std::string state_rule(const std::vector<std::string>& buffers, bool shared_across_methods) {
+  return std::string("fresh per case") + (shared_across_methods ? ", shared by the methods" : "") +
+         " (buffers: " + join(buffers) + ")";
+}
+
 nlohmann::json json_number(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";

@@ -32,6 +32,9 @@ bool is_calendar_date(std::string_view d);
 bool is_utc_timestamp(std::string_view s);
 // join(v), or "none" when v is empty.
 std::string join_or_none(const std::vector<std::string>& v, std::string_view sep = ", ");
+// The state rule as every report says it (docs/design.md §5, "State"): "fresh per case (buffers:
+// a, b)", or with `shared_across_methods` "fresh per case, shared by the methods (buffers: …)".
+std::string state_rule(const std::vector<std::string>& buffers, bool shared_across_methods);
 
 // Keeps in `slot` the worse of itself and `v`: the larger when `larger_is_worse`, else the smaller.
 // A NaN is the worst of all and, once kept, stays; an empty `v` changes nothing. The one rule by

@@ -178,15 +178,16 @@ void write_model_tables(std::ostringstream& os, const Matrix& m, const std::vect
     const auto cases = model_cases(m, model);
     os << "\n" << model_label(model) << "  (" << cases.size() << " case(s): " << join(cases) << ")\n";
     line(header);
-    std::vector<std::vector<std::string>> state;  // each distinct list of buffers, once
+    std::vector<std::string> state;  // each distinct state rule, once
     for (size_t col = 0; col < m.columns.size(); ++col) {
       const Column& c = m.columns[col];
       if (c.model != model) continue;
       line(rows[col]);
-      if (!c.mutable_buffers.empty() && std::find(state.begin(), state.end(), c.mutable_buffers) == state.end())
-        state.push_back(c.mutable_buffers);
+      const std::string rule = detail::state_rule(c.mutable_buffers, c.state_shared_across_methods);
+      if (!c.mutable_buffers.empty() && std::find(state.begin(), state.end(), rule) == state.end())
+        state.push_back(rule);
     }
-    for (const auto& buffers : state) os << "  state: fresh per case (buffers: " << join(buffers) << ")\n";
+    for (const std::string& rule : state) os << "  state: " << rule << "\n";
   }
 }
 
@@ -311,7 +312,8 @@ void write_column_details(std::ostringstream& os, const Matrix& m) {
     os << "  " << label_in_model(m, col) << "  bundle " << c.bundle << ", precision " << c.precision << "\n"
        << "    delegates in program: " << (c.delegates.empty() ? "none" : join(c.delegates))
        << (c.backend == "portable" ? " (portable kernels)" : "") << "\n";
-    if (!c.mutable_buffers.empty()) os << "    state: fresh per case (buffers: " << join(c.mutable_buffers) << ")\n";
+    if (!c.mutable_buffers.empty())
+      os << "    state: " << detail::state_rule(c.mutable_buffers, c.state_shared_across_methods) << "\n";
     os << "    bound: " << bound_text(c.bound) << "\n";
     if (!c.judgement.empty()) os << "    judged: " << c.judgement << "\n";
     os << worst_measured_line(m, col);

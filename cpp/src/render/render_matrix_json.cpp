@@ -24,7 +24,10 @@ json column_json(const Matrix& m, size_t i) {
               {"dir", c.dir},
               {"bound", c.bound ? to_json(*c.bound) : json(nullptr)}};
   col["against"] = c.against;
-  if (!c.mutable_buffers.empty()) col["state"] = {{"mutable_buffers", c.mutable_buffers}, {"per_case", "fresh"}};
+  if (!c.mutable_buffers.empty()) {
+    col["state"] = {{"mutable_buffers", c.mutable_buffers}, {"per_case", "fresh"}};
+    if (c.state_shared_across_methods) col["state"]["shared_across_methods"] = true;
+  }
   if (!c.judgement.empty()) col["judgement"] = c.judgement;
   col["machine"] = c.machine_record.is_null() ? json(nullptr) : c.machine_record;
   col["column"] = column_label(c);

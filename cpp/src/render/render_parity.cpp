@@ -64,7 +64,7 @@ void write_head(std::ostringstream& os, const ParityReport& r) {
   os << "\n";
   if (r.several_methods) os << "methods: " << detail::join_or_none(r.methods) << "\n";
   if (!r.mutable_buffers.empty())
-    os << "state: fresh per case (buffers: " << detail::join(r.mutable_buffers, ", ") << ")\n";
+    os << "state: " << detail::state_rule(r.mutable_buffers, r.state_shared_across_methods) << "\n";
   os << "bound: " << brief_bound(r)
      << (r.bound.caller_supplied ? " (supplied by the caller, not derived)" : " (derived)") << "\n";
   if (!r.judgement.empty()) os << "judged: " << r.judgement << "\n";
@@ -318,7 +318,10 @@ nlohmann::json to_json(const ParityReport& r) {
                         {"bound", to_json(r.bound)}, {"cases", cases},     {"passed", r.passed}};
   if (!r.model.empty()) doc["model"] = r.model;
   if (r.several_methods) doc["methods"] = r.methods;
-  if (!r.mutable_buffers.empty()) doc["state"] = {{"mutable_buffers", r.mutable_buffers}, {"per_case", "fresh"}};
+  if (!r.mutable_buffers.empty()) {
+    doc["state"] = {{"mutable_buffers", r.mutable_buffers}, {"per_case", "fresh"}};
+    if (r.state_shared_across_methods) doc["state"]["shared_across_methods"] = true;
+  }
   doc["against"] = r.against;
   if (!r.judgement.empty()) doc["judgement"] = r.judgement;
   if (!r.precision_reason.empty()) doc["precision_reason"] = r.precision_reason;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <iomanip>
 #include <numeric>
 #include <sstream>
 
@@ -82,7 +83,8 @@ Latency latency_of(std::vector<double> v) {
 
 namespace {
 // The tokens of one call: the size of the first dynamic dimension of the first input that has one
-// (the manifest's dynamic_dims), 1 where none has.
+// (the manifest's dynamic_dims); in a method without one (a static prefill [1, S]), the last
+// dimension of its first integer input of rank >= 2 (token ids, [batch, S]); else 1.
 size_t tokens_of(const Manifest& m, const GoldenCase& g, const std::map<std::string, HostTensor>& inputs) {
   for (const MethodSpec& s : m.methods) {
     if (s.name != g.method) continue;
@@ -91,6 +93,12 @@ size_t tokens_of(const Manifest& m, const GoldenCase& g, const std::map<std::str
       if (t.dynamic_dims.empty() || it == inputs.end()) continue;
       const auto axis = static_cast<size_t>(t.dynamic_dims.front().axis);
       if (axis < it->second.shape.size()) return static_cast<size_t>(it->second.shape[axis]);
+    }
+    for (const TensorSpec& t : s.inputs) {
+      auto it = inputs.find(t.name);
+      if (it == inputs.end() || it->second.shape.size() < 2) continue;
+      if (t.dtype == DType::kInt64 || t.dtype == DType::kInt32)
+        return static_cast<size_t>(it->second.shape.back());
     }
   }
   return 1;
@@ -138,14 +146,19 @@ std::optional<SequenceBench> bench_sequence(const Bundle& b, const std::vector<s
       }
       s.runs = prefill.size();
       s.prefill_ms = median_of(prefill);
+      s.prefill_p90_ms = latency_of(prefill).p90_ms;
       s.prefill_tokens_per_s = s.prefill_ms > 0 ? 1000.0 * double(s.prefill_tokens) / s.prefill_ms : 0;
       if (s.decode_tokens > 0) {
         s.decode_ms_per_token = median_of(decode) / double(s.decode_tokens);
         s.decode_tokens_per_s = s.decode_ms_per_token > 0 ? 1000.0 / s.decode_ms_per_token : 0;
+        s.decode_p90_ms_per_token = latency_of(decode).p90_ms / double(s.decode_tokens);
       }
     } catch (const Error& e) {
-      s = SequenceBench{s.case_id, s.steps};
-      s.error = e;
+      SequenceBench failed;
+      failed.case_id = s.case_id;
+      failed.steps = s.steps;
+      failed.error = e;
+      s = std::move(failed);
     }
     return s;
   }
@@ -339,6 +352,8 @@ BenchReport bench_report_from_json(const json& j) {
       sb.prefill_tokens_per_s = number(q->at("prefill_tokens_per_s")).value_or(0);
       sb.decode_ms_per_token = number(q->at("decode_ms_per_token")).value_or(0);
       sb.decode_tokens_per_s = number(q->at("decode_tokens_per_s")).value_or(0);
+      sb.prefill_p90_ms = number(q->at("prefill_p90_ms")).value_or(0);
+      sb.decode_p90_ms_per_token = number(q->at("decode_p90_ms_per_token")).value_or(0);
       r.sequence = sb;
     }
     return r;
@@ -350,6 +365,13 @@ BenchReport bench_report_from_json(const json& j) {
 
 namespace {
 std::string ms_text(double ms) { return detail::format_number(ms, 3) + " ms"; }
+// Tokens per second to the token (17390, not 1.739e+04); below 100 with 3 significant digits.
+std::string tokens_per_s_text(double v) {
+  if (!(v >= 100) || !std::isfinite(v)) return detail::format_number(v, 3);
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(0) << v;
+  return os.str();
+}
 
 std::string reason_of(const BenchReport& r) {
   return std::string(to_string(*r.refused)) + ": " + (r.error ? detail::error_line(*r.error) : std::string("refused"));
@@ -388,11 +410,11 @@ std::string to_text(const std::vector<BenchReport>& reports) {
         os << ": failed, " << detail::error_line(*q->error) << "\n";
         continue;
       }
-      os << ": prefill " << q->prefill_tokens << " tokens in " << ms_text(q->prefill_ms) << ", "
-         << detail::format_number(q->prefill_tokens_per_s, 4) << " tokens/s";
+      os << ": prefill " << q->prefill_tokens << " tokens in " << ms_text(q->prefill_ms) << " (p90 "
+         << ms_text(q->prefill_p90_ms) << "), " << tokens_per_s_text(q->prefill_tokens_per_s) << " tokens/s";
       if (q->decode_tokens > 0)
-        os << "; decode " << ms_text(q->decode_ms_per_token) << " per token, "
-           << detail::format_number(q->decode_tokens_per_s, 4) << " tokens/s";
+        os << "; decode " << ms_text(q->decode_ms_per_token) << " per token (p90 " << ms_text(q->decode_p90_ms_per_token)
+           << "), " << tokens_per_s_text(q->decode_tokens_per_s) << " tokens/s";
       os << " (medians over " << q->runs << " runs)\n";
     }
   }
@@ -475,7 +497,9 @@ json to_json(const std::vector<BenchReport>& reports) {
                         {"prefill_ms", detail::json_number(q->prefill_ms)},
                         {"prefill_tokens_per_s", detail::json_number(q->prefill_tokens_per_s)},
                         {"decode_ms_per_token", detail::json_number(q->decode_ms_per_token)},
-                        {"decode_tokens_per_s", detail::json_number(q->decode_tokens_per_s)}};
+                        {"decode_tokens_per_s", detail::json_number(q->decode_tokens_per_s)},
+                        {"prefill_p90_ms", detail::json_number(q->prefill_p90_ms)},
+                        {"decode_p90_ms_per_token", detail::json_number(q->decode_p90_ms_per_token)}};
   }
   return {{"bench", list}};
 }

@@ -175,6 +175,7 @@ void lay_out_column(Matrix& m, const std::filesystem::path& path, const ParityRe
   column.against = r.against;
   column.judgement = r.judgement;
   column.mutable_buffers = r.mutable_buffers;
+  column.state_shared_across_methods = r.state_shared_across_methods;
   column.precision_reason = r.precision_reason;
   column.path = path.string();
   m.columns.push_back(std::move(column));

@@ -38,6 +38,7 @@ void take_identity(ParityReport& r, const Manifest& m) {
   r.manifest_read = true;
   r.several_methods = has_several_methods(m);
   r.mutable_buffers = m.mutable_buffers;
+  r.state_shared_across_methods = m.state_shared_across_methods;
 }
 
 // Whether case `g` is among the methods replayed (an empty selection: every method).

@@ -5,8 +5,8 @@
 // int64 [1]) and decode(token int64 [1, 1], input_pos) -> logits float32 [1, S, 256], one
 // sequence `chat`: the prompt through prefill, 3 teacher-forced steps through decode, the KV cache
 // four shared mutable buffers) and accumulator_chain-{portable,xnnpack}-fp32
-// (etproof.fixtures.stateful.chain_spec: forward writes `total`, read reads it; `chat` is
-// forward, read, forward, read). Each step agrees and is named, in process and in a worker; the
+// (etproof.fixtures.stateful.chain_spec: forward writes `total`, read reads it; its sequence
+// `chain` is forward, read, forward, read). Each step agrees and is named, in process and in a worker; the
 // same program loaded without shared arenas (the field dropped) drifts at the first step through
 // another method; a perturbed step drifts alone; greedy and bench take the steps across methods.
 #include <filesystem>
@@ -37,10 +37,19 @@ const std::vector<std::string> kLlamaSteps = {"chat/step0", "chat/step1", "chat/
 
 fs::path state_bundle(const std::string& name) { return test_bundles() / "state" / name; }
 
-std::vector<std::string> sequence_labels(const ParityReport& r) {
+// The sequence case of a bundle: tinyllama_pd's `chat`, accumulator_chain's `chain`.
+std::string sequence_of(const std::string& bundle) { return bundle.rfind("tinyllama_pd", 0) == 0 ? "chat" : "chain"; }
+
+std::vector<std::string> steps_of(const std::string& bundle) {
+  std::vector<std::string> out;
+  for (int k = 0; k < 4; ++k) out.push_back(sequence_of(bundle) + "/step" + std::to_string(k));
+  return out;
+}
+
+std::vector<std::string> sequence_labels(const ParityReport& r, const std::string& bundle) {
   std::vector<std::string> ids;
   for (const CaseReport& c : r.cases)
-    if (c.case_id.rfind("chat/", 0) == 0) ids.push_back(c.case_id);
+    if (c.case_id.rfind(sequence_of(bundle) + "/", 0) == 0) ids.push_back(c.case_id);
   return ids;
 }
 
@@ -72,6 +81,13 @@ TEST(CrossMethod, TheManifestSharesTheStateAndOrdersTheStepsAcrossMethods) {
   }
   EXPECT_EQ(methods, (std::vector<std::string>{"prefill", "decode", "decode", "decode"}));
   EXPECT_EQ(labels, kLlamaSteps);
+  // The reports say the rule: parity's text and JSON.
+  const ParityReport r = replay(state_bundle(kLlama[0]), ReplayOptions{});
+  EXPECT_NE(to_text(r).find("state: fresh per case, shared by the methods (buffers: "
+                            "m.layers.0.attention.kv_cache.k_cache"),
+            std::string::npos)
+      << to_text(r);
+  EXPECT_EQ(to_json(r).at("state").value("shared_across_methods", false), true);
 }
 
 TEST(CrossMethod, EveryStepAgreesThroughBothMethodsInProcessAndInAWorker) {
@@ -84,7 +100,7 @@ TEST(CrossMethod, EveryStepAgreesThroughBothMethodsInProcessAndInAWorker) {
       o.isolation.enabled = isolated;
       const ParityReport r = replay(state_bundle(name), o);
       EXPECT_TRUE(r.passed) << name << (isolated ? " (worker)" : "") << ": " << to_text(r);
-      EXPECT_EQ(sequence_labels(r), kLlamaSteps) << name;
+      EXPECT_EQ(sequence_labels(r, name), steps_of(name)) << name;
       for (const CaseReport& c : r.cases) EXPECT_EQ(c.status, Status::kAgreed) << name << " " << c.case_id << ": " << c.detail;
     }
   }
@@ -104,10 +120,11 @@ TEST(CrossMethod, WithoutSharedArenasTheFirstStepThroughTheOtherMethodDrifts) {
     doc["state"].erase("shared_across_methods");
     std::ofstream(path) << doc.dump(2) << "\n";
     const ParityReport r = replay(dir, ReplayOptions{});
+    const std::vector<std::string> steps = steps_of(name);
     EXPECT_FALSE(r.passed) << name;
-    EXPECT_EQ(report_of(r, "chat/step0").status, Status::kAgreed) << name;
-    EXPECT_EQ(report_of(r, "chat/step1").status, Status::kDrifted) << name << ": " << report_of(r, "chat/step1").detail;
-    EXPECT_NE(to_text(r).find("chat/step1"), std::string::npos);
+    EXPECT_EQ(report_of(r, steps[0]).status, Status::kAgreed) << name;
+    EXPECT_EQ(report_of(r, steps[1]).status, Status::kDrifted) << name << ": " << report_of(r, steps[1]).detail;
+    EXPECT_NE(to_text(r).find(steps[1]), std::string::npos);
   }
 }
 
@@ -149,6 +166,9 @@ TEST(CrossMethod, GreedyAndBenchFollowTheStepsAcrossMethods) {
   EXPECT_EQ(b.sequence->case_id, "chat");
   EXPECT_EQ(b.sequence->prefill_tokens, 8u);
   EXPECT_EQ(b.sequence->decode_tokens, 3u);
+  EXPECT_GE(b.sequence->prefill_p90_ms, b.sequence->prefill_ms);  // a percentile above the median
+  EXPECT_GE(b.sequence->decode_p90_ms_per_token, b.sequence->decode_ms_per_token);
+  EXPECT_NE(to_text({b}).find("per token (p90 "), std::string::npos) << to_text({b});
   EXPECT_EQ(b.methods.size(), 2u);
 }
 

@@ -123,7 +123,9 @@ TEST(State, ReportsSayTheStateRule) {
 TEST(State, TheMatrixAgreesAndSaysTheStateRule) {
   ETPROOF_REQUIRE_BUNDLE(state_bundle(kBundles[0]));
   const Matrix m = build_matrix(test_bundles() / "state");
-  ASSERT_EQ(m.columns.size(), 7u);  // the accumulators' 3, tinyllama's 4 (sequence_test.cpp)
+  // the accumulators' 3, tinyllama's 4 (sequence_test.cpp), accumulator_chain's and tinyllama_pd's 2 each
+  // (cross_method_test.cpp)
+  ASSERT_EQ(m.columns.size(), 11u);
   EXPECT_FALSE(m.cells.empty());
   for (const Cell& c : m.cells) EXPECT_EQ(c.status, CellStatus::kAgreed) << c.case_id << ": " << c.detail;
   for (const Column& c : m.columns)
@@ -131,6 +133,8 @@ TEST(State, TheMatrixAgreesAndSaysTheStateRule) {
       EXPECT_EQ(c.mutable_buffers, std::vector<std::string>{"total"}) << c.bundle;
   const std::string text = to_text(m);
   EXPECT_NE(text.find("  state: fresh per case (buffers: total)"), std::string::npos) << text;
+  // accumulator_chain: the same buffer, shared by its two methods
+  EXPECT_NE(text.find("  state: fresh per case, shared by the methods (buffers: total)"), std::string::npos) << text;
   const nlohmann::json j = to_json(m);  // kept: a range-for over a temporary's member dangles
   for (const auto& col : j.at("columns"))
     EXPECT_EQ(col.at("state").at("per_case"), "fresh") << col.dump();

@@ -160,3 +160,47 @@ def test_the_emulation_is_the_torchao_model_and_costs_what_the_recipe_costs(test
             gold = np.load(gdir / g["outputs"]["logits"])
             err = np.abs(emu - gold).max() / np.abs(gold).max()
             assert 1e-4 < err < 0.3, (case, g["id"], err)
+
+
+# --- sequences whose steps cross methods sharing the program's state ----------------------------
+
+def test_a_sequence_across_methods_is_the_eager_models_calls_in_order(test_bundles):
+    """accumulator_chain: forward, read, forward, read on one model; each step's golden is what
+    that call answers after the calls before it (through both methods), and the manifest shares
+    the state across methods and lists each step under the method it runs through."""
+    pairs = next(p for key, _, p in STATE_BUNDLES if key == "accumulator_chain")
+    for b, r in pairs:
+        bundle = test_bundles / STATE_DIR / f"accumulator_chain-{b}-{r}"
+        doc = read_manifest(bundle)
+        assert doc["state"] == {"mutable_buffers": ["total"], "per_case": "fresh",
+                                "shared_across_methods": True}
+        gdir = bundle / f"{bundle.name}.goldens"
+        steps = sorted(((m["name"], g) for m in doc["methods"] for g in m["goldens"]
+                        if g.get("sequence", {}).get("case") == "chain"),
+                       key=lambda mg: mg[1]["sequence"]["step"])
+        assert [m for m, _ in steps] == ["forward", "read", "forward", "read"]
+        model = stateful.chain_spec()["model"]  # a new model: the initial state
+        for method, g in steps:
+            x = torch.from_numpy(np.load(gdir / g["inputs"]["x"]))
+            with torch.no_grad():
+                want = getattr(model, method)(x).numpy()
+            np.testing.assert_array_equal(np.load(gdir / g["outputs"]["y"]), want)
+
+
+def test_the_program_shares_its_state_across_methods(test_bundles):
+    """The xnnpack program in ExecuTorch's Python runtime (every method loaded first, one set of
+    arenas): read after forward sees what forward wrote, as the golden does."""
+    from executorch.runtime import Runtime
+
+    bundle = test_bundles / STATE_DIR / "accumulator_chain-xnnpack-fp32"
+    doc = read_manifest(bundle)
+    gdir = bundle / f"{bundle.name}.goldens"
+    by_step = {g["sequence"]["step"]: (m["name"], g) for m in doc["methods"] for g in m["goldens"]
+               if "sequence" in g}
+    program = Runtime.get().load_program(bundle / f"{bundle.name}.pte")
+    methods = {n: program.load_method(n) for n in sorted(program.method_names)}
+    for k in sorted(by_step):
+        name, g = by_step[k]
+        got = methods[name].execute([torch.from_numpy(np.load(gdir / g["inputs"]["x"]))])[0]
+        np.testing.assert_allclose(got.numpy(), np.load(gdir / g["outputs"]["y"]), rtol=1e-5,
+                                   atol=1e-6)

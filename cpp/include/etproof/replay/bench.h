@@ -81,9 +81,11 @@ struct SequenceBench {
   size_t decode_tokens = 0;          // the decode steps' tokens, together
   size_t runs = 0;
   double prefill_ms = 0;             // median over the runs of step 0's call, milliseconds
+  double prefill_p90_ms = 0;         // its 90th percentile (Latency's rank), milliseconds
   double prefill_tokens_per_s = 0;   // prefill_tokens / prefill_ms, per second
   double decode_ms_per_token = 0;    // median over the runs of the decode steps' time / decode_tokens
   double decode_tokens_per_s = 0;    // 1000 / decode_ms_per_token (0 without decode steps)
+  double decode_p90_ms_per_token = 0;  // the 90th percentile of the decode steps' time / decode_tokens
   std::optional<Error> error;        // a step that failed: nothing above but case_id and steps
 };
 

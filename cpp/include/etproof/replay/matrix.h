@@ -55,6 +55,7 @@ struct Column {
   nlohmann::json machine_record;
   std::vector<std::string> mutable_buffers;  // ParityReport::mutable_buffers: each case from the
                                              // initial state, on a program loaded afresh
+  bool state_shared_across_methods = false;  // ParityReport::state_shared_across_methods
 };
 
 struct Cell {

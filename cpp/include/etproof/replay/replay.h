@@ -161,6 +161,9 @@ struct ParityReport {
   // The buffers the program writes (Manifest::mutable_buffers); non-empty: every case ran on a
   // freshly loaded program, from its initial state ("state: fresh per case (buffers: …)").
   std::vector<std::string> mutable_buffers;
+  // Manifest::state_shared_across_methods: the methods share those buffers, and a sequence's
+  // steps may run through several ("state: fresh per case, shared by the methods (…)").
+  bool state_shared_across_methods = false;
 
   // The bound the cases were judged by: derived (a rule, resolved per output) or the caller's.
   // When none is known (no_bound non-empty) the cases still run, measured against a bound no
