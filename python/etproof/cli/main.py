@@ -39,6 +39,7 @@ from etproof.contract.recipes import (
 # (the cached probe answers in under 0.1 s: docs/speed.md).
 
 EXIT_OK = 0
+EXIT_FAILED = 1  # the command ran and its answer is a failure (export: a pair failed)
 EXIT_ERROR = 2
 
 
@@ -108,7 +109,29 @@ def _hint(close: list[str], pairs: str) -> str:
 
 
 def _pairs_for(backend: str, recipe: str | None) -> list[tuple[str, str]]:
-    """The (backend, recipe) columns asked for; unknown names are usage errors.
+    """The (backend, recipe) columns asked for: one name each, or comma lists (every supported
+    pair of the backends and recipes listed, in the table's order; "all" may stand in either
+    list). Unknown names are usage errors, as is a list whose pairs include none supported."""
+    backends = [b.strip() for b in backend.split(",")]
+    recipes = [r.strip() for r in recipe.split(",")] if recipe is not None else [None]
+    if len(backends) == 1 and len(recipes) == 1:
+        return _pairs_for_one(backends[0], recipes[0])
+    for b in backends:  # each name checked alone: unknown, or not exported by etproof, refused
+        _pairs_for_one(b, "all")
+    for r in recipes:
+        if r is not None:
+            _pairs_for_one("all", r)
+    asked = {p for b in backends for r in recipes
+             for p in _pairs_for_one(b, "all" if r is None else r) if p in RECIPES}
+    if not asked:
+        raise _usage(f"no backend/recipe pair of --backend {backend} and --recipe {recipe} is "
+                     "exported by etproof", f"backend/recipe pairs: {supported_pairs_text()}")
+    return [p for p in sorted(RECIPES) if p in asked]
+
+
+def _pairs_for_one(backend: str, recipe: str | None) -> list[tuple[str, str]]:
+    """The (backend, recipe) columns of one backend name and one recipe name; unknown names are
+    usage errors.
 
     A backend ExecuTorch has but etproof does not export (EXECUTORCH_BACKENDS) with a known recipe
     is returned as asked: the caller refuses it and records the refusal in the report.
@@ -283,7 +306,12 @@ def _export_columns(a, loaded, pairs: list[tuple[str, str]], out: Path, capture)
         for line in errors:
             print(line, file=quiet.err())
         _export_summary(results, out, capture)
-        return EXIT_ERROR if errors else EXIT_OK
+        # for a CI script: 0 when a bundle was written and every other pair was refused for a
+        # reason that fails nothing (export-refused: a missing prerequisite, a recipe that
+        # quantizes nothing in this model); 1 when a pair failed or nothing was written
+        written = any(r["status"] == EXPORTED for r in results)
+        failed = any(r["status"] not in NOT_FAILED for r in results)
+        return EXIT_OK if written and not failed else EXIT_FAILED
     (backend, recipe), = pairs
     try:
         extra = {"taps": a.taps, "taps_from": _model_ref_for_record(a.model_pos or a.model)} \
@@ -480,9 +508,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "(FUNCTION's contract: below)")
     e.add_argument("--model", help="the same as MODEL")
     e.add_argument("--backend", required=True,
-                   help=f"{', '.join(supported_backends())}, or all")
+                   help=f"{', '.join(supported_backends())}, or all; or a comma list")
     e.add_argument("--recipe", help=f"{', '.join(supported_recipes())}, or all (default with "
-                                    "--backend all: every pair)")
+                                    "--backend all: every pair); or a comma list (every "
+                                    "supported pair of the two lists)")
     e.add_argument("--out", required=True, help="output directory (bundles go in OUT/NAME/)")
     e.add_argument("--name", help="bundle name (default NAME-BACKEND-RECIPE, NAME from the dict's "
                                   "'name', else the function's name)")

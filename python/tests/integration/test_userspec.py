@@ -31,8 +31,9 @@ def test_backend_all_says_each_error_once(mod, tmp_path, capsys):
         assert (captured.out + captured.err).count(needle) == 1, captured
         assert captured.err.count("error [") == 1, captured.err
         assert not out.exists()  # checked before any column
-    # A failure of every column (torch.export refuses the model): one error line, all columns.
-    assert main(["export", f"{mod}:untraceable", "--backend", "all", "--out", str(out)]) == 2
+    # A failure of every column (torch.export refuses the model): one error line, all columns;
+    # exit 1 (the export ran; its answer is a failure), not 2 (a usage error)
+    assert main(["export", f"{mod}:untraceable", "--backend", "all", "--out", str(out)]) == 1
     captured = capsys.readouterr()
     errors = [line for line in captured.err.splitlines() if line.startswith("error [")]
     from etproof.export.pipeline import supported_pairs
@@ -65,3 +66,22 @@ def test_bundle_name_from_the_function_name_is_said(mod, tmp_path, capsys):
                  "--out", str(out), "--name", "given"]) == 0
     assert "bundle name" not in capsys.readouterr().out
     assert (out / "given").is_dir()
+
+
+def test_an_export_of_every_recipe_a_ci_script_runs_exits_0(mod, tmp_path, capsys):
+    """A model without linear or conv layers: its int8 recipes are refused (nothing to quantize:
+    export-refused, never a failure), its fp32 columns written; exit 0, so `export --backend
+    B,... --recipe all` is a step a CI script can run (docs/errors.md, "Exit codes"). The
+    backends listed (a comma list) keep the test to the columns this machine exports fast."""
+    out = tmp_path / "out"
+    assert main(["export", f"{mod}:no_linear", "--backend", "portable,xnnpack", "--recipe", "all",
+                 "--out", str(out)]) == 0
+    report = {(r["backend"], r["recipe"]): r
+              for r in json.loads((out / "export-report.json").read_text())["results"]}
+    assert set(report) == {("portable", "fp32"), ("xnnpack", "fp32"),
+                           ("xnnpack", "int8-dynamic-per-channel"),
+                           ("xnnpack", "int8-static-per-channel"), ("xnnpack", "8da4w"),
+                           ("xnnpack", "int8-weight-only")}
+    for pair, r in report.items():
+        assert r["status"] == ("exported" if pair[1] == "fp32" else "export-refused"), r
+    assert "4 refused, 0 failed" in capsys.readouterr().out

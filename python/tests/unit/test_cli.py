@@ -3,6 +3,8 @@
 Here, the checks that export nothing (no torch.export, no export or probe child process, no
 built binary) and never skip; the rest: integration/test_cli.py."""
 
+import pytest
+
 from etproof.cli.main import main
 from etproof.export.pipeline import supported_pairs
 
@@ -58,3 +60,22 @@ def test_recipe_all_on_one_backend_exports_its_recipes():
     assert _pairs_for("coreml", "all") == [("coreml", "fp16"), ("coreml", "fp32")]
     assert _pairs_for("all", "fp32") == [p for p in supported_pairs() if p[1] == "fp32"]
     assert ("webgpu", "fp32") in _pairs_for("all", "fp32")
+
+
+def test_backend_and_recipe_take_comma_lists():
+    """--backend and --recipe take comma lists: every supported pair of the two, in the table's
+    order; an unknown name in a list is refused by name; a list with no supported pair is a usage
+    error."""
+    from etproof.cli.main import _pairs_for
+    from etproof.errors import InvalidArgument
+
+    assert _pairs_for("xnnpack,portable", "fp32") == [("portable", "fp32"), ("xnnpack", "fp32")]
+    assert _pairs_for("xnnpack", "fp32,8da4w") == [("xnnpack", "8da4w"), ("xnnpack", "fp32")]
+    assert ("coreml", "fp16") in _pairs_for("all", "fp32,fp16")
+    for backend, recipe, says in (("xnnpack,xnnpak", "fp32", "unknown backend 'xnnpak'"),
+                                  ("xnnpack", "fp32,int2", "unknown recipe 'int2'"),
+                                  ("xnnpack,portable", "fp16", "no backend/recipe pair of "
+                                   "--backend xnnpack,portable and --recipe fp16")):
+        with pytest.raises(InvalidArgument) as e:
+            _pairs_for(backend, recipe)
+        assert says in str(e.value)
