@@ -23,8 +23,9 @@ from pathlib import Path
 from etproof import schema
 from etproof.errors import EtproofError
 
-REPO = Path(__file__).resolve().parents[2]
-TABLE_PATH = Path(os.environ.get("ETPROOF_BACKENDS_TABLE", REPO / "data" / "backends.json"))
+REPO = schema.REPO  # the checkout's root (schema.py: DATA_ROOT, for an installed package)
+DATA_DIR = schema.DATA_ROOT / "data"
+TABLE_PATH = Path(os.environ.get("ETPROOF_BACKENDS_TABLE", DATA_DIR / "backends.json"))
 
 
 # Core ML compute units by the table's names (recipes[].compute_unit) -> coremltools.ComputeUnit.

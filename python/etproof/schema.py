@@ -22,8 +22,15 @@ from typing import Any
 
 import jsonschema
 
+# Where the project's data files are (schema/, data/): the checkout this package sits in
+# (python/etproof -> its root), or, for the installed wheel, etproof/sdk/share/etproof inside the
+# package (pyproject.toml and CMakeLists.txt install them there). REPO is the checkout's root, which
+# an installed package does not have (its build/ is then absent: callers check).
 REPO = Path(__file__).resolve().parents[2]
-SCHEMA_DIR = Path(os.environ.get("ETPROOF_SCHEMA_DIR", REPO / "schema"))
+_INSTALLED_DATA = Path(__file__).resolve().parent / "sdk" / "share" / "etproof"
+DATA_ROOT = _INSTALLED_DATA if (_INSTALLED_DATA / "schema").is_dir() else REPO
+INSTALLED = DATA_ROOT is _INSTALLED_DATA
+SCHEMA_DIR = Path(os.environ.get("ETPROOF_SCHEMA_DIR", DATA_ROOT / "schema"))
 
 # Document name -> its schema file in schema/ (cpp/include/etproof/core/schema.h: Document).
 DOCUMENTS = {

@@ -88,10 +88,11 @@ int run_export_half_command(const std::string& command, const std::vector<std::s
   if (pid == 0) {
     if (stdout_to_stderr) ::dup2(STDERR_FILENO, STDOUT_FILENO);
     // Usage lines and remedies name the command the user typed (etproof.errors.command_name):
-    // this executable, relative to the working directory when under it.
+    // this executable, relative to the working directory when under it — unless the caller named
+    // it already (the installed launcher, etproof.cli.launcher, sets ETPROOF_PROG=etproof).
     std::error_code ec;
     std::filesystem::path self = executable_path(ec);
-    if (!ec) {
+    if (!ec && !std::getenv("ETPROOF_PROG")) {
       const std::filesystem::path rel = self.lexically_relative(std::filesystem::current_path(ec));
       if (!ec && !rel.empty() && *rel.begin() != "..")
         self = rel.has_parent_path() ? rel : std::filesystem::path(".") / rel;

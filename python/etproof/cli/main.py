@@ -302,6 +302,8 @@ def _export_columns(a, loaded, pairs: list[tuple[str, str]], out: Path, capture)
         results = export_pairs(lambda: loaded.kwargs, loaded.stem, pairs, out, force=True,
                                log=_log, log_errors=False, taps=a.taps, step_log=step_log)
         _try_report(out, results)
+        if a.bpte:
+            _write_bptes(out, [r["bundle"] for r in results if r["status"] == EXPORTED])
         errors = _error_lines(results)
         for line in errors:
             print(line, file=quiet.err())
@@ -329,8 +331,25 @@ def _export_columns(a, loaded, pairs: list[tuple[str, str]], out: Path, capture)
     _try_report(out, [result])
     _log(f"{path.name}: exported in {time.monotonic() - t0:.1f} s")
     print(path, file=quiet.out())
+    if a.bpte:
+        _write_bptes(out, [path.name])
     _export_summary([result], out, capture)
     return EXIT_OK
+
+
+def _write_bptes(out: Path, names: list[str]) -> None:
+    """export --bpte: OUT/NAME/NAME.bpte for each exported bundle (etproof.export.bpte). A bundle
+    a BundledProgram cannot carry (a .ptd, sequence cases) gets none, said on one line: the
+    bundle itself is written and fails nothing."""
+    from etproof.export.bpte import BpteUnsupported, write_bpte
+
+    for name in names:
+        try:
+            path = write_bpte(out / name)
+        except BpteUnsupported as e:
+            print(f"{name}: no .bpte: {e.cause}", file=quiet.out(), flush=True)
+            continue
+        print(f"{name}: ExecuTorch BundledProgram {path}", file=quiet.out(), flush=True)
 
 
 def _model_ref_for_record(ref: str) -> str:
@@ -523,6 +542,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --taps: choose the taps among the eligible nodes FIRST..LAST only "
                         "(the twin's taps.points[].eligible_index; etproof attribute --bisect "
                         "passes it)")
+    e.add_argument("--bpte", action="store_true",
+                   help="also write ExecuTorch's BundledProgram of each bundle, OUT/NAME/NAME.bpte "
+                        "(its program with the golden cases as test inputs and expected outputs, "
+                        "written by executorch.devtools: ExecuTorch's own runners check it)")
     _verbose_option(e, "beside export-report.json")
     e.set_defaults(func=cmd_export)
     t = sub.add_parser("test-bundles", help="the tiny bundles the C++ tests use")

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from etproof import schema
-from etproof.backends import REPO
+from etproof.backends import DATA_DIR
 from etproof.errors import EtproofError
 from etproof.demo import efficientnet_lite0
 from etproof.demo.photos import golden_photos
@@ -37,7 +37,7 @@ DEMO_LEFT_OUT: dict[tuple[str, str], str] = {}
 
 # The demo's expected failures (docs/xfail.md), kept in one place: the demo copies this file into
 # OUT/bundles/xfail.json, where `etproof matrix` reads it.
-DEMO_XFAIL = REPO / "data" / "demo-xfail.json"
+DEMO_XFAIL = DATA_DIR / "demo-xfail.json"
 
 
 def left_out() -> dict[tuple[str, str], str]:

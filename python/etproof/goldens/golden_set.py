@@ -21,7 +21,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Callable
 
-from etproof.backends import REPO
+from etproof.backends import DATA_DIR
 from etproof.demo.demo import DEMO_XFAIL, demo_pairs, photos_digest, run_demo, write_xfail
 from etproof.errors import InvalidArgument
 from etproof.goldens import llama, minilm, mobilenet_v3_small, ops
@@ -33,7 +33,7 @@ EFFICIENTNET = "efficientnet_lite0"
 LLAMA = llama.MODEL_NAME  # etproof.goldens.llama
 # The golden set's own expected failures (docs/xfail.md), merged with the demo's into
 # OUT/bundles/xfail.json.
-GOLDEN_XFAIL = REPO / "data" / "golden-xfail.json"
+GOLDEN_XFAIL = DATA_DIR / "golden-xfail.json"
 
 # (backend, recipe) -> why the golden set leaves it out by default for every model but
 # EfficientNet-Lite0 (which keeps the demo's columns); --all-columns includes it. The slowest

@@ -28,9 +28,13 @@ from etproof.export import lower
 from etproof.backends import REPO, load_table, missing_prerequisite, needs_text, table_hash
 from etproof.errors import EtproofError, error_line
 from etproof.export.toolchain import delegates_in_program
+from etproof.schema import INSTALLED
 from etproof.status import AVAILABLE, REFUSED, REMOVED_UPSTREAM
 
-DEFAULT_CACHE_DIR = REPO / "build" / ".etproof-cache"
+# The probe's cache: build/ of the checkout, or for the installed wheel the user's cache directory
+# ($XDG_CACHE_HOME/etproof, else ~/.cache/etproof): never inside site-packages.
+DEFAULT_CACHE_DIR = (Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "etproof"
+                     if INSTALLED else REPO / "build" / ".etproof-cache")
 CACHE_FILE = "export-probe.json"
 DEFAULT_TIMEOUT_S = 120.0
 MAX_JOBS = 2
