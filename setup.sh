@@ -49,7 +49,8 @@ OS="$(uname -s)"
 pip_install() { "$PY" -m pip install -q "$@" 2> >(grep -v 'is ignored: it is neither a file' >&2); }
 
 # --- 1. Debian packages (C++ libraries the runtime half uses; see docs/dependencies.md) -------
-DEBS=(build-essential nlohmann-json3-dev libvalijson-dev libcli11-dev libgtest-dev libgmock-dev libstb-dev libssl-dev libjpeg-dev)
+DEBS=(build-essential nlohmann-json3-dev libvalijson-dev libcli11-dev libgtest-dev libgmock-dev libstb-dev libssl-dev libjpeg-dev
+      flatbuffers-compiler libflatbuffers-dev)
 # The runtime half on emulated Arm CPUs (matrix --emulate, etproof/emulation.h): Debian's cross
 # compiler and QEMU's user-mode emulator on an x86-64 host, and the arm64 libraries the
 # cross-built worker links and runs with (multiarch: dpkg --add-architecture arm64).
@@ -69,7 +70,7 @@ FUZZ_DEBS=(clang-19 libclang-rt-19-dev llvm-19)
 TEST_DEBS=(chromium)
 # macOS: Homebrew instead (the compiler is Xcode's Command Line Tools: xcode-select --install).
 # No libstb there: pass its header's directory (CMakeLists.txt compiles stb_image in itself).
-BREWS=(python@3.11 nlohmann-json valijson cli11 googletest openssl@3 jpeg-turbo)
+BREWS=(python@3.11 nlohmann-json valijson cli11 googletest openssl@3 jpeg-turbo flatbuffers)
 if [[ "$OS" == Darwin ]]; then
   if ((FUZZ)); then
     echo "error: --fuzz is Linux-only (memfd_create, libFuzzer, Debian's chromium)" >&2; exit 2

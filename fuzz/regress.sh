@@ -6,7 +6,7 @@
 # build-fuzz/regress-artifacts/HARNESS/ (minimise it with fuzz/run.sh's steps, or by hand:
 # build-fuzz/fuzz/fuzz_HARNESS -minimize_crash=1 -runs=20000 FILE).
 #
-#   fuzz/regress.sh [HARNESS...]      default: all six
+#   fuzz/regress.sh [HARNESS...]      default: all seven
 #
 # fuzz/crashes-upstream/ (crashes inside ExecuTorch) is never replayed here. The bundle harness
 # only replays (no mutation): a mutated program reaches crashes inside ExecuTorch within a few
@@ -18,11 +18,11 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${ETPROOF_FUZZ_BUILD:-$ROOT/build-fuzz}"
 SCALE="${ETPROOF_FUZZ_RUNS_SCALE:-1}"
-declare -A RUNS=([manifest]=60000 [npy]=150000 [xfail]=60000 [ledger]=30000 [bundle]=0 [image]=20000)
+declare -A RUNS=([manifest]=60000 [npy]=150000 [xfail]=60000 [ledger]=30000 [bundle]=0 [image]=20000 [bpte]=60000)
 export OPENVINO_LIB_PATH="${OPENVINO_LIB_PATH:-/nonexistent}"  # ASan refuses RTLD_DEEPBIND (README)
 export ETPROOF_TEST_BUNDLES="${ETPROOF_TEST_BUNDLES:-$ROOT/build/test-bundles}"
 harnesses=("$@")
-((${#harnesses[@]})) || harnesses=(manifest npy xfail ledger bundle image)
+((${#harnesses[@]})) || harnesses=(manifest npy xfail ledger bundle image bpte)
 rc=0
 for h in "${harnesses[@]}"; do
   bin="$BUILD/fuzz/fuzz_$h"

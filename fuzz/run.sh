@@ -27,7 +27,7 @@ SECONDS_ASKED="${2:-600}"
 shift $(( $# >= 2 ? 2 : 1 ))
 BUILD="$ROOT/build-fuzz"
 BIN="$BUILD/fuzz/fuzz_$H"
-case "$H" in manifest|npy|xfail|ledger|bundle|image) ;; *) echo "error: unknown harness '$H' (manifest, npy, xfail, ledger, bundle, image)" >&2; exit 2;; esac
+case "$H" in manifest|npy|xfail|ledger|bundle|image|bpte) ;; *) echo "error: unknown harness '$H' (manifest, npy, xfail, ledger, bundle, image, bpte)" >&2; exit 2;; esac
 [[ -f "$BUILD/CMakeCache.txt" ]] || { echo "error: no fuzz build in $BUILD: run ./setup.sh --no-run --fuzz" >&2; exit 2; }
 CMAKE="$ROOT/.venv/bin/cmake"; [[ -x "$CMAKE" ]] || CMAKE=cmake
 "$CMAKE" --build "$BUILD" --target "fuzz_$H" -j"$(nproc)" >/dev/null

@@ -70,7 +70,8 @@ def test_bundles(tmp_path_factory):
                     and n != ".etproof-stamps.json"]
 
         shutil.copytree(built, out, symlinks=True, ignore=not_exported_here, dirs_exist_ok=True)
-    results = export_test_bundles(out, log=lambda _m: None, openvino_twin=False)
+    results = export_test_bundles(out, log=lambda _m: None, openvino_twin=False,
+                                  bundled_programs=False)
     want = [("tiny", b, r) for b, r in TEST_PAIRS] + [
         (key, b, r) for key, _, pairs in SHAPE_BUNDLES + PTD_BUNDLES + METHOD_BUNDLES
         + STATE_BUNDLES + ATTRIBUTION_BUNDLES for b, r in pairs] + [("gelu_mlp", "xnnpack", "fp32")] + [

@@ -19,6 +19,7 @@
 
 // runtime (etproof::runtime)
 #include "etproof/runtime/backend_quirks.h"
+#include "etproof/runtime/bpte.h"
 #include "etproof/runtime/bundle.h"
 #include "etproof/runtime/emulation.h"
 #include "etproof/runtime/export_half.h"

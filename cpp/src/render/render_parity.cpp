@@ -55,6 +55,9 @@ std::string brief_bound(const ParityReport& r) {
 void write_head(std::ostringstream& os, const ParityReport& r) {
   os << "parity: " << r.bundle << "  backend " << r.backend << ", recipe " << r.recipe
      << ", precision " << r.precision << "\n";
+  // A bundle materialized from a .bpte (etproof/runtime/bpte.h): its model names the file and says
+  // where the recipe came from.
+  if (r.model.find(" (ExecuTorch BundledProgram; ") != std::string::npos) os << "from: " << r.model << "\n";
   os << "delegates in program: ";
   if (r.delegates.empty()) {
     os << "none (portable kernels)";

@@ -1,6 +1,7 @@
 // etproof/bundle.cpp — open a bundle and check it against its manifest; its goldens
 // (etproof/bundle.h). Loading and running it: loaded_model.cpp.
 #include "etproof/runtime/bundle.h"
+#include "etproof/runtime/bpte.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -353,11 +354,13 @@ fs::path find_manifest(const fs::path& dir) {
 // b.dir and b.manifest_path from what the caller gave: the bundle directory, its manifest, or
 // another file inside it (the .pte, most often), which names its bundle. Throws Error{kIo} when
 // nothing is there, and find_manifest's errors.
-void locate_bundle(Bundle& b, const fs::path& path) {
+void locate_bundle(Bundle& b, const fs::path& given) {
   std::error_code ec;
-  if (!fs::exists(path, ec))
-    throw Error(ErrorKind::kIo, "no bundle at " + path.string() + ": " + detail::not_a_file_text(path),
+  if (!fs::exists(given, ec))
+    throw Error(ErrorKind::kIo, "no bundle at " + given.string() + ": " + detail::not_a_file_text(given),
                 "give a bundle directory or its NAME.etproof.json");
+  // ExecuTorch's BundledProgram: the bundle it describes (etproof/runtime/bpte.h).
+  const fs::path path = is_bpte_path(given) && !fs::is_directory(given, ec) ? materialize_bpte(given) : given;
   const bool inner_file = !fs::is_directory(path, ec) &&
                           !ends_with(path.filename().string(), kManifestSuffix);
   if (fs::is_directory(path, ec) || inner_file) {
@@ -434,7 +437,12 @@ std::vector<fs::path> find_bundles(const fs::path& dir) {
     // and renames it into place; one left by a killed export is not a column.
     // An entry whose type cannot be read (a symlink loop) is no bundle directory, as a file is not.
     std::error_code ec2;
-    if (!e.is_directory(ec2) || e.path().filename().string().starts_with(".")) continue;
+    if (e.path().filename().string().starts_with(".")) continue;
+    if (is_bpte_path(e.path()) && e.is_regular_file(ec2)) {  // ExecuTorch's BundledProgram, a column too
+      out.push_back(e.path());
+      continue;
+    }
+    if (!e.is_directory(ec2)) continue;
     for (const auto& f : fs::directory_iterator(e.path(), ec2)) {
       if (std::error_code ec3; f.is_regular_file(ec3) && ends_with(f.path().filename().string(), kManifestSuffix)) {
         out.push_back(e.path());

@@ -514,10 +514,8 @@ def _tap_count(text: str) -> int:
     return n
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog=command_name(),
-                                description="etproof export half: PyTorch -> ExecuTorch bundles")
-    sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
+def _export_parser(sub) -> None:
+    """``export``'s arguments."""
     e = sub.add_parser("export", help="export one model to one bundle per (backend, recipe)",
                        description="Export MODEL to one bundle per (backend, recipe).\n"
                                    f"Supported pairs: {supported_pairs_text()}.",
@@ -548,6 +546,13 @@ def build_parser() -> argparse.ArgumentParser:
                         "written by executorch.devtools: ExecuTorch's own runners check it)")
     _verbose_option(e, "beside export-report.json")
     e.set_defaults(func=cmd_export)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog=command_name(),
+                                description="etproof export half: PyTorch -> ExecuTorch bundles")
+    sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
+    _export_parser(sub)
     t = sub.add_parser("test-bundles", help="the tiny bundles the C++ tests use")
     t.add_argument("--out", default="build/test-bundles")
     t.add_argument("--force", action="store_true", help="re-export even when up to date")
