@@ -208,11 +208,15 @@ fs::path materialize_bpte(const fs::path& bpte, const BpteOptions& options) {
   const std::vector<uint8_t> file = read_whole(bpte);
   const bp::Parsed parsed = bp::parse_bpte(file, bpte.string());
 
-  std::string recipe = options.recipe;
-  if (const char* r = std::getenv("ETPROOF_BPTE_RECIPE"); recipe.empty() && r && *r) recipe = r;
-  const std::string recipe_source =
-      recipe.empty() ? "assumed, none given (ETPROOF_BPTE_RECIPE names one)" : "given";
-  if (recipe.empty()) recipe = "fp32";
+  std::string recipe = options.recipe, recipe_source = "given";
+  if (const char* r = std::getenv("ETPROOF_BPTE_RECIPE"); recipe.empty() && r && *r) {
+    recipe = r;
+    recipe_source = "given (ETPROOF_BPTE_RECIPE)";
+  }
+  if (recipe.empty()) {
+    recipe = "fp32";
+    recipe_source = "assumed, none given (ETPROOF_BPTE_RECIPE names one)";
+  }
   const std::string name = safe_name(bpte.stem().string());
   const fs::path cache = options.cache_dir.empty() ? default_cache() : options.cache_dir;
   const fs::path home = cache / (detail::sha256_hex(file.data(), file.size()).substr(0, 16) + "-" + safe_name(recipe));
@@ -231,6 +235,13 @@ fs::path materialize_bpte(const fs::path& bpte, const BpteOptions& options) {
   fs::create_directories(home, ec);
   const fs::path stage = home / ("." + name + ".tmp-" + std::to_string(::getpid()));
   fs::remove_all(stage, ec);
+  struct RemoveStage {  // whatever is refused below leaves nothing in the cache
+    const fs::path& p;
+    ~RemoveStage() {
+      std::error_code e;
+      fs::remove_all(p, e);
+    }
+  } remove_stage{stage};
   const fs::path gdir = stage / (name + ".goldens");
   if (!fs::create_directories(gdir, ec) && ec)
     throw Error(ErrorKind::kIo, "cannot create " + gdir.string() + ": " + ec.message(),
@@ -253,6 +264,11 @@ fs::path materialize_bpte(const fs::path& bpte, const BpteOptions& options) {
     throw Error(ErrorKind::kInvalidArgument, "recipe '" + recipe + "' is not one of backend " + backend + "'s",
                 "give one of: " + detail::join(known));
   }
+  if (entry->quantized)  // its bound needs the quantization record a BundledProgram does not carry
+    throw Error(ErrorKind::kInvalidArgument,
+                bpte.string() + ": recipe '" + recipe + "' is quantized: its bound needs the quantization "
+                "(scheme, granularity) the export records, which a BundledProgram does not carry",
+                "judge it with a caller bound: etproof parity FILE.bpte --atol A --rtol R --min-cosine C");
   detail::write_file_atomic(stage / (name + ".pte"),
                             std::string_view(reinterpret_cast<const char*>(program_bytes.data()), program_bytes.size()));
   nlohmann::json doc = {

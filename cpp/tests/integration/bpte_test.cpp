@@ -121,6 +121,18 @@ TEST_F(Bpte, WhatIsNotABundledProgramIsRefusedByName) {
     EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument) << e.what();
     EXPECT_NE((e.cause() + e.remedy()).find("fp32"), std::string::npos) << e.what();  // the recipes it has
   }
+  try {  // a quantized recipe's bound needs the quantization record no .bpte carries
+    materialize_bpte(bpte("tiny-xnnpack.bpte"), BpteOptions{.recipe = "int8-static-per-channel", .cache_dir = cache_});
+    ADD_FAILURE() << "a quantized recipe was taken";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument) << e.what();
+    EXPECT_NE(e.remedy().find("--atol"), std::string::npos) << e.what();
+  }
+  // Nothing refused was left in the cache: no bundle, no staging directory.
+  std::vector<fs::path> left;
+  if (fs::exists(cache_))
+    for (const auto& e : fs::recursive_directory_iterator(cache_)) left.push_back(e.path());
+  for (const fs::path& p : left) EXPECT_TRUE(fs::is_directory(p) && fs::is_empty(p)) << p;
 }
 
 }  // namespace
