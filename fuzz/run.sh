@@ -4,7 +4,7 @@
 #
 #   fuzz/run.sh HARNESS [SECONDS] [LIBFUZZER_FLAG...]
 #
-# HARNESS: manifest | npy | xfail | ledger | bundle | image. SECONDS: default 600; 0: do not fuzz, only
+# HARNESS: manifest | npy | xfail | ledger | bundle | image | bpte. SECONDS: default 600; 0: do not fuzz, only
 # file the crashes an earlier run left in build-fuzz/artifacts/HARNESS/. Extra flags go to
 # libFuzzer (e.g. -jobs=2 -workers=2). Needs the fuzz build (./setup.sh --no-run --fuzz builds
 # build-fuzz/); the harness is rebuilt first when its sources changed.
