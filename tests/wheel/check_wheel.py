@@ -112,8 +112,8 @@ def check(root: Path, python: str, scratch: Path) -> None:
         raise Failed(f"build-info says executorch {info.get('executorch')}, the venv has {here}")
     pkg = Path(run([vpy, "-c", "import etproof, os; print(os.path.dirname(etproof.__file__))"],
                    cwd=scratch, env=env)[0].strip())
-    if root in pkg.parents:
-        raise Failed(f"the venv imports etproof from the checkout ({pkg}), not from the wheel")
+    if (scratch / "venv") not in pkg.parents:
+        raise Failed(f"the venv imports etproof from {pkg}, not from the wheel it installed")
     cli = pkg / "sdk" / "bin" / "etproof"
     ldd = run(["ldd", cli], cwd=scratch)[0]
     runtime = (pkg / "sdk" / "lib" / "etproof-runtime").resolve()
