@@ -23,6 +23,7 @@ std::filesystem::path materialize_bpte(const std::filesystem::path& bpte, const 
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <utility>
 #include <set>
 #include <vector>
 
@@ -202,21 +203,40 @@ nlohmann::json method_part(const bp::Suite& suite, const et::Program& program,
   return part;
 }
 
+// The recipe to judge by and where it came from: the caller's, else $ETPROOF_BPTE_RECIPE, else fp32.
+std::pair<std::string, std::string> chosen_recipe(const BpteOptions& options) {
+  if (!options.recipe.empty()) return {options.recipe, "given"};
+  if (const char* r = std::getenv("ETPROOF_BPTE_RECIPE"); r && *r) return {r, "given (ETPROOF_BPTE_RECIPE)"};
+  return {"fp32", "assumed, none given (ETPROOF_BPTE_RECIPE names one)"};
+}
+
+// The table's entry of (backend, recipe); Error{kInvalidArgument} for one the backend has not, or a
+// quantized one (its bound needs the quantization record a BundledProgram does not carry).
+const RecipeEntry* checked_recipe(const std::string& backend, const std::string& recipe, const fs::path& bpte) {
+  const RecipeEntry* entry = find_recipe_entry(backend, recipe);
+  if (!entry || entry->planned) {
+    std::vector<std::string> known;
+    if (const BackendEntry* b = find_backend_entry(backend))
+      for (const auto& r : b->recipes)
+        if (!r.planned) known.push_back(r.recipe);
+    throw Error(ErrorKind::kInvalidArgument, "recipe '" + recipe + "' is not one of backend " + backend + "'s",
+                "give one of: " + detail::join(known));
+  }
+  if (entry->quantized)
+    throw Error(ErrorKind::kInvalidArgument,
+                bpte.string() + ": recipe '" + recipe + "' is quantized: its bound needs the quantization "
+                "(scheme, granularity) the export records, which a BundledProgram does not carry",
+                "judge it with a caller bound: etproof parity FILE.bpte --atol A --rtol R --min-cosine C");
+  return entry;
+}
+
 }  // namespace
 
 fs::path materialize_bpte(const fs::path& bpte, const BpteOptions& options) {
   const std::vector<uint8_t> file = read_whole(bpte);
   const bp::Parsed parsed = bp::parse_bpte(file, bpte.string());
 
-  std::string recipe = options.recipe, recipe_source = "given";
-  if (const char* r = std::getenv("ETPROOF_BPTE_RECIPE"); recipe.empty() && r && *r) {
-    recipe = r;
-    recipe_source = "given (ETPROOF_BPTE_RECIPE)";
-  }
-  if (recipe.empty()) {
-    recipe = "fp32";
-    recipe_source = "assumed, none given (ETPROOF_BPTE_RECIPE names one)";
-  }
+  const auto [recipe, recipe_source] = chosen_recipe(options);
   const std::string name = safe_name(bpte.stem().string());
   const fs::path cache = options.cache_dir.empty() ? default_cache() : options.cache_dir;
   const fs::path home = cache / (detail::sha256_hex(file.data(), file.size()).substr(0, 16) + "-" + safe_name(recipe));
@@ -256,19 +276,7 @@ fs::path materialize_bpte(const fs::path& bpte, const BpteOptions& options) {
   }
   if (cases == 0) throw not_bundled(bpte, "none of its test cases has expected outputs");
   const std::string backend = backend_for(delegates, bpte);
-  const RecipeEntry* entry = find_recipe_entry(backend, recipe);
-  if (!entry || entry->planned) {
-    std::vector<std::string> known;
-    if (const BackendEntry* b = find_backend_entry(backend))
-      for (const auto& r : b->recipes) if (!r.planned) known.push_back(r.recipe);
-    throw Error(ErrorKind::kInvalidArgument, "recipe '" + recipe + "' is not one of backend " + backend + "'s",
-                "give one of: " + detail::join(known));
-  }
-  if (entry->quantized)  // its bound needs the quantization record a BundledProgram does not carry
-    throw Error(ErrorKind::kInvalidArgument,
-                bpte.string() + ": recipe '" + recipe + "' is quantized: its bound needs the quantization "
-                "(scheme, granularity) the export records, which a BundledProgram does not carry",
-                "judge it with a caller bound: etproof parity FILE.bpte --atol A --rtol R --min-cosine C");
+  const RecipeEntry* entry = checked_recipe(backend, recipe, bpte);
   detail::write_file_atomic(stage / (name + ".pte"),
                             std::string_view(reinterpret_cast<const char*>(program_bytes.data()), program_bytes.size()));
   nlohmann::json doc = {
