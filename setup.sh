@@ -2,8 +2,13 @@
 # etproof — set everything up and run the main job on real input.
 #
 #   ./setup.sh            install (Debian packages, .venv), build (build/etproof) and, beside
-#                         the build, export the demo bundles, the golden set and the test
-#                         bundles, then run the main job: backends, classify, matrix.
+#                         the build, export the quick demo and golden set (the columns this
+#                         x86-64 host runs; EfficientNet-Lite0, MobileNetV3-Small and the op
+#                         goldens) and the test bundles, then run the main job: backends,
+#                         classify, matrix.
+#   ./setup.sh --full     the whole demo and golden set instead: every column (Core ML, Vulkan,
+#                         WebGPU exported too; 8da4w, int8-weight-only) and every golden model
+#                         (MiniLM-L6-v2 twice, a small Llama): about an hour more on 2 cores.
 #   ./setup.sh --no-run   everything except the main job.
 #   ./setup.sh --build-only  install and build only (steps 1, 2 and 4): no export, no main job — what a
 #                         CI runner that replays bundles exported elsewhere needs
@@ -22,6 +27,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$ROOT"
 RUN_MAIN=1
 EXPORT=1
+FULL=0
 FUZZ=0
 TEST=0
 for arg in "$@"; do
@@ -29,8 +35,9 @@ for arg in "$@"; do
     --no-run) RUN_MAIN=0 ;;
     --build-only) RUN_MAIN=0; EXPORT=0 ;;
     --test) TEST=1 ;;
+    --full) FULL=1 ;;
     --fuzz) FUZZ=1; TEST=1 ;;
-    *) echo "usage: ./setup.sh [--no-run | --build-only] [--test | --fuzz]" >&2; exit 2 ;;
+    *) echo "usage: ./setup.sh [--no-run | --build-only] [--test | --fuzz] [--full]" >&2; exit 2 ;;
   esac
 done
 
@@ -138,17 +145,22 @@ fi
 
 # --- 3. Export half, beside the build: the demo bundles, the golden set, the test bundles -------
 # One lane in the background while the runtime half compiles (an export is one Python process on
-# one core; the compiler takes the rest): the demo (EfficientNet-Lite0, every column that lowers
-# here), then the golden set (MiniLM-L6-v2, MobileNetV3-Small, 13 op goldens, a small Llama; EfficientNet copied
-# from the demo) with up to 4 models at once, then the small test bundles. Each is cached by stamp
-# (a re-run with nothing changed exports nothing). Its output goes to build/export-lane.log and is
-# shown when it ends.
+# one core; the compiler takes the rest): the demo (EfficientNet-Lite0), then the golden set
+# (EfficientNet copied from the demo) with up to 4 models at once, then the small test bundles.
+# Without --full both are the quick ones (`--quick`: the columns whose runtime this host links;
+# EfficientNet-Lite0, MobileNetV3-Small and the 13 op goldens); --full exports every column that
+# lowers here and adds MiniLM-L6-v2 (fixed and dynamic sequence) and a small Llama. Each bundle
+# is cached by stamp (a re-run with nothing changed exports nothing). Its output goes to
+# build/export-lane.log and is shown when it ends.
 EXPORT_JOBS=$((NPROC < 4 ? NPROC : 4))
+TIER=(--quick); TIER_WHAT="the quick set: the columns this host runs"
+if ((FULL)); then TIER=(); TIER_WHAT="every column that lowers here"; fi
 export_lane() {
-  printf '\n== exporting the demo bundles (EfficientNet-Lite0, every column that lowers here)\n'
-  "$PY" -m etproof demo --out "$BUILD/demo" || return
-  printf '\n== exporting the golden set (MiniLM-L6-v2, MobileNetV3-Small, 13 op goldens, a small Llama; EfficientNet from the demo)\n'
-  "$PY" -m etproof golden-set --out "$BUILD/golden-set" --reuse "$BUILD/demo" --jobs "$EXPORT_JOBS" || return
+  printf '\n== exporting the demo bundles (EfficientNet-Lite0, %s)\n' "$TIER_WHAT"
+  "$PY" -m etproof demo --out "$BUILD/demo" ${TIER[@]+"${TIER[@]}"} || return
+  printf '\n== exporting the golden set (%s; EfficientNet from the demo)\n' "$TIER_WHAT"
+  "$PY" -m etproof golden-set --out "$BUILD/golden-set" --reuse "$BUILD/demo" --jobs "$EXPORT_JOBS" \
+    ${TIER[@]+"${TIER[@]}"} || return
   printf '\n== exporting the test bundles\n'
   "$PY" -m etproof test-bundles --out "$BUILD/test-bundles"
 }
@@ -174,7 +186,11 @@ if [[ ! -f "$BUILD/CMakeCache.txt" ]]; then
   "$CMAKE" -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_PREFIX_PATH="$CMAKE_PREFIXES" ${EXTRA_CMAKE[@]+"${EXTRA_CMAKE[@]}"} -DETPROOF_PYTHON="$PY" >/dev/null
 fi
-"$CMAKE" --build "$BUILD" -j"$NPROC" 2>&1 | grep -vE '^\[ *[0-9]+%\]' || true
+# The main job needs the CLI and its worker alone; --test (test.sh) and --fuzz build everything
+# (the test binaries, the C ABI, the examples: about half of the compile).
+BUILD_TARGETS=(--target etproof etproof-worker)
+if ((TEST)); then BUILD_TARGETS=(); fi
+"$CMAKE" --build "$BUILD" -j"$NPROC" ${BUILD_TARGETS[@]+"${BUILD_TARGETS[@]}"} 2>&1 | grep -vE '^\[ *[0-9]+%\]' || true
 [[ -x "$BUILD/etproof" ]] || { echo "error: build failed (build/etproof missing)" >&2; exit 2; }
 
 # --- 4a. The worker cross-built for aarch64 (build/arm64/build/etproof-worker) for matrix --emulate:

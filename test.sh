@@ -8,6 +8,10 @@
 #                            (.ci/run): 20 to 34 minutes on 2 cores from a clean clone (Intel
 #                            Xeon VM, 2026-12-05; up to 75 on the earlier AMD VMs)
 #                            (docs/setup.md).
+#   ./test.sh --full         the whole demo and golden set (./setup.sh --full: every column and
+#                            golden model; about an hour more on 2 cores) and the packaging test
+#                            (CTest label packaging: the wheel built, installed in a fresh venv
+#                            and used from outside the checkout; 12 to 22 minutes more).
 #   ./test.sh --sanitizers   also the reliability stages (docs/reliability.md): the C++ tests again
 #                            under AddressSanitizer + UBSan (build-fuzz/, ./setup.sh --fuzz), the
 #                            fuzz regression run, and matrix --jobs under ThreadSanitizer
@@ -23,20 +27,28 @@ PY="$ROOT/.venv/bin/python"
 NPROC="$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)"
 PYTEST_JOBS=$((NPROC < 4 ? NPROC : 4))
 SANITIZERS=0
+FULL=()
+CTEST_LABELS=(-LE packaging)
 for arg in "$@"; do
   case "$arg" in
     --sanitizers) SANITIZERS=1 ;;
-    *) echo "usage: ./test.sh [--sanitizers]" >&2; exit 2 ;;
+    --full) FULL=(--full); CTEST_LABELS=() ;;
+    *) echo "usage: ./test.sh [--full] [--sanitizers]" >&2; exit 2 ;;
   esac
 done
 
-if ((SANITIZERS)); then ./setup.sh --no-run --fuzz; else ./setup.sh --no-run --test; fi
+if ((SANITIZERS)); then ./setup.sh --no-run --fuzz ${FULL[@]+"${FULL[@]}"}
+else ./setup.sh --no-run --test ${FULL[@]+"${FULL[@]}"}; fi
 
 rc=0
 printf '\n== C++ tests (CTest)\n'
-# Both labels: `unit` (etproof_unit_tests and the checks that need no bundle; none skips) and
-# `integration` (etproof_tests and everything that replays the exports) (docs/setup.md).
-(cd "$BUILD" && "$ROOT/.venv/bin/ctest" --output-on-failure -j2) || rc=1
+# Labels `unit` (etproof_unit_tests and the checks that need no bundle; none skips) and
+# `integration` (etproof_tests and everything that replays the exports); `packaging` (the wheel)
+# with --full only (docs/setup.md).
+(cd "$BUILD" && "$ROOT/.venv/bin/ctest" --output-on-failure -j2 ${CTEST_LABELS[@]+"${CTEST_LABELS[@]}"}) || rc=1
+if ((${#CTEST_LABELS[@]})); then
+  printf '(not run: ctest -L packaging, the wheel built and used: ./test.sh --full)\n'
+fi
 printf '\n== Python tests (pytest, %s processes)\n' "$PYTEST_JOBS"
 # Both suites: python/tests/unit (no export, never skips) and python/tests/integration (real
 # exports). pytest-xdist: the test files spread over the cores, each file's tests in one process

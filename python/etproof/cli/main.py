@@ -408,7 +408,8 @@ def cmd_demo(a) -> int:
 def _demo(a) -> int:
     from etproof.demo.demo import run_demo
 
-    report = run_demo(Path(a.out), force=a.force, log=_log, all_columns=a.all_columns)
+    report = run_demo(Path(a.out), force=a.force, log=_log, all_columns=a.all_columns,
+                      quick=a.quick)
     # A column refused for a missing prerequisite is reported, not a failure of the demo.
     return (EXIT_OK if all(r["status"] in NOT_FAILED for r in report["results"])
             else EXIT_ERROR)
@@ -424,7 +425,7 @@ def _golden_set(a) -> int:
 
     report = run_golden_set(Path(a.out), force=a.force, log=_log, all_columns=a.all_columns,
                             reuse_from=Path(a.reuse) if a.reuse else None, only=a.only,
-                            jobs=a.jobs)
+                            jobs=a.jobs, quick=a.quick)
     # A column that does not lower for one model is a finding, reported in export-report.json and
     # above; a model with no bundle at all is a failure of the golden set.
     models: dict[str, bool] = {}
@@ -572,6 +573,9 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--force", action="store_true", help="re-export even when up to date")
     d.add_argument("--all-columns", action="store_true",
                    help="also the columns left out by default (no gate bound yet)")
+    d.add_argument("--quick", action="store_true",
+                   help="only the columns this x86-64 host runs: portable, xnnpack fp32 and "
+                        "int8 (dynamic and static), openvino (./setup.sh without --full)")
     _verbose_option(d)
     d.set_defaults(func=cmd_demo)
     g = sub.add_parser("golden-set", help="every golden model for every demo column, one directory",
@@ -588,6 +592,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="copy EfficientNet-Lite0 bundles that are up to date in DEMO_OUT/bundles "
                         "instead of exporting them again (default build/demo; '' for none)")
     g.add_argument("--only", nargs="+", metavar="MODEL", help="export only these golden models")
+    g.add_argument("--quick", action="store_true",
+                   help="EfficientNet-Lite0, MobileNetV3-Small and the op goldens on the quick "
+                        "demo's columns (./setup.sh without --full)")
     g.add_argument("--jobs", type=int, default=1, metavar="N",
                    help="export N models at once, each in a process of its own (default 1; "
                         "setup.sh passes the number of cores, up to 4)")

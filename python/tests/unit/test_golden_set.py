@@ -275,3 +275,29 @@ def test_golden_set_xfail_file_merges_demo_and_golden_records(tmp_path):
             + json.loads(GOLDEN_XFAIL.read_text())["records"])
     assert records == want
     assert json.loads((tmp_path / "xfail.json").read_text())["records"] == want
+
+
+def test_quick_set_names_supported_columns_and_golden_models():
+    """The quick demo and golden set (./setup.sh without --full) are subsets of the full ones, so a
+    renamed column or model cannot silently drop out of the main job."""
+    from etproof.contract.recipes import supported_pairs
+    from etproof.demo.demo import QUICK_PAIRS, demo_pairs
+    from etproof.goldens.golden_set import QUICK_MODELS, model_keys
+
+    assert set(QUICK_PAIRS) <= set(supported_pairs())
+    assert demo_pairs(quick=True) == [p for p in demo_pairs() if p in QUICK_PAIRS]
+    assert set(QUICK_MODELS) <= set(model_keys())
+    # the demo's recorded expected failure stays in the quick set (matrix tests judge it)
+    assert ("xnnpack", "int8-static-per-channel") in QUICK_PAIRS
+
+
+def test_quick_golden_set_leaves_out_the_slow_models_and_says_so(tmp_path):
+    from etproof.goldens.golden_set import run_golden_set
+
+    logs: list[str] = []
+    report = run_golden_set(tmp_path, only=["minilm_l6_v2", "tinyllama"], quick=True,
+                            log=logs.append)
+    assert report["results"] == []
+    said = next(line for line in logs if line.startswith("quick golden set:"))
+    assert "minilm_l6_v2" in said and "tinyllama" in said, said
+    assert json.loads((tmp_path / "bundles" / "export-report.json").read_text())["results"] == []
