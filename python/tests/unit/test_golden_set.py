@@ -301,3 +301,14 @@ def test_quick_golden_set_leaves_out_the_slow_models_and_says_so(tmp_path):
     said = next(line for line in logs if line.startswith("quick golden set:"))
     assert "minilm_l6_v2" in said and "tinyllama" in said, said
     assert json.loads((tmp_path / "bundles" / "export-report.json").read_text())["results"] == []
+    # no record of a model the directory does not hold (it would be listed as stale: "remove it")
+    kept = json.loads((tmp_path / "bundles" / "xfail.json").read_text())["records"]
+    assert not [r for r in kept if r.get("model") in ("minilm_l6_v2", "tinyllama")], kept
+
+
+def test_golden_set_keeps_the_xfail_records_of_the_models_it_holds(tmp_path):
+    from etproof.demo.demo import DEMO_XFAIL, write_xfail
+    from etproof.goldens.golden_set import GOLDEN_XFAIL
+
+    records = write_xfail(tmp_path, (DEMO_XFAIL, GOLDEN_XFAIL), models={"op_layer_norm"})
+    assert records and {r.get("model") for r in records} <= {"op_layer_norm", None}
