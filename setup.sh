@@ -4,8 +4,8 @@
 #   ./setup.sh            install (Debian packages, .venv), build (build/etproof) and, beside
 #                         the build, export the quick demo and golden set (the columns this
 #                         x86-64 host runs; EfficientNet-Lite0, MobileNetV3-Small and the op
-#                         goldens) and the test bundles, then run the main job: backends,
-#                         classify, matrix.
+#                         goldens) and the runtime probes (the tiny model's test bundles),
+#                         then run the main job: backends, classify, matrix.
 #   ./setup.sh --full     the whole demo and golden set instead: every column (Core ML, Vulkan,
 #                         WebGPU exported too; 8da4w, int8-weight-only) and every golden model
 #                         (MiniLM-L6-v2 twice, a small Llama): about an hour more on 2 cores.
@@ -13,8 +13,10 @@
 #   ./setup.sh --build-only  install and build only (steps 1, 2 and 4): no export, no main job — what a
 #                         CI runner that replays bundles exported elsewhere needs
 #                         (.github/workflows/on-device.yml, docs/ci.md).
-#   ./setup.sh --test     also what the tests use besides the build: Debian's Chromium (headless:
-#                         the HTML page's test). test.sh uses ./setup.sh --no-run --test.
+#   ./setup.sh --test     also what the tests use besides the CLI: every build target (the test
+#                         executables, the C ABI, the examples), all the test bundles, Debian's
+#                         Chromium (headless: the HTML page's test). test.sh uses
+#                         ./setup.sh --no-run --test.
 #   ./setup.sh --fuzz     also clang and libFuzzer (Debian clang-19, libclang-rt-19-dev, llvm-19),
 #                         Chromium, and the sanitizer build build-fuzz/: the libFuzzer harnesses
 #                         of fuzz/ and the C++ tests under AddressSanitizer + UBSan
@@ -149,7 +151,8 @@ fi
 # (EfficientNet copied from the demo) with up to 4 models at once, then the small test bundles.
 # Without --full both are the quick ones (`--quick`: the columns whose runtime this host links;
 # EfficientNet-Lite0, MobileNetV3-Small and the 13 op goldens); --full exports every column that
-# lowers here and adds MiniLM-L6-v2 (fixed and dynamic sequence) and a small Llama. Each bundle
+# lowers here and adds MiniLM-L6-v2 (fixed and dynamic sequence) and a small Llama. The test
+# bundles only with --test (test.sh); the main job needs the tiny model's alone. Each bundle
 # is cached by stamp (a re-run with nothing changed exports nothing). Its output goes to
 # build/export-lane.log and is shown when it ends.
 EXPORT_JOBS=$((NPROC < 4 ? NPROC : 4))
@@ -161,8 +164,13 @@ export_lane() {
   printf '\n== exporting the golden set (%s; EfficientNet from the demo)\n' "$TIER_WHAT"
   "$PY" -m etproof golden-set --out "$BUILD/golden-set" --reuse "$BUILD/demo" --jobs "$EXPORT_JOBS" \
     ${TIER[@]+"${TIER[@]}"} || return
-  printf '\n== exporting the test bundles\n'
-  "$PY" -m etproof test-bundles --out "$BUILD/test-bundles"
+  if ((TEST)); then
+    printf '\n== exporting the test bundles\n'
+    "$PY" -m etproof test-bundles --out "$BUILD/test-bundles"
+  else  # the main job's `etproof backends` replays the tiny model's alone (its runtime probes)
+    printf '\n== exporting the runtime probes of etproof backends (the tiny test bundles)\n'
+    "$PY" -m etproof test-bundles --out "$BUILD/test-bundles" --probes-only
+  fi
 }
 LANE_PID=""
 if ((EXPORT)); then

@@ -387,6 +387,14 @@ def _test_bundles(a) -> int:
         export_test_bundles,
     )
 
+    if a.probes_only:  # the tiny model alone: what `etproof backends` replays
+        from etproof.export.runner import export_pairs
+        from etproof.fixtures import tiny
+        from etproof.fixtures.testbundles import TEST_PAIRS
+
+        results = export_pairs(tiny.spec, "tiny", TEST_PAIRS, Path(a.out), force=a.force,
+                               log=_log)
+        return EXIT_OK if all(r["status"] == EXPORTED for r in results) else EXIT_ERROR
     results = export_test_bundles(Path(a.out), force=a.force, log=_log)
     # The gate's verdict cases (etproof.fixtures.verdicts), one level down so that a matrix over
     # OUT sees only the tiny columns; a column refused here (a missing prerequisite) is not an
@@ -557,6 +565,9 @@ def build_parser() -> argparse.ArgumentParser:
     t = sub.add_parser("test-bundles", help="the tiny bundles the C++ tests use")
     t.add_argument("--out", default="build/test-bundles")
     t.add_argument("--force", action="store_true", help="re-export even when up to date")
+    t.add_argument("--probes-only", action="store_true",
+                   help="only the tiny model's bundles, which `etproof backends` replays as its "
+                        "runtime probes (./setup.sh without --test)")
     _verbose_option(t)
     t.set_defaults(func=cmd_test_bundles)
     pr = sub.add_parser("probe", help="the export half of every backend, probed by lowering",
