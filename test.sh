@@ -3,11 +3,11 @@
 #
 #   ./test.sh                CTest for the runtime half and pytest for the export half, after
 #                            setting up whatever is missing (./setup.sh --no-run --test: the build,
-#                            and beside it the demo bundles, the golden set and the small test
+#                            and beside it the quick demo and golden set and the small test
 #                            bundles, each reused while its inputs are unchanged). What CI runs
-#                            (.ci/run): 20 to 34 minutes on 2 cores from a clean clone (Intel
-#                            Xeon VM, 2026-12-05; up to 75 on the earlier AMD VMs)
-#                            (docs/setup.md).
+#                            (.ci/run): 47 minutes on 2 cores from a clean clone on an AMD EPYC
+#                            VM (2026-12-06: 34 of setup, 6 of CTest, 7 of pytest; the Intel
+#                            Xeon VMs were about twice as fast) (docs/setup.md).
 #   ./test.sh --full         the whole demo and golden set (./setup.sh --full: every column and
 #                            golden model; about an hour more on 2 cores) and the packaging test
 #                            (CTest label packaging: the wheel built, installed in a fresh venv
