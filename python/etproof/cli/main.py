@@ -388,12 +388,9 @@ def _test_bundles(a) -> int:
     )
 
     if a.probes_only:  # the tiny model alone: what `etproof backends` replays
-        from etproof.export.runner import export_pairs
-        from etproof.fixtures import tiny
-        from etproof.fixtures.testbundles import TEST_PAIRS
+        from etproof.fixtures.testbundles import export_probe_bundles
 
-        results = export_pairs(tiny.spec, "tiny", TEST_PAIRS, Path(a.out), force=a.force,
-                               log=_log)
+        results = export_probe_bundles(Path(a.out), force=a.force, log=_log)
         return EXIT_OK if all(r["status"] == EXPORTED for r in results) else EXIT_ERROR
     results = export_test_bundles(Path(a.out), force=a.force, log=_log)
     # The gate's verdict cases (etproof.fixtures.verdicts), one level down so that a matrix over

@@ -45,8 +45,9 @@ DEMO_XFAIL = DATA_DIR / "demo-xfail.json"
 # (XNNPACK fp32 and int8, the portable kernels, OpenVINO), so every column of the main job's
 # matrix is judged, the demo's recorded expected failure (int8-static) among them. Left to
 # --full: Core ML and Vulkan/WebGPU (exported, never run here: the export half's claim, which
-# `etproof backends` probes in seconds) and the weight-only recipes (8da4w, int8-weight-only). Measured on an AMD EPYC VM with 2
-# cores (2026-12-05, build/export-lane.log): the full demo 977 s and golden set 3402 s.
+# `etproof backends` probes in seconds) and the weight-only recipes (8da4w, int8-weight-only).
+# Measured on an AMD EPYC VM with 2 cores (2026-12-05, build/export-lane.log): the full demo
+# 977 s and golden set 3402 s.
 QUICK_PAIRS: list[tuple[str, str]] = [
     ("portable", "fp32"), ("xnnpack", "fp32"), ("xnnpack", "int8-dynamic-per-channel"),
     ("xnnpack", "int8-static-per-channel"), ("openvino", "fp32")]

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Callable
 
 from etproof.backends import DATA_DIR
-from etproof.demo.demo import DEMO_XFAIL, QUICK_PAIRS, demo_pairs, photos_digest, run_demo, write_xfail
+from etproof.demo.demo import (DEMO_XFAIL, QUICK_PAIRS, demo_pairs, photos_digest, run_demo,
+                               write_xfail)
 from etproof.errors import InvalidArgument
 from etproof.goldens import llama, minilm, mobilenet_v3_small, ops
 from etproof.demo.photos import golden_photos
@@ -88,7 +89,8 @@ def run_golden_set(out: Path, force: bool = False, log=print, all_columns: bool 
     (spawned; torch's intra-op threads split the CPUs between them); the results and the report
     are in model_keys() order whatever the order the models finish in, and each model's log lines
     come together when it finishes. quick: QUICK_MODELS (within ``only``) on QUICK_PAIRS (within
-    ``pairs``), EfficientNet-Lite0 on the quick demo's columns. Raises InvalidArgument for an unknown model key or jobs < 1.
+    ``pairs``), EfficientNet-Lite0 on the quick demo's columns. Raises InvalidArgument for an
+    unknown model key or jobs < 1.
     """
     t0 = time.monotonic()
     out = Path(out)
