@@ -97,14 +97,22 @@ elif ! command -v dpkg >/dev/null; then
   echo "warning: neither Debian's apt nor macOS: install ${DEBS[*]} (or their equivalents) yourself" >&2
   DEBS=(); FUZZ_DEBS=(); TEST_DEBS=()
 fi
+# deb_installed PKG[:ARCH]: installed for ARCH (default: this machine's) or as an arch-all package.
+# Not `dpkg -s`: once libssl-dev:arm64 is installed beside libssl-dev, `dpkg -s libssl-dev` is an
+# ambiguous name (exit 2), and every re-run would apt-get update and install again.
+deb_installed() {
+  local want="${1#*:}"
+  [[ "$1" == *:* ]] || want="$(dpkg --print-architecture)"
+  dpkg-query -W -f='${Architecture} ${db:Status-Status}\n' "$1" 2>/dev/null | grep -qE "^($want|all) installed$"
+}
 missing=(); fuzz_missing=(); arm64_missing=()
-for p in ${DEBS[@]+"${DEBS[@]}"} ${ARM64_DEBS[@]+"${ARM64_DEBS[@]}"}; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
-for p in ${ARM64_LIBS[@]+"${ARM64_LIBS[@]}"}; do dpkg -s "$p" >/dev/null 2>&1 || arm64_missing+=("$p"); done
+for p in ${DEBS[@]+"${DEBS[@]}"} ${ARM64_DEBS[@]+"${ARM64_DEBS[@]}"}; do deb_installed "$p" || missing+=("$p"); done
+for p in ${ARM64_LIBS[@]+"${ARM64_LIBS[@]}"}; do deb_installed "$p" || arm64_missing+=("$p"); done
 if ((FUZZ)); then
-  for p in ${FUZZ_DEBS[@]+"${FUZZ_DEBS[@]}"}; do dpkg -s "$p" >/dev/null 2>&1 || fuzz_missing+=("$p"); done
+  for p in ${FUZZ_DEBS[@]+"${FUZZ_DEBS[@]}"}; do deb_installed "$p" || fuzz_missing+=("$p"); done
 fi
 if ((TEST)); then
-  for p in ${TEST_DEBS[@]+"${TEST_DEBS[@]}"}; do dpkg -s "$p" >/dev/null 2>&1 || fuzz_missing+=("$p"); done
+  for p in ${TEST_DEBS[@]+"${TEST_DEBS[@]}"}; do deb_installed "$p" || fuzz_missing+=("$p"); done
 fi
 if ((${#missing[@]} + ${#fuzz_missing[@]} + ${#arm64_missing[@]})); then
   step "installing Debian packages: ${missing[*]} ${fuzz_missing[*]} ${arm64_missing[*]}"

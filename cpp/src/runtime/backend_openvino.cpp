@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iterator>
 #include <mutex>
+#include <sstream>
 
 #include "etproof/build_config.h"  // generated: kOpenvinoLib
 #include "etproof/core/manifest.h"
@@ -190,8 +191,12 @@ std::string prepare_environment() {
   std::error_code ec;
   if (!*build::kOpenvinoLib || !std::filesystem::exists(build::kOpenvinoLib, ec)) return std::string();
   setenv("OPENVINO_LIB_PATH", build::kOpenvinoLib, 0);
-  return std::string("OPENVINO_LIB_PATH was unset; etproof pointed it at ") + build::kOpenvinoLib +
-         " (the openvino package found at configure time)";
+  // Through an ostringstream: appending this compile-time path to a std::string draws GCC 12's
+  // -Warray-bounds false positive (GCC bug 105329).
+  std::ostringstream said;
+  said << "OPENVINO_LIB_PATH was unset; etproof pointed it at " << build::kOpenvinoLib
+       << " (the openvino package found at configure time)";
+  return said.str();
 }
 
 // The delegate is available only when it can dlopen OpenVINO's runtime: say where it looked.
