@@ -130,7 +130,8 @@ typedef struct etproof_gate_result {
   size_t cases;             /* golden cases replayed (every method's) */
   size_t agreed;            /* status agreed or agreed-undelegated */
   size_t drifted;           /* status drifted: ran, outside its bound */
-  size_t other;             /* any other status (no-bound, run-failed, bundle-invalid, …):
+  size_t other;             /* any other status (over-budget, no-bound, run-failed,
+                               bundle-invalid, …):
                                report_text says which and why */
   const char* report_text;  /* the report as `etproof parity` prints it; borrowed until the
                                next etproof_gate() on the handle or etproof_close() */

@@ -10,6 +10,7 @@ std::string_view to_string(Status s) {
     case Status::kAgreed: return "agreed";
     case Status::kAgreedUndelegated: return "agreed-undelegated";
     case Status::kDrifted: return "drifted";
+    case Status::kOverBudget: return "over-budget";
     case Status::kExportRefused: return "export-refused";
     case Status::kExportFailed: return "export-failed";
     case Status::kNotLinked: return "not-linked";
@@ -36,6 +37,7 @@ std::optional<Status> status_from_string(std::string_view s) {
 bool fails_run(Status s) {
   switch (s) {
     case Status::kDrifted:
+    case Status::kOverBudget:
     case Status::kBundleInvalid:
     case Status::kLoadFailed:
     case Status::kRunFailed:
@@ -59,7 +61,7 @@ bool fails_run(Status s) {
 
 bool is_judged(Status s) {
   return s == Status::kAgreed || s == Status::kAgreedUndelegated || s == Status::kDrifted ||
-         s == Status::kXfail || s == Status::kXpass;
+         s == Status::kOverBudget || s == Status::kXfail || s == Status::kXpass;
 }
 
 bool is_agreement(Status s) { return s == Status::kAgreed || s == Status::kAgreedUndelegated; }

@@ -68,11 +68,12 @@ Reading reading_of(const json& r) { return read_status(s(r, "status")); }
 // The claims' predicates.
 bool ran_ok(const Reading& r) { return r.status == Status::kAgreed; }
 bool lowered(const Reading& r) { return r.other == Other::kExported || r.other == Other::kAvailable; }
-// A failure of the run (fails_run) other than an unexpected pass, which has its own claim (the
-// export half's export-failed is never a runtime record); or an old ledger's probe "failed".
+// A failure of the run (fails_run) other than an unexpected pass or a recipe over its budget,
+// which have claims of their own (the export half's export-failed is never a runtime record); or
+// an old ledger's probe "failed".
 bool run_failure(const Reading& r) {
   return (r.status && fails_run(*r.status) && *r.status != Status::kXpass &&
-          *r.status != Status::kExportFailed) ||
+          *r.status != Status::kExportFailed && *r.status != Status::kOverBudget) ||
          r.other == Other::kFailed;
 }
 
@@ -123,8 +124,8 @@ std::string statuses_text(const std::vector<const Entry*>& es, Notes& notes) {
 // One row's entries by half, and within a half by what their status says (an entry may sit in
 // several buckets of its half; `exp` and `run` hold every entry of the half, in input order).
 struct Buckets {
-  std::vector<const Entry*> exp, run, run_ok, run_undeleg, run_bad, run_xfail, run_xpass, exp_ok,
-      exp_undeleg;
+  std::vector<const Entry*> exp, run, run_ok, run_undeleg, run_bad, run_over, run_xfail, run_xpass,
+      exp_ok, exp_undeleg;
 };
 
 Buckets sort_entries(const std::vector<const Entry*>& entries) {
@@ -140,6 +141,7 @@ Buckets sort_entries(const std::vector<const Entry*>& entries) {
       if (ran_ok(st)) b.run_ok.push_back(e);
       if (st.status == Status::kAgreedUndelegated) b.run_undeleg.push_back(e);
       if (run_failure(st)) b.run_bad.push_back(e);
+      if (st.status == Status::kOverBudget) b.run_over.push_back(e);
       if (st.status == Status::kXfail) b.run_xfail.push_back(e);
       if (st.status == Status::kXpass) b.run_xpass.push_back(e);
     }
@@ -255,6 +257,11 @@ std::string claim_of(const Buckets& b, bool emulated) {
     });
     return (only_inconclusive ? "ran, not judged (inconclusive)" : "fails at run time") + stale_mark(b.run_bad);
   }
+  // Over budget: the program was faithful to its recipe (a run within its bound); the recipe's
+  // cost broke the budget. A claim about the recipe on this model, not a backend failure.
+  if (!b.run_over.empty())
+    return std::string(emulated ? "faithful under emulation" : "faithful") + ", recipe over budget" +
+           stale_mark(b.run_over);
   if (!b.run_xpass.empty())
     return "agreed against an expected failure (xpass: update the xfail record)" + stale_mark(b.run_xpass);
   if (!b.run_xfail.empty()) return "known failure (xfail)" + stale_mark(b.run_xfail);

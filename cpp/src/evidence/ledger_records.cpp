@@ -245,7 +245,8 @@ std::vector<json> records_from_backends(const RecordContext& ctx, const RuntimeH
     r["registry"] = registry;
     if (p.outcome) {
       r["status"] = word(*p.outcome);
-      if (is_agreement(*p.outcome) || *p.outcome == Status::kDrifted) r["detail"] = p.detail;
+      if (is_agreement(*p.outcome) || *p.outcome == Status::kDrifted || *p.outcome == Status::kOverBudget)
+        r["detail"] = p.detail;
       if (!is_agreement(*p.outcome)) r["reason"] = p.detail;
       if (p.max_abs_error || p.min_sqnr_db) {
         json n = {{"cases", p.cases}};
@@ -335,7 +336,8 @@ std::vector<json> records_from_parity(const RecordContext& ctx, const ParityRepo
       if (!t.passed) failures.push_back(c.case_id + "/" + t.output + ": " + t.failure);
       output_failed = output_failed || !t.passed;
     }
-    // Drifted on the recipe's cost alone (the budget): the case's detail says how.
+    // Failed on the recipe's cost alone (the budget: over-budget) or on an edited golden: the
+    // case's detail says how.
     if (!c.passed && !output_failed && !c.detail.empty())
       failures.push_back(c.case_id + ": " + c.detail);
   }
@@ -346,8 +348,11 @@ std::vector<json> records_from_parity(const RecordContext& ctx, const ParityRepo
   } else if (p.cases.empty()) {
     r["status"] = word(Status::kRunFailed);
     r["reason"] = "no golden case ran";
-  } else {
-    r["status"] = word(Status::kDrifted);
+  } else {  // over-budget when every failing case was faithful and only its recipe cost too much
+    const bool only_over = std::all_of(p.cases.begin(), p.cases.end(), [](const CaseReport& c) {
+      return c.passed || c.status == Status::kOverBudget;
+    });
+    r["status"] = word(only_over ? Status::kOverBudget : Status::kDrifted);
     r["reason"] = join(failures, "; ");
   }
   r["numbers"] = w.to_json(p.bound, p.against);

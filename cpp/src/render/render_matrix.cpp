@@ -212,12 +212,13 @@ void write_bounds(std::ostringstream& os, const Matrix& m) {
       os << "precision here: " << c.bundle << ": " << c.precision_reason << "\n";
 }
 
-// The drifted, xpass and inconclusive cells, each with its model, case, column and detail.
+// The drifted, over-budget, xpass and inconclusive cells, each with its model, case, column and
+// detail.
 void write_grouped_failures(std::ostringstream& os, const Matrix& m) {
   bool any = false;
   for (const Cell& c : m.cells)
-    if (c.status == CellStatus::kDrifted || c.status == CellStatus::kXpass ||
-        c.status == CellStatus::kInconclusive) {
+    if (c.status == CellStatus::kDrifted || c.status == CellStatus::kOverBudget ||
+        c.status == CellStatus::kXpass || c.status == CellStatus::kInconclusive) {
       if (!any) os << "\nfailures:\n";
       any = true;
       const Column& col = m.columns[c.column];
@@ -320,11 +321,12 @@ void write_column_details(std::ostringstream& os, const Matrix& m) {
   }
 }
 
-// The drifted and inconclusive cells, each with its case, column and detail.
+// The drifted, over-budget and inconclusive cells, each with its case, column and detail.
 void write_failures(std::ostringstream& os, const Matrix& m) {
   bool any = false;
   for (const Cell& c : m.cells)
-    if (c.status == CellStatus::kDrifted || c.status == CellStatus::kInconclusive) {
+    if (c.status == CellStatus::kDrifted || c.status == CellStatus::kOverBudget ||
+        c.status == CellStatus::kInconclusive) {
       if (!any) os << "\nfailures:\n";
       any = true;
       os << "  " << c.case_id << " × " << label_in_model(m, c.column) << ": "

@@ -139,7 +139,7 @@ inline std::string summary(const Matrix& m) {
   std::ostringstream os;
   os << m.measured << (m.measured == 1 ? " cell" : " cells") << " measured: " << count[CellStatus::kAgreed] << " agreed, "
      << count[CellStatus::kDrifted] << " drifted";
-  for (CellStatus s : {CellStatus::kAgreedUndelegated, CellStatus::kXfail, CellStatus::kXpass})
+  for (CellStatus s : {CellStatus::kOverBudget, CellStatus::kAgreedUndelegated, CellStatus::kXfail, CellStatus::kXpass})
     if (count[s]) os << ", " << count[s] << " " << to_string(s);
   // Inconclusive cells ran and were measured, but not judged (their references disagree).
   if (count[CellStatus::kInconclusive])
@@ -197,6 +197,11 @@ inline std::string verdict(const Matrix& m) {
   size_t drifted = 0;
   for (const Cell& c : m.cells) drifted += c.status == CellStatus::kDrifted;
   if (drifted) why.push_back(std::to_string(drifted) + " cell(s) drifted");
+  size_t over = 0;
+  for (const Cell& c : m.cells) over += c.status == CellStatus::kOverBudget;
+  if (over)
+    why.push_back(std::to_string(over) + " cell(s) over budget (faithful to the recipe; the recipe's "
+                                         "cost breaks the budget)");
   size_t inconclusive = 0;
   for (const Cell& c : m.cells) inconclusive += c.status == CellStatus::kInconclusive;
   if (inconclusive)

@@ -183,15 +183,20 @@ void write_recipe_cost(std::ostringstream& os, const RecipeCost& k) {
 // numbers say, each output, and what the recipe cost.
 void write_case(std::ostringstream& os, const ParityReport& r, const CaseReport& c) {
   os << "case " << c.case_id << " (" << c.data << "): "
-     << (c.passed ? "PASS" : c.status == Status::kInconclusive ? "INCONCLUSIVE" : "DRIFT");
+     << (c.passed                              ? "PASS"
+         : c.status == Status::kInconclusive   ? "INCONCLUSIVE"
+         : c.status == Status::kOverBudget     ? "OVER BUDGET"
+                                               : "DRIFT");
   if (c.status != Status::kAgreed && c.status != Status::kDrifted &&
-      c.status != Status::kInconclusive)
+      c.status != Status::kInconclusive && c.status != Status::kOverBudget)
     os << "  [" << to_string(c.status) << "] " << c.detail;
   os << "\n";
-  // A drift no output's numbers explain (an edited golden, the recipe's top-1 budget): say why.
+  // A failure no output's numbers explain (an edited golden, the recipe's cost over the budget):
+  // say why.
   const bool outputs_pass =
       std::all_of(c.outputs.begin(), c.outputs.end(), [](const TensorReport& t) { return t.passed; });
-  if (c.status == Status::kDrifted && !c.outputs.empty() && outputs_pass && !c.detail.empty())
+  if ((c.status == Status::kDrifted || c.status == Status::kOverBudget) && !c.outputs.empty() &&
+      outputs_pass && !c.detail.empty())
     os << "  why: " << c.detail << "\n";
   for (const TensorReport& t : c.outputs) write_output(os, r, t);
   for (const RecipeCost& k : c.costs) write_recipe_cost(os, k);
@@ -223,18 +228,23 @@ void write_budget(std::ostringstream& os, const ParityReport& r) {
   if (!r.budget_note.empty()) os << "budget: " << r.budget_note << "\n";
 }
 
-// The result line (PASS, INCONCLUSIVE or DRIFT, with the cases within the bound), what an
-// inconclusive case means, and the hint to pass a caller bound after a drift under a derived one.
+// The result line (PASS, INCONCLUSIVE, OVER BUDGET or DRIFT, with the cases within the bound),
+// what an inconclusive or over-budget case means, and the hint to pass a caller bound after a
+// drift under a derived one.
 void write_result(std::ostringstream& os, const ParityReport& r) {
-  size_t passed = 0, inconclusive = 0, drifted = 0;
+  size_t passed = 0, inconclusive = 0, drifted = 0, over = 0;
   for (const CaseReport& c : r.cases) {
     passed += c.passed ? 1 : 0;
     inconclusive += c.status == Status::kInconclusive ? 1 : 0;
     drifted += c.status == Status::kDrifted ? 1 : 0;
+    over += c.status == Status::kOverBudget ? 1 : 0;
   }
-  const bool only_inconclusive = !r.passed && inconclusive > 0 && drifted == 0;
-  os << "result: " << (r.passed ? "PASS" : only_inconclusive ? "INCONCLUSIVE" : "DRIFT") << " ("
-     << passed << " of " << r.cases.size() << " cases within the bound";
+  const bool only_inconclusive = !r.passed && inconclusive > 0 && drifted == 0 && over == 0;
+  const bool only_over = !r.passed && over > 0 && drifted == 0 && inconclusive == 0;
+  os << "result: "
+     << (r.passed ? "PASS" : only_inconclusive ? "INCONCLUSIVE" : only_over ? "OVER BUDGET" : "DRIFT")
+     << " (" << passed + over << " of " << r.cases.size() << " cases within the bound";
+  if (over) os << ", " << over << " of them over the budget";
   if (inconclusive) os << ", " << inconclusive << " inconclusive";
   os << ")";
   if (r.cases.empty()) os << " — no golden cases ran, nothing was measured";
@@ -244,7 +254,11 @@ void write_result(std::ostringstream& os, const ParityReport& r) {
           "its output spans, is neither agreed nor drifted; re-export the bundle so its golden, "
           "float64 truth and emulations come from one model state, or judge it in a precision "
           "that can carry its outputs\n";
-  if (!r.passed && !r.cases.empty() && !r.bound.caller_supplied && !only_inconclusive)
+  if (over)
+    os << "over budget: the program is faithful to its recipe (within the bound), but what the "
+          "recipe costs against the float32 golden breaks the budget: choose a recipe that costs "
+          "less for this model, or a budget it meets (--budget KEY=VALUE, the manifest's budget)\n";
+  if (!r.passed && !r.cases.empty() && !r.bound.caller_supplied && !only_inconclusive && !only_over)
     os << "hint: if this bound does not fit this model, pass --atol/--rtol/--min-cosine/--min-sqnr (table: "
           "cpp/src/gate/bounds.cpp)\n";
 }

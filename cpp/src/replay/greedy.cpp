@@ -43,6 +43,16 @@ void greedy_token(CaseReport& c, const Manifest& m, const GoldenCase::Step& step
 // ParityReport::greedy: per sequence case (its steps in replay order), the leading tokens the
 // program and the emulation take as the float32 model does; the budget's min_greedy_tokens judged
 // on the emulation's (the recipe's cost), the step of its first difference drifting when under it.
+bool budget_judged(Status s) {
+  return s == Status::kAgreed || s == Status::kDrifted || s == Status::kOverBudget;
+}
+
+void fail_budget(CaseReport& c, const std::string& why) {
+  c.passed = false;
+  if (c.status == Status::kAgreed) c.status = Status::kOverBudget;
+  c.detail = c.detail.empty() ? why : c.detail + "; " + why;
+}
+
 void judge_greedy(ParityReport& r, const Manifest& m, const std::string& cost_reference) {
   if (m.greedy_output.empty()) return;
   const std::optional<int64_t> want = r.budget ? r.budget->min_greedy_tokens : std::nullopt;
@@ -88,10 +98,7 @@ void judge_greedy(ParityReport& r, const Manifest& m, const std::string& cost_re
                             " token(s) as the float32 model does (" + a.reference + " emulation), under the budget " +
                             std::to_string(*a.budget) + "; its first different token is this step's";
     for (CaseReport& c : r.cases) {
-      if (c.case_id != a.emulation_differs_at || (c.status != Status::kAgreed && c.status != Status::kDrifted)) continue;
-      c.passed = false;
-      c.status = Status::kDrifted;
-      c.detail = c.detail.empty() ? why : c.detail + "; " + why;
+      if (c.case_id == a.emulation_differs_at && budget_judged(c.status)) fail_budget(c, why);
     }
   }
 }

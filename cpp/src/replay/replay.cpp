@@ -256,10 +256,10 @@ void refuse(CaseReport& c, Status status, const std::string& detail, const Error
 
 // The recipe's cost on output `name` (question 2: the plan's cost reference against the golden),
 // appended to c.costs when the case carries that reference for the output; a cost over the budget
-// is appended to `failures`.
+// is appended to `over` (the case's over-budget reasons, apart from its faithfulness failures).
 void add_recipe_cost(CaseReport& c, const Bundle& b, const std::string& name, const HostTensor& actual,
                      const HostTensor& ref, const CaseTensors& t, const JudgePlan& plan,
-                     const std::optional<Budget>& budget, std::vector<std::string>& failures) {
+                     const std::optional<Budget>& budget, std::vector<std::string>& over) {
   const auto& labels = b.manifest.labels;  // schema 1 only: the top-1 part (judge_top1)
   const auto emu = t.refs.at(plan.cost_reference).find(name);
   if (emu == t.refs.at(plan.cost_reference).end()) return;
@@ -271,18 +271,18 @@ void add_recipe_cost(CaseReport& c, const Bundle& b, const std::string& name, co
     cost.over_default = "SQNR " + detail::sqnr_text(cost.sqnr_db) + " dB < the default budget " +
                         detail::format_number(kDefaultCostSqnrDb, 3) + " dB";
   if (!cost.over_budget.empty())
-    failures.push_back(name + ": the recipe's cost is over the budget (" +
-                       cost.over_budget + ")");
+    over.push_back(name + ": the recipe's cost is over the budget (" + cost.over_budget + ")");
   c.costs.push_back(std::move(cost));
 }
 
 // Each golden output judged against the program's (judge_output), with the recipe's cost on float
-// outputs where the plan measures one; failures appended. Throws Error{kManifestInvalid} for a
-// golden output the program did not return, and judge_output's errors.
+// outputs where the plan measures one; faithfulness failures and over-budget costs appended.
+// Throws Error{kManifestInvalid} for a golden output the program did not return, and
+// judge_output's errors.
 void judge_outputs(CaseReport& c, const Bundle& b, const GoldenCase& g,
                    const std::map<std::string, HostTensor>& actual, const CaseTensors& t, const Bound& bound,
                    const JudgePlan& plan, const std::optional<Budget>& budget,
-                   std::vector<std::string>& failures) {
+                   std::vector<std::string>& failures, std::vector<std::string>& over) {
   for (const auto& [name, ref] : t.reference) {
     auto it = actual.find(name);
     if (it == actual.end())
@@ -294,24 +294,28 @@ void judge_outputs(CaseReport& c, const Bundle& b, const GoldenCase& g,
     if (!r.passed) failures.push_back(name + ": " + r.failure);
     c.outputs.push_back(std::move(r));
     if (!plan.cost_reference.empty() && !is_integer_dtype(ref.dtype))
-      add_recipe_cost(c, b, name, it->second, ref, t, plan, budget, failures);
+      add_recipe_cost(c, b, name, it->second, ref, t, plan, budget, over);
   }
 }
 
-// The case's verdict from its failures: agreed, drifted, or inconclusive when every failure is an
-// output whose references disagree or whose widened bound is no bound (references.h:
-// applied_bound); a drift of another output, an edited golden or a cost over budget still says
-// drifted. An edited golden is never a pass.
-void conclude(CaseReport& c, std::vector<std::string>& failures, const std::vector<std::string>& edited) {
+// The case's verdict, two questions apart: from its faithfulness failures agreed, drifted, or
+// inconclusive when every failure is an output whose references disagree or whose widened bound
+// is no bound (references.h: applied_bound); a drift of another output or an edited golden says
+// drifted, and an edited golden is never a pass. A faithful case whose recipe cost breaks the
+// budget (`over`) is over-budget; an unfaithful one stays drifted, its cost named after the drift.
+void conclude(CaseReport& c, std::vector<std::string>& failures, const std::vector<std::string>& over,
+              const std::vector<std::string>& edited) {
   if (!edited.empty())  // measured against goldens that are not the export's: never a pass
     failures.insert(failures.begin(), "golden edited since export (" + join(edited, "; ") +
                                           "): its numbers are shown, never certified");
-  c.passed = !c.outputs.empty() && failures.empty();
-  c.status = c.passed ? Status::kAgreed : Status::kDrifted;
+  const bool faithful = !c.outputs.empty() && failures.empty();
+  c.passed = faithful && over.empty();
+  c.status = c.passed ? Status::kAgreed : faithful ? Status::kOverBudget : Status::kDrifted;
   const size_t inconclusive = static_cast<size_t>(std::count_if(
       c.outputs.begin(), c.outputs.end(), [](const TensorReport& t) { return !t.inconclusive.empty(); }));
-  if (!c.passed && inconclusive > 0 && inconclusive == failures.size() && edited.empty())
+  if (!faithful && inconclusive > 0 && inconclusive == failures.size() && edited.empty())
     c.status = Status::kInconclusive;
+  failures.insert(failures.end(), over.begin(), over.end());
   c.detail = join(failures, "; ");
 }
 
@@ -367,22 +371,22 @@ CaseReport run_case(const Bundle& b, LoadedModel& model, const GoldenCase& g, co
     detail::greedy_token(c, b.manifest, *g.sequence, actual, t.reference,
                          plan.cost_reference.empty() || e == t.refs.end() ? nullptr : &e->second);
   }
-  std::vector<std::string> failures;
+  std::vector<std::string> failures, over;
   try {
-    judge_outputs(c, b, g, actual, t, bound, plan, budget, failures);
+    judge_outputs(c, b, g, actual, t, bound, plan, budget, failures, over);
   } catch (const Error& e) {
     c.outputs.clear();
     c.costs.clear();
     refuse(c, status_of(e), error_line(e), e);
     return c;
   }
-  conclude(c, failures, t.edited);
+  conclude(c, failures, over, t.edited);
   return c;
 }
 
 // Question 2 over the bundle (Top1Agreement): the classifier output's top-1 agreement over every
 // measured case, judged against the budget's top1_agreement; under it, each measured case with a
-// changed row drifts, naming the budget.
+// changed row fails, naming the budget: over-budget where it was faithful (drifted stays drifted).
 void judge_top1(ParityReport& r, const Manifest& m) {
   const std::optional<double> want = r.budget ? r.budget->top1_agreement : std::nullopt;
   Top1Agreement t;
@@ -411,19 +415,16 @@ void judge_top1(ParityReport& r, const Manifest& m) {
                           detail::format_number(t.fraction(), 4) + ", is under the budget " +
                           detail::format_number(*want, 4) + ", and this case changed the class";
   for (CaseReport& c : r.cases) {
-    if (c.status != Status::kAgreed && c.status != Status::kDrifted) continue;  // not measured
+    if (!detail::budget_judged(c.status)) continue;  // not measured
     bool changed = false;
     for (const RecipeCost& k : c.costs) changed = changed || k.top1_agreed < k.top1_rows;
-    if (!changed) continue;
-    c.passed = false;
-    c.status = Status::kDrifted;
-    c.detail = c.detail.empty() ? why : c.detail + "; " + why;
+    if (changed) detail::fail_budget(c, why);
   }
 }
 
 // The case's final status: no-bound, undelegated, and the expected-failure record that covers it.
 void settle(CaseReport& c, const ParityReport& r, bool undelegated, const ReplayOptions& o) {
-  if (c.status != Status::kAgreed && c.status != Status::kDrifted) return;  // not measured
+  if (!detail::budget_judged(c.status)) return;  // not measured
   const XfailRecord* x =
       find_runtime_xfail(o.xfail, r.model, r.bundle, r.backend, r.recipe, c.case_id);
   if (x) c.xfail = *x;
@@ -437,7 +438,7 @@ void settle(CaseReport& c, const ParityReport& r, bool undelegated, const Replay
     c.detail = "no delegate in the program: ran on portable kernels, not " + r.backend;
   }
   if (!x) return;
-  if (c.status == Status::kDrifted) {
+  if (c.status == Status::kDrifted || c.status == Status::kOverBudget) {
     c.status = Status::kXfail;
     c.detail = "expected failure (" + o.xfail_file + ", recorded " + x->recorded + "): " +
                x->reason + "; measured: " + c.detail;

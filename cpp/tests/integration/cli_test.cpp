@@ -132,8 +132,9 @@ TEST(Cli, ParityDriftExitsOneWithTheReport) {
 }
 
 // --budget: what the recipe may cost (its int8 emulation against the float32 golden). An SQNR
-// budget above the measured cost drifts with OVER BUDGET; one far below it changes nothing; a
-// malformed one is a usage error naming the accepted keys. The matrix says whose budget it was.
+// budget above the measured cost fails as OVER BUDGET (status over-budget: the program is faithful,
+// never "DRIFT"); one far below it changes nothing; a malformed one is a usage error naming the
+// accepted keys. The matrix says whose budget it was and calls the column's cells over-budget.
 TEST(Cli, BudgetJudgesTheRecipesCost) {
   const fs::path b = test_bundles() / "tiny-xnnpack-int8-dynamic-per-channel";
   ETPROOF_REQUIRE_BUNDLE(b);
@@ -144,6 +145,13 @@ TEST(Cli, BudgetJudgesTheRecipesCost) {
       etproof_cli("parity " + quote(b.string()) + " --no-ledger --budget min_sqnr_db=1000");
   EXPECT_EQ(over.rc, 1) << over.out << over.err;
   EXPECT_NE(over.out.find("OVER BUDGET"), std::string::npos) << over.out;
+  if (plain.rc == 0) {  // faithful without a budget: the budget alone fails it, with its own word
+    EXPECT_NE(over.out.find("result: OVER BUDGET"), std::string::npos) << over.out;
+    EXPECT_EQ(over.out.find("DRIFT"), std::string::npos) << over.out;
+    const Result over_json =
+        etproof_cli("parity " + quote(b.string()) + " --no-ledger --budget min_sqnr_db=1000 --json");
+    for (const auto& c : parse(over_json).at("cases")) EXPECT_EQ(c.at("status"), "over-budget") << c;
+  }
   EXPECT_NE(over.out.find("budget (what the recipe may cost): SQNR"), std::string::npos)
       << over.out;
   const Result within =
@@ -157,7 +165,11 @@ TEST(Cli, BudgetJudgesTheRecipesCost) {
   const Result matrix = etproof_cli("matrix " + quote(test_bundles().string()) +
                                     " --no-ledger --budget min_sqnr_db=1000 --json");
   EXPECT_EQ(matrix.rc, 1) << matrix.err;
-  EXPECT_EQ(parse(matrix).at("caller_budget"), "SQNR ≥ 1000 dB");
+  const auto mj = parse(matrix);
+  EXPECT_EQ(mj.at("caller_budget"), "SQNR ≥ 1000 dB");
+  if (plain.rc == 0) {
+    EXPECT_NE(mj.dump().find("\"over-budget\""), std::string::npos) << "the int8 column's cells are over-budget";
+  }
 }
 
 TEST(Cli, BadBundleIsATypedErrorWithARemedy) {

@@ -291,7 +291,8 @@ TEST(Sequence, GreedyDecodeCountsTheTokensTakenAsTheFloat32ModelDoes) {
   }
   EXPECT_NE(to_text(r).find("greedy decode of prompt8 (logits): the program takes "), std::string::npos) << to_text(r);
   EXPECT_TRUE(r.passed) << "no budget: reported, not judged\n" << to_text(r);
-  // A budget one token over the sequence that agreed least: its first different step drifts.
+  // A budget one token over the sequence that agreed least: its first different step fails, as
+  // over-budget (the program passed without the budget: it is faithful; the recipe cost too much).
   ReplayOptions o;
   o.budget = Budget{};
   o.budget->min_greedy_tokens = static_cast<int64_t>(least) + 1;
@@ -299,7 +300,7 @@ TEST(Sequence, GreedyDecodeCountsTheTokensTakenAsTheFloat32ModelDoes) {
   for (const GreedyAgreement& a : judged.greedy)
     for (const CaseReport& c : judged.cases)
       if (c.case_id == a.emulation_differs_at && a.over_budget()) {
-        EXPECT_EQ(c.status, Status::kDrifted) << c.case_id;
+        EXPECT_EQ(c.status, Status::kOverBudget) << c.case_id;
         EXPECT_NE(c.detail.find("under the budget " + std::to_string(least + 1)), std::string::npos) << c.detail;
       }
   EXPECT_FALSE(judged.passed) << to_text(judged);

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -382,8 +383,9 @@ TEST(Verdict, Float16ColumnsGetADerivedBound) {
 
 // The top-1 budget is judged over the bundle: on the demo's int8-static EfficientNet (real photos,
 // real program) the emulation's measured agreement passes a budget equal to it, and a budget just
-// above it drifts exactly the cases whose class changed, naming the budget. Nothing hard-coded:
-// the agreement is the one this replay measures.
+// above it fails exactly the cases whose class changed, naming the budget, with two words: a case
+// that was faithful (agreed) becomes over-budget, one that drifted stays drifted. Nothing
+// hard-coded: the agreement and each case's faithfulness are this replay's.
 TEST(Budget, TopOneAgreementIsJudgedOverTheBundleOnARealClassifier) {
   const fs::path b = etproof::testing::demo_bundles() / "efficientnet_lite0-xnnpack-int8-static-per-channel";
   ETPROOF_REQUIRE_BUNDLE(b);
@@ -415,17 +417,71 @@ TEST(Budget, TopOneAgreementIsJudgedOverTheBundleOnARealClassifier) {
   EXPECT_TRUE(over.top1->over_budget());
   EXPECT_FALSE(over.passed);
   size_t named = 0;
-  for (const CaseReport& c : over.cases) {
+  ASSERT_EQ(over.cases.size(), plain.cases.size());
+  for (size_t i = 0; i < over.cases.size(); ++i) {
+    const CaseReport& c = over.cases[i];
     bool changed = false;
     for (const RecipeCost& k : c.costs) changed = changed || k.top1_agreed < k.top1_rows;
     const bool says = c.detail.find(budget_text) != std::string::npos;
     EXPECT_EQ(says, changed) << c.case_id << ": " << c.detail;
-    if (changed) {
-      EXPECT_NE(c.status, Status::kAgreed) << c.case_id;
-      ++named;
+    if (!changed) {
+      EXPECT_EQ(c.status, plain.cases[i].status) << c.case_id;
+      continue;
     }
+    ++named;
+    EXPECT_FALSE(c.passed) << c.case_id;
+    if (plain.cases[i].status == Status::kAgreed)
+      EXPECT_EQ(c.status, Status::kOverBudget) << c.case_id << ": faithful, its recipe over the budget";
+    else if (plain.cases[i].status == Status::kDrifted)
+      EXPECT_EQ(c.status, Status::kDrifted) << c.case_id << ": unfaithful stays drifted";
   }
   EXPECT_EQ(named, measured.rows - measured.agreed);
+}
+
+// The outlier-feature MLP (etproof.fixtures.attribution.outlier_spec: fc1 row 0 ×OUTLIER_GAIN) on
+// XNNPACK int8-dynamic: the program follows its qd8 emulation (the verdict agrees) while the
+// recipe loses most of the signal to the outlier. Under a budget of SQNR 20 dB (the default
+// budget's level, kDefaultCostSqnrDb) it is over-budget — never drifted — naming the budget and
+// the measured SQNR; the same budget leaves the int8-static column's verdict as its faithfulness
+// makes it (a drifted case stays drifted). The costs are this replay's, not hard-coded.
+TEST(Budget, AnOutlierFeatureInt8RecipeIsOverBudgetNotDrifted) {
+  const fs::path dyn = etproof::testing::twin_test_bundle("attribution-int8", "outlier_mlp-xnnpack-int8-dynamic-per-channel");
+  ETPROOF_REQUIRE_BUNDLE(dyn);
+  REPLAYED(plain, dyn);
+  ASSERT_TRUE(plain.passed) << "faithful to its recipe without a budget\n" << to_text(plain);
+  double worst = std::numeric_limits<double>::infinity();
+  for (const CaseReport& c : plain.cases)
+    for (const RecipeCost& k : c.costs) worst = std::min(worst, k.sqnr_db);
+  ASSERT_LT(worst, kDefaultCostSqnrDb) << "the outlier costs the int8 recipe most of its signal";
+  ReplayOptions o;
+  o.budget = Budget{};
+  o.budget->min_sqnr_db = kDefaultCostSqnrDb;
+  const ParityReport judged = replay(dyn, o);
+  EXPECT_FALSE(judged.passed);
+  size_t over = 0;
+  for (const CaseReport& c : judged.cases) {
+    EXPECT_NE(c.status, Status::kDrifted) << c.case_id << ": " << c.detail;
+    bool breaks = false;
+    for (const RecipeCost& k : c.costs) breaks = breaks || k.sqnr_db < kDefaultCostSqnrDb;
+    EXPECT_EQ(c.status, breaks ? Status::kOverBudget : Status::kAgreed) << c.case_id << ": " << c.detail;
+    if (breaks) {
+      ++over;
+      EXPECT_NE(c.detail.find("over the budget (SQNR"), std::string::npos) << c.detail;
+    }
+  }
+  EXPECT_GT(over, 0u);
+  const std::string text = to_text(judged);
+  EXPECT_NE(text.find("result: OVER BUDGET"), std::string::npos) << text;
+  EXPECT_EQ(text.find("DRIFT"), std::string::npos) << text;
+
+  const fs::path st = etproof::testing::twin_test_bundle("attribution-int8", "outlier_mlp-xnnpack-int8-static-per-channel");
+  ETPROOF_REQUIRE_BUNDLE(st);
+  REPLAYED(static_plain, st);
+  const ParityReport static_judged = replay(st, o);
+  ASSERT_EQ(static_judged.cases.size(), static_plain.cases.size());
+  for (size_t i = 0; i < static_judged.cases.size(); ++i)
+    if (static_plain.cases[i].status == Status::kDrifted)
+      EXPECT_EQ(static_judged.cases[i].status, Status::kDrifted) << static_judged.cases[i].case_id;
 }
 
 // A top-1 budget on a bundle with no classifier output is not judged, and says why.

@@ -274,6 +274,7 @@ TEST(Coverage, ClaimsFollowTheStatusVocabulary) {
     else if (st == Status::kAgreedUndelegated) want = "| runs undelegated |";
     else if (st == Status::kXpass) want = "| agreed against an expected failure";
     else if (st == Status::kXfail) want = "| known failure (xfail) |";
+    else if (st == Status::kOverBudget) want = "| faithful, recipe over budget |";  // the recipe's, not the backend's
     else if (fails_run(st) && st != Status::kExportFailed) want = "| fails at run time |";
     else want = "| lowers (not run: " + word + ") |";  // not judged and no failure of the run
     EXPECT_NE(claim.find(want), std::string::npos) << word << ": " << claim;

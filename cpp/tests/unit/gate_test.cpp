@@ -587,5 +587,42 @@ TEST(SqnrFloor, FloorsCompoundAsNoisePowersAdd) {
   EXPECT_EQ(to_json(kLoose).at("min_sqnr_db"), "-inf");
 }
 
+// The two questions get two words: over-budget (faithful; the recipe's cost broke the budget) is
+// its own status — it fails a run, was judged, is no agreement — and parity's text says OVER
+// BUDGET with the budget named, never DRIFT; one drifted case beside it makes the result DRIFT.
+TEST(Status, OverBudgetIsItsOwnWordInTheVocabularyAndTheReport) {
+  EXPECT_EQ(to_string(Status::kOverBudget), "over-budget");
+  EXPECT_EQ(status_from_string("over-budget"), Status::kOverBudget);
+  EXPECT_TRUE(fails_run(Status::kOverBudget));
+  EXPECT_TRUE(is_judged(Status::kOverBudget));
+  EXPECT_FALSE(is_agreement(Status::kOverBudget));
+  const Bound fp32 = derive_bound("fp32", "float32");
+  ParityReport p;
+  p.bundle = "constructed";
+  p.backend = "xnnpack";
+  p.recipe = "int8-dynamic-per-channel";
+  p.precision = "float32";
+  p.bound = fp32;
+  CaseReport c;
+  c.case_id = "c0";
+  c.data = "synthetic";
+  c.status = Status::kOverBudget;
+  c.detail = "y: the recipe's cost is over the budget (SQNR 4.3 dB < 20 dB)";
+  c.outputs.push_back(compare_tensor("y", f64({1, 2, 3}), f64({1, 2, 3}), fp32));
+  p.cases.push_back(c);
+  const std::string text = to_text(p);
+  EXPECT_NE(text.find("case c0 (synthetic): OVER BUDGET"), std::string::npos) << text;
+  EXPECT_NE(text.find("why: y: the recipe's cost is over the budget (SQNR 4.3 dB < 20 dB)"), std::string::npos) << text;
+  EXPECT_NE(text.find("result: OVER BUDGET (1 of 1 cases within the bound, 1 of them over the budget)"),
+            std::string::npos) << text;
+  EXPECT_EQ(text.find("DRIFT"), std::string::npos) << text;
+  EXPECT_EQ(to_json(p).at("cases")[0].at("status"), "over-budget");
+  CaseReport d = c;
+  d.case_id = "c1";
+  d.status = Status::kDrifted;
+  p.cases.push_back(d);
+  EXPECT_NE(to_text(p).find("result: DRIFT"), std::string::npos) << to_text(p);
+}
+
 }  // namespace
 }  // namespace etproof

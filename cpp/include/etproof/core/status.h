@@ -19,7 +19,12 @@ class Error;
 enum class Status {
   kAgreed,             // ran on the named delegate (or is a portable column), within its bound
   kAgreedUndelegated,  // a delegate backend was requested, no delegate in the program, agreed
-  kDrifted,            // ran, outside its bound
+  kDrifted,            // ran, outside its bound: the backend is not faithful to its recipe (or an
+                       // output's shape is not the golden's)
+  kOverBudget,         // ran, faithful to its recipe (within its bound), but what the recipe costs
+                       // (its emulation against the float32 golden) breaks the budget (the
+                       // manifest's or --budget): the recipe's failure, not the backend's; the
+                       // budget key and the measured cost are named. Fails a run
   kExportRefused,      // the export half refused (toolchain missing)
   kExportFailed,       // quantize / lower / serialize failed
   kNotLinked,          // this binary has no runtime for the delegate
@@ -46,7 +51,7 @@ enum class Status {
                        // it fails a run only where the column is required
 };
 
-// Stable lower-case spelling: "agreed", "agreed-undelegated", "drifted", "export-refused",
+// Stable lower-case spelling: "agreed", "agreed-undelegated", "drifted", "over-budget", "export-refused",
 // "export-failed", "not-linked", "unavailable", "load-failed", "run-failed", "bundle-invalid",
 // "no-bound", "xfail", "xpass", "crashed", "inconclusive", "not-runnable-here".
 std::string_view to_string(Status s);
@@ -56,14 +61,14 @@ std::string count_text(const std::map<Status, size_t>& count);
 std::optional<Status> status_from_string(std::string_view s);
 
 // Whether a cell or not-run column with this status fails a run (matrix exit 1). Fails: drifted,
-// xpass, and every column that was found but could not be judged — bundle-invalid, load-failed,
+// over-budget, xpass, and every column that was found but could not be judged — bundle-invalid, load-failed,
 // run-failed, export-failed, no-bound, crashed, inconclusive (failures of the claim). Does not fail: agreed,
 // agreed-undelegated, xfail, and the absent capabilities — not-linked, unavailable,
 // export-refused (listed with their reasons).
 bool fails_run(Status s);
 
-// Whether the case ran and was gated against a bound: agreed, agreed-undelegated, drifted, xfail,
-// xpass. (no-bound and inconclusive ran but were not judged.)
+// Whether the case ran and was gated against a bound: agreed, agreed-undelegated, drifted,
+// over-budget, xfail, xpass. (no-bound and inconclusive ran but were not judged.)
 bool is_judged(Status s);
 
 // Whether the status says the claim held: agreed or agreed-undelegated.
