@@ -30,6 +30,7 @@ struct ParityOptions {
   bool isolate = false;
   WorkerLimits workers;
   std::string emulate;
+  mutable bool json_printed = false;  // --json: the JSON document went out (an error's included)
 };
 
 // A --method the bundle does not list is a usage error, refused up front (exit 2, no evidence)
@@ -44,6 +45,37 @@ void check_methods(const std::string& path, const std::vector<std::string>& meth
   if (m)
     if (auto e = etproof::unknown_methods_error(*m, methods)) throw *e;
 }
+
+// The error that stopped the replay, naming the bundle and the case it stopped at where its cause
+// does not; with --json, the report so far is printed as JSON first (its cases, each case's
+// status, and "error": kind, cause, remedy), so a script reading stdout always gets JSON.
+Error located(const ParityOptions& o, const etproof::ParityReport& r, const Error& e) {
+  std::string where, case_id;
+  for (const etproof::CaseReport& c : r.cases)
+    if (c.error && &*c.error == &e) case_id = c.case_id;
+  if (!case_id.empty() && e.cause().find(case_id) == std::string::npos) where = "case " + case_id;
+  const std::string bundle = r.bundle.empty() ? o.bundle : r.bundle;
+  std::string prefix;
+  if (e.cause().find(bundle) == std::string::npos) prefix = "bundle " + bundle;
+  if (!where.empty()) prefix += (prefix.empty() ? "" : ", ") + where;
+  const Error out(e.kind(), prefix.empty() ? e.cause() : prefix + ": " + e.cause(), e.remedy(), e.et_error());
+  if (o.format.format == "json") {
+    // Without a manifest there is no report to show (no bound, no cases): the bundle and the error.
+    nlohmann::json doc = r.manifest_read ? etproof::to_json(r) : nlohmann::json{{"bundle", o.bundle}};
+    doc["passed"] = false;
+    doc["error"] = {{"kind", std::string(etproof::to_string(out.kind()))},
+                    {"cause", out.cause()},
+                    {"remedy", out.remedy()}};
+    if (!case_id.empty()) doc["error"]["case"] = case_id;
+    std::cout << doc.dump(2) << "\n";
+    o.json_printed = true;
+  }
+  return out;
+}
+
+// run_parity, and with --json an error refused before any replay (a usage error, an emulator
+// that cannot start) also printed as a JSON document: {"bundle", "passed": false, "error"}.
+int run_parity_printing_json(const ParityOptions& o);
 
 int run_parity(const ParityOptions& o) {
   etproof::check_bound_override(o.caller);
@@ -76,11 +108,27 @@ int run_parity(const ParityOptions& o) {
                           if (machine) on.machine = *machine;
                           return etproof::records_from_parity(on, r);
                         });
-  if (error) throw *error;
+  if (error) throw located(o, r, *error);
   const etproof::ParityPrintout printout{r, machine, o.emulate, o.verbose};
   std::cout << etproof::render_as(etproof::parity_renderers(), o.format.format, printout);
   if (!recorded) return kExitError;
   return r.passed ? 0 : 1;
+}
+
+int run_parity_printing_json(const ParityOptions& o) {
+  try {
+    return run_parity(o);
+  } catch (const Error& e) {
+    if (o.format.format == "json" && !o.json_printed)
+      std::cout << nlohmann::json{{"bundle", o.bundle},
+                                  {"passed", false},
+                                  {"error", {{"kind", std::string(etproof::to_string(e.kind()))},
+                                             {"cause", e.cause()},
+                                             {"remedy", e.remedy()}}}}
+                       .dump(2)
+                << "\n";
+    throw;
+  }
 }
 
 }  // namespace
@@ -106,7 +154,7 @@ Subcommand register_parity(CLI::App& app) {
   sub->add_option("--emulate", o->emulate,
                   "run the program on one emulated CPU instead (ARCH/CPU, e.g. arm64/neoverse-n1: the worker "
                   "./setup.sh cross-built for aarch64, under qemu-aarch64); the report and the record say so");
-  return {sub, [o] { return run_parity(*o); }};
+  return {sub, [o] { return run_parity_printing_json(*o); }};
 }
 
 }  // namespace etproof_cli

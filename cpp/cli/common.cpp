@@ -69,8 +69,11 @@ bool record_evidence(const LedgerOption& o, const std::string& kind,
     const auto records = build(etproof::current_context(kind, g_command_line, path));
     if (records.empty()) return true;  // nothing to record (a run that measured nothing): say nothing
     etproof::append_records(path, records);
+    // One short line (every recording run prints it): the path, and where it came from only when
+    // the path does not say so itself (ETPROOF_LEDGER).
     std::cerr << "ledger: recorded " << records.size() << (records.size() == 1 ? " record" : " records")
-              << " in " << path.string() << " (" << why << "; --no-ledger turns this off)\n";
+              << " in " << path.string() << (why == "ETPROOF_LEDGER" ? " (ETPROOF_LEDGER)" : "")
+              << "; --no-ledger skips it\n";
     return true;
   } catch (const Error& e) {
     std::cerr << "ledger: nothing recorded in " << path.string() << ": [" << etproof::to_string(e.kind())

@@ -141,6 +141,15 @@ class Scale(torch.nn.Module):
 
 def no_linear():
     return _spec(Scale())
+
+class Two(torch.nn.Module):
+    def forward(self, x):
+        return x * 2, x - 1
+
+def wrong_outputs():  # one output name for two outputs, and an empty origin: two problems
+    d = _spec(Two())
+    d["golden_inputs"] = [("ones", "synthetic", "", (torch.ones(1, 4),))]
+    return d
 '''
 
 

@@ -29,7 +29,7 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* kRemedy =
-    "re-export the bundle with etproof's export half (python -m etproof export); the manifest "
+    "re-export the bundle with etproof's export half (etproof export); the manifest "
     "must follow docs/manifest.md, schema_version 1 (2 for a program with several methods)";
 
 using detail::is_utc_timestamp;
@@ -202,7 +202,7 @@ Manifest read_manifest(const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(path, ec))
     throw Error(ErrorKind::kManifestInvalid, path.string() + ": no manifest at this path",
-                "give a bundle directory or its NAME.etproof.json; export one with python -m etproof export");
+                "give a bundle directory or its NAME.etproof.json; export one with etproof export");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw Error(ErrorKind::kIo, "cannot read " + path.string() + ": " + std::strerror(errno),

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "etproof/core/backend_table.h"
+#include "etproof/runtime/export_half.h"
 #include "etproof/core/error.h"
 #include "etproof/runtime/registry.h"
 #include "etproof/replay/replay.h"
@@ -60,7 +61,7 @@ std::vector<Candidate> gather_candidates(const fs::path& dir) {
     throw Error(ErrorKind::kCapabilityUnavailable,
                 "no image-classification bundle (with labels and image preprocessing) in " +
                     dir.string() + (skipped.empty() ? "" : "; unreadable: " + join(skipped, "; ")),
-                "export the demo bundles (./setup.sh or python -m etproof demo --out build/demo)");
+                "export the demo bundles (./setup.sh, or " + export_half_command("demo") + " --out build/demo)");
   auto table_rank = [](const std::string& key) {
     const auto& entries = backend_table().backends;
     for (size_t i = 0; i < entries.size(); ++i)

@@ -82,7 +82,7 @@ void attach_attributions(Matrix& m, const AttributeOptions& options) {
           if (rc == 0 && !bytes.empty())
             f.image = "data:image/svg+xml;base64," + detail::base64(bytes);
           else
-            f.why_not = "the export half could not draw it (python -m etproof plot-attribution, exit " +
+            f.why_not = "the export half could not draw it (" + export_half_command("plot-attribution") + ", exit " +
                         std::to_string(rc) + ")";
         } catch (const Error& e) {
           f.why_not = detail::error_line(e);

@@ -308,12 +308,14 @@ inline std::vector<std::string> drifted_only_under_emulation(const Matrix& m) {
 }
 
 // Drift under a derived bound: say how to pass one, as parity does — not for a column that drifted
-// only under emulation, whose bound agreed here (emulation_hint says what to do instead).
+// only under emulation, whose bound agreed here (emulation_hint says what to do instead), nor for
+// a cell with no numbers (an output of another shape: no bound would pass it).
 inline bool drifted_under_derived(const Matrix& m) {
   const std::vector<std::string> emulated = drifted_only_under_emulation(m);
   for (const Cell& c : m.cells) {
     const Column& col = m.columns[c.column];
-    if (c.status != CellStatus::kDrifted || !col.bound || col.bound->caller_supplied) continue;
+    if (c.status != CellStatus::kDrifted || !c.max_abs_error || !col.bound || col.bound->caller_supplied)
+      continue;
     if (!col.machine.empty() &&
         std::find(emulated.begin(), emulated.end(), (col.model.empty() ? "" : col.model + " ") + column_label(col)) !=
             emulated.end())

@@ -191,12 +191,11 @@ void write_case(std::ostringstream& os, const ParityReport& r, const CaseReport&
       c.status != Status::kInconclusive && c.status != Status::kOverBudget)
     os << "  [" << to_string(c.status) << "] " << c.detail;
   os << "\n";
-  // A failure no output's numbers explain (an edited golden, the recipe's cost over the budget):
-  // say why.
+  // A failure no output's numbers explain (an edited golden, an output of another shape, the
+  // recipe's cost over the budget): say why.
   const bool outputs_pass =
       std::all_of(c.outputs.begin(), c.outputs.end(), [](const TensorReport& t) { return t.passed; });
-  if ((c.status == Status::kDrifted || c.status == Status::kOverBudget) && !c.outputs.empty() &&
-      outputs_pass && !c.detail.empty())
+  if ((c.status == Status::kDrifted || c.status == Status::kOverBudget) && outputs_pass && !c.detail.empty())
     os << "  why: " << c.detail << "\n";
   for (const TensorReport& t : c.outputs) write_output(os, r, t);
   for (const RecipeCost& k : c.costs) write_recipe_cost(os, k);
@@ -233,7 +232,9 @@ void write_budget(std::ostringstream& os, const ParityReport& r) {
 // drift under a derived one.
 void write_result(std::ostringstream& os, const ParityReport& r) {
   size_t passed = 0, inconclusive = 0, drifted = 0, over = 0;
+  bool numbers_failed = false;  // an output outside its bound (not a shape, a budget or an edit)
   for (const CaseReport& c : r.cases) {
+    for (const TensorReport& t : c.outputs) numbers_failed = numbers_failed || !t.passed;
     passed += c.passed ? 1 : 0;
     inconclusive += c.status == Status::kInconclusive ? 1 : 0;
     drifted += c.status == Status::kDrifted ? 1 : 0;
@@ -258,7 +259,7 @@ void write_result(std::ostringstream& os, const ParityReport& r) {
     os << "over budget: the program is faithful to its recipe (within the bound), but what the "
           "recipe costs against the float32 golden breaks the budget: choose a recipe that costs "
           "less for this model, or a budget it meets (--budget KEY=VALUE, the manifest's budget)\n";
-  if (!r.passed && !r.cases.empty() && !r.bound.caller_supplied && !only_inconclusive && !only_over)
+  if (!r.passed && numbers_failed && !r.bound.caller_supplied && !only_inconclusive && !only_over)
     os << "hint: if this bound does not fit this model, pass --atol/--rtol/--min-cosine/--min-sqnr (table: "
           "cpp/src/gate/bounds.cpp)\n";
 }

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "etproof/runtime/bundle.h"
+#include "etproof/runtime/export_half.h"
 #include "core/common.h"
 #include "core/json_reader.h"
 
@@ -18,9 +19,11 @@ using nlohmann::json;
 
 namespace {
 
-constexpr const char* kReexportTaps =
-    "re-export the bundle with its tapped twin: python -m etproof export MODULE:FUNCTION --backend B "
-    "--recipe R --out DIR --taps";
+// The remedy of a twin that cannot be used, naming the command this user runs (etproof_command).
+std::string reexport_taps() {
+  return "re-export the bundle with its tapped twin: " + etproof_command() +
+         " export MODULE:FUNCTION --backend B --recipe R --out DIR --taps";
+}
 
 std::optional<bool> bool_at(JsonReader& r, const json& obj, const std::string& parent, const char* key) {
   const json* j = r.member(obj, parent, key, /*required=*/true);
@@ -178,7 +181,7 @@ TapsRecord read_taps(const Manifest& twin) {
   }
   if (!r.problems.empty())
     throw Error(ErrorKind::kManifestInvalid,
-                origin + ": the tapped twin's taps record: " + detail::join(r.problems, "; "), kReexportTaps);
+                origin + ": the tapped twin's taps record: " + detail::join(r.problems, "; "), reexport_taps());
   return t;
 }
 
@@ -327,7 +330,7 @@ Bundle open_twin(const Bundle& shipped, const fs::path& dir) {
                 "bundle '" + shipped.manifest.name + "' has no tapped twin: " + dir.string() + ": " +
                     (fs::is_symlink(fs::symlink_status(dir, ec)) ? "is a symbolic link"
                                                                  : detail::not_a_directory_text(dir)),
-                kReexportTaps);
+                reexport_taps());
   return open_bundle(dir, OpenOptions{.verify_artifact = false});
 }
 
@@ -338,12 +341,12 @@ void check_twin_of(const Bundle& shipped, const Bundle& twin, const TapsRecord& 
     throw Error(ErrorKind::kArtifactMismatch,
                 dir.string() + " was exported for " + taps.of_name + " (.pte SHA-256 " + taps.of_artifact_sha256 +
                     "), not for this bundle's " + shipped.manifest.name + " (" + shipped.manifest.artifact.sha256 + ")",
-                kReexportTaps);
+                reexport_taps());
   if (twin.manifest.backend != shipped.manifest.backend || twin.manifest.recipe != shipped.manifest.recipe)
     throw Error(ErrorKind::kArtifactMismatch,
                 dir.string() + " is a " + twin.manifest.backend + "/" + twin.manifest.recipe +
                     " program, the bundle a " + shipped.manifest.backend + "/" + shipped.manifest.recipe + " one",
-                kReexportTaps);
+                reexport_taps());
 }
 
 // The taps read and the outputs shown: every tap and model output, or with --output that output
@@ -384,7 +387,7 @@ Selection select_taps(const Attribution& a, const Manifest& twin, const fs::path
       throw Error(ErrorKind::kInvalidArgument,
                   dir.string() + " records no taps.points[].feeds (which outputs each tap reaches): it was "
                                  "exported before they were recorded, so --output cannot choose the taps",
-                  kReexportTaps);
+                  reexport_taps());
     if (std::find(p.feeds->begin(), p.feeds->end(), output) != p.feeds->end()) sel.read.push_back(&p);
   }
   return sel;
@@ -427,7 +430,7 @@ void fill_rows(Attribution& a, const CaseReport& chosen, const Selection& sel, c
                                  [&](const TensorReport& t) { return t.output == p.output; });
     if (it == chosen.outputs.end())  // read_taps checked the manifest lists it; the replay gates every output
       throw Error(ErrorKind::kManifestInvalid,
-                  dir.string() + ": tap " + p.output + " was not measured in case " + a.case_id, kReexportTaps);
+                  dir.string() + ": tap " + p.output + " was not measured in case " + a.case_id, reexport_taps());
     LayerRow row{p, *it, 0, std::nullopt, 0};
     for (const RecipeCost& k : chosen.costs)
       if (k.output == p.output) row.cost = k;
@@ -456,7 +459,7 @@ Attribution attribute(const fs::path& bundle, const AttributeOptions& options) {
   for (const CaseReport& c : a.twin_report.cases) a.cases.push_back(c.case_id);
   if (a.twin_report.cases.empty())
     throw Error(ErrorKind::kManifestInvalid, dir.string() + ": the twin has no golden case to attribute",
-                kReexportTaps);
+                reexport_taps());
 
   const Selection sel = select_taps(a, twin.manifest, dir, options.output);
   a.output = options.output;

@@ -31,8 +31,8 @@ Bracket bracket_of(const Attribution& a) {
       throw Error(ErrorKind::kInvalidArgument,
                   a.twin + " records no taps.points[].eligible_index: it was exported before they were "
                            "recorded, so --bisect cannot tell which nodes lie between its taps",
-                  "re-export the bundle with its tapped twin (python -m etproof export MODEL --backend B "
-                  "--recipe R --out DIR --taps)");
+                  "re-export the bundle with its tapped twin (" + etproof_command() +
+                      " export MODEL --backend B --recipe R --out DIR --taps)");
     return *p.eligible_index;
   };
   Bracket b;

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "etproof/core/backend_table.h"
+#include "etproof/runtime/export_half.h"
 #include "etproof/runtime/bundle.h"
 #include "etproof/core/error.h"
 #include "etproof/gate/gate.h"
@@ -39,7 +40,7 @@ RuntimeProbe probe_runtime(const std::string& id, const fs::path& dir) {
   if (dir.empty() || !fs::is_directory(dir, ec)) {
     p.status = "no-bundle";
     p.detail = "probe bundle directory " + (dir.empty() ? std::string("not given") : dir.string() + " is absent") +
-               " (export it: python -m etproof test-bundles --out DIR)";
+               " (export it: " + export_half_command("test-bundles") + " --out DIR)";
     return p;
   }
   // Candidates: programs exported for exactly this id; fp32 first, then the smallest program.

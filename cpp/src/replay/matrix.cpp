@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "etproof/core/backend_table.h"
+#include "etproof/runtime/export_half.h"
 #include "etproof/runtime/bundle.h"
 #include "etproof/core/error.h"
 #include "etproof/runtime/registry.h"
@@ -246,7 +247,7 @@ std::vector<ExportEntry> read_export_report(Matrix& m, const std::filesystem::pa
   const auto path = dir / "export-report.json";
   const size_t lines_before = m.not_run.size();
   const detail::JsonSource source{ErrorKind::kManifestInvalid, path.string(),
-                                  "re-export into this directory (python -m etproof export writes it)"};
+                                  "re-export into this directory (" + etproof_command() + " export writes it)"};
   try {
     if (!detail::path_exists(path, "check the path")) return entries;
     std::ifstream in(path, std::ios::binary);

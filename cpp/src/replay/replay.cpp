@@ -275,6 +275,18 @@ void add_recipe_cost(CaseReport& c, const Bundle& b, const std::string& name, co
   c.costs.push_back(std::move(cost));
 }
 
+// A program output whose shape is not its golden's: the program ran and computed a wrong shape
+// (an OpenVINO delegate returning a dynamic output at its upper-bound shape, say), a drift of
+// shape — the backend's, not the bundle's, whose golden matches its manifest (read_golden_outputs).
+std::string shape_drift(const Manifest& m, const std::string& name, const HostTensor& actual,
+                        const HostTensor& golden) {
+  return name + ": shape " + shape_to_string(actual.shape) + " from the program, " +
+         shape_to_string(golden.shape) + " in the golden (the program ran and computed another shape" +
+         (m.delegates.empty() ? std::string(", on portable kernels")
+                              : "; delegate " + join(m.delegates) + ": the backend's, not the bundle's") +
+         ")";
+}
+
 // Each golden output judged against the program's (judge_output), with the recipe's cost on float
 // outputs where the plan measures one; faithfulness failures and over-budget costs appended.
 // Throws Error{kManifestInvalid} for a golden output the program did not return, and
@@ -290,6 +302,10 @@ void judge_outputs(CaseReport& c, const Bundle& b, const GoldenCase& g,
                   "golden case \"" + c.case_id + "\" has output \"" + name +
                       "\" but the program returned no output of that name",
                   "re-export the bundle; its goldens and outputs disagree");
+    if (it->second.shape != ref.shape) {  // the program ran and returned another shape: a drift
+      failures.push_back(shape_drift(b.manifest, name, it->second, ref));
+      continue;
+    }
     TensorReport r = judge_output(method_outputs(b.manifest, g), name, it->second, ref, t.refs, plan, bound);
     if (!r.passed) failures.push_back(name + ": " + r.failure);
     c.outputs.push_back(std::move(r));

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "etproof/build_config.h"  // generated: kOpenvinoLib
+#include "etproof/runtime/export_half.h"
 #include "etproof/core/manifest.h"
 #include "etproof/runtime/backend_quirks.h"
 #include "etproof/runtime/registry.h"
@@ -219,8 +220,8 @@ std::string remedy(const Target& target) {
   return "run it on a machine whose CPU is of the ISA class it was compiled for" +
          (target.isa.empty() ? std::string() : " ('" + target.isa + "')") + " with the same OpenVINO" +
          (target.openvino.empty() ? std::string() : " (" + target.openvino + ")") +
-         ", or re-export the bundle on a machine of this one's ISA class (python -m etproof export ... "
-         "--backend openvino): an OpenVINO bundle is compiled for the CPU it is exported on";
+         ", or re-export the bundle on a machine of this one's ISA class (" + etproof_command() +
+         " export ... --backend openvino): an OpenVINO bundle is compiled for the CPU it is exported on";
 }
 
 bool says_other_target(std::string_view line) {

@@ -24,6 +24,22 @@ std::string export_python() {
   return (env && *env) ? env : ETPROOF_PYTHON;
 }
 
+std::string etproof_command() {
+  if (const char* prog = std::getenv("ETPROOF_PROG"); prog && *prog) return prog;
+  std::error_code ec;
+  std::filesystem::path self = executable_path(ec);
+  const std::string name = ec ? std::string() : self.filename().string();
+  if (name != "etproof" && name != "etproof-nodelegate") return "etproof";
+  const std::filesystem::path rel = self.lexically_relative(std::filesystem::current_path(ec));
+  if (!ec && !rel.empty() && *rel.begin() != "..")
+    self = rel.has_parent_path() ? rel : std::filesystem::path(".") / rel;
+  return self.string();
+}
+
+std::string export_half_command(const std::string& command) {
+  return export_python() + " -m etproof " + command;
+}
+
 // The export half's probe (`python -m etproof probe --json`, cached by the Python side): its
 // "export" list, or nullopt with the reason it could not be had.
 std::optional<nlohmann::json> query_export_half(std::string& why_not) {
@@ -87,17 +103,8 @@ int run_export_half_command(const std::string& command, const std::vector<std::s
                 "retry; the system is out of processes or memory");
   if (pid == 0) {
     if (stdout_to_stderr) ::dup2(STDERR_FILENO, STDOUT_FILENO);
-    // Usage lines and remedies name the command the user typed (etproof.errors.command_name):
-    // this executable, relative to the working directory when under it — unless the caller named
-    // it already (the installed launcher, etproof.cli.launcher, sets ETPROOF_PROG=etproof).
-    std::error_code ec;
-    std::filesystem::path self = executable_path(ec);
-    if (!ec && !std::getenv("ETPROOF_PROG")) {
-      const std::filesystem::path rel = self.lexically_relative(std::filesystem::current_path(ec));
-      if (!ec && !rel.empty() && *rel.begin() != "..")
-        self = rel.has_parent_path() ? rel : std::filesystem::path(".") / rel;
-      ::setenv("ETPROOF_PROG", self.c_str(), 1);
-    }
+    // Usage lines and remedies name the command the user typed (etproof.errors.command_name).
+    ::setenv("ETPROOF_PROG", etproof_command().c_str(), 1);
     execvp(cargs[0], cargs.data());
     std::fprintf(stderr, "error [capability-unavailable]: cannot run %s: %s\n"
                          "remedy: run ./setup.sh, or set ETPROOF_PYTHON\n",

@@ -191,6 +191,41 @@ TEST(Cli, BadBundleIsATypedErrorWithARemedy) {
   }
 }
 
+// parity --json prints JSON whatever stops it (exit 2 kept, the error on stderr as well): a missing
+// bundle, a usage error, and a case whose golden file is gone — that one with the report so far,
+// its cases' statuses and the error naming the case; the text error names the bundle.
+TEST(Cli, ParityJsonIsAlwaysJsonAndTheErrorNamesBundleAndCase) {
+  const Result missing = etproof_cli("parity " + quote((scratch_dir() / "nope").string()) + " --json");
+  EXPECT_EQ(missing.rc, 2);
+  const auto mj = parse(missing);
+  EXPECT_EQ(mj.at("passed"), false);
+  EXPECT_EQ(mj.at("error").at("kind"), "io") << mj;
+  EXPECT_NE(missing.err.find("error [io]"), std::string::npos) << missing.err;
+
+  const fs::path src = test_bundles() / "tiny-portable-fp32";
+  ETPROOF_REQUIRE_BUNDLE(src);
+  const Result usage = etproof_cli("parity " + quote(src.string()) + " --json --no-ledger --budget bogus=1");
+  EXPECT_EQ(usage.rc, 2);
+  EXPECT_EQ(parse(usage).at("error").at("kind"), "invalid-argument");
+
+  const fs::path dir = scratch_dir() / "tiny-portable-fp32";
+  fs::copy(src, dir, fs::copy_options::recursive);
+  const fs::path golden = dir / "tiny-portable-fp32.goldens" / "case0.out.y.npy";
+  ASSERT_TRUE(fs::exists(golden));
+  fs::remove(golden);
+  const Result r = etproof_cli("parity " + quote(dir.string()) + " --json --no-ledger");
+  EXPECT_EQ(r.rc, 2) << r.out << r.err;
+  const auto j = parse(r);
+  EXPECT_EQ(j.at("error").at("kind"), "artifact-mismatch") << j;
+  EXPECT_EQ(j.at("error").at("case"), "case0") << j;
+  ASSERT_FALSE(j.at("cases").empty());
+  EXPECT_EQ(j.at("cases").at(0).at("status"), "bundle-invalid");
+  const Result text = etproof_cli("parity " + quote(dir.string()) + " --no-ledger");
+  EXPECT_EQ(text.rc, 2);
+  EXPECT_NE(text.err.find("tiny-portable-fp32"), std::string::npos) << text.err;
+  EXPECT_NE(text.err.find("case0"), std::string::npos) << text.err;
+}
+
 // A program calling an operator this binary has no kernel for (torch.bucketize, left by XNNPACK):
 // refused by the operator's name and kernel library, never a bare ExecuTorch code; in a matrix
 // the column is load-failed with the same words.

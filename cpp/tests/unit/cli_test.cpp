@@ -70,6 +70,19 @@ TEST(Cli, BackendsSaysWhenTheExportHalfIsMissing) {
   EXPECT_NE(text.out.find("not answered"), std::string::npos) << text.out;
 }
 
+// Remedies name a command the user can run: the export half's own commands through the
+// interpreter etproof runs it with (ETPROOF_PYTHON here), never a bare `python -m etproof`.
+TEST(Cli, RemediesNameTheCommandTheUserCanRun) {
+  const fs::path empty = scratch_dir();
+  std::ofstream(empty / "photo.png") << "not read: no bundle is found first";
+  const Result r = etproof_cli("classify " + quote((empty / "photo.png").string()) + " --bundles " +
+                                   quote(empty.string()),
+                               "ETPROOF_PYTHON=/opt/env/bin/python3");
+  EXPECT_EQ(r.rc, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("/opt/env/bin/python3 -m etproof demo --out build/demo"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("or python -m etproof"), std::string::npos) << r.err;
+}
+
 TEST(Cli, UsageErrorsExitTwo) {
   EXPECT_EQ(etproof_cli("").rc, 2);
   EXPECT_EQ(etproof_cli("no-such-command").rc, 2);

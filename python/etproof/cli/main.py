@@ -215,7 +215,9 @@ def cmd_export(a) -> int:
         raise e
     # The model dict is loaded and checked before OUT (and its log) is created: a refused dict
     # leaves nothing behind.
-    loaded = userspec.load(model_ref)
+    from etproof.export.state import call_once
+
+    loaded = userspec.load(model_ref, call_once)
     with _library_output(a, out) as capture:
         return _export_columns(a, loaded, pairs, out, capture)
 

@@ -132,8 +132,10 @@ class Loaded:
     kwargs: dict      # export_model's keyword arguments (less name/out_dir/backend/recipe)
 
 
-def load(ref: str) -> Loaded:
-    """Imports and calls MODEL's function once and checks its dict; raises InvalidArgument."""
+def load(ref: str, call_once=None) -> Loaded:
+    """Imports and calls MODEL's function once and checks its dict; raises InvalidArgument.
+    ``call_once(model, inputs)`` (a layer above supplies it: etproof.export.state.call_once)
+    runs the model once on example_inputs, so the output count is checked with the rest."""
     target = BUILTIN.get(ref, ref)
     if ":" not in target:
         raise InvalidArgument(f"unknown model {ref!r}",
@@ -149,7 +151,7 @@ def load(ref: str) -> Loaded:
         raise InvalidArgument(f"{target}() failed: {type(e).__name__}: {e}",
                               f"FUNCTION must build and return the model dict; {help_remedy()}",
                               stage="export") from e
-    found = problems(spec)
+    found = problems(spec, call_once)
     if found:
         head = (f"{target}() returned {type(spec).__name__}, not a dict"
                 if not isinstance(spec, dict) else
@@ -205,8 +207,10 @@ def _did_you_mean(word: str, choices) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def problems(spec) -> list[str]:
-    """Every problem of FUNCTION's result, each one line; [] when export_model would accept it."""
+def problems(spec, call_once=None) -> list[str]:
+    """Every problem of FUNCTION's result, each one line; [] when export_model would accept it.
+    With ``call_once(model, inputs)`` (load's) the model also runs once on example_inputs, and
+    the values it returns are counted against output_names."""
     import torch
 
     if not isinstance(spec, dict):
@@ -224,6 +228,9 @@ def problems(spec) -> list[str]:
         p += _golden_problems(spec["golden_inputs"], spec.get("golden_meta"), examples, ins,
                               GOLDEN_DATA_MEANING, _is_name, "dynamic_shapes" in spec)
     p += _option_problems(spec, examples, ins, outs)
+    if call_once is not None and isinstance(spec.get("model"), torch.nn.Module) \
+            and examples is not None and outs is not None:
+        p += _output_problems(call_once, spec["model"], examples, outs)
     if p:
         return p
     # Everything above is fine: run export_model's own checks as well, so the two never disagree.
@@ -281,6 +288,25 @@ def _tensor_problems(spec: dict) -> tuple[list[str], tuple | None, list | None, 
     if ins is not None and outs is not None and len(set(ins + outs)) != len(ins + outs):
         p.append(f"tensor names repeat: {ins + outs}")
     return p, examples, ins, outs
+
+
+def _output_problems(call_once, model, examples, outs) -> list[str]:
+    """The model's values on example_inputs counted against output_names (tensors only)."""
+    import torch
+
+    try:
+        out = call_once(model, examples)
+    except Exception as e:  # noqa: BLE001 - whatever the user's model raises
+        return [f"the model raised on example_inputs: {type(e).__name__}: {str(e)[:200]}"]
+    flat = list(out) if isinstance(out, (tuple, list)) else [out]
+    p = []
+    if len(flat) != len(outs):
+        p.append(f"output_names has {len(outs)} name(s) {outs} but the model returns "
+                 f"{len(flat)} value(s) on example_inputs: name every output, in order")
+    kinds = sorted({type(t).__name__ for t in flat if not isinstance(t, torch.Tensor)})
+    if kinds:
+        p.append(f"the model returns {', '.join(kinds)} among its outputs: return tensors only")
+    return p
 
 
 def _option_problems(spec: dict, examples, ins, outs) -> list[str]:

@@ -54,6 +54,15 @@ class InitialState:
                     original.copy_(saved)
 
 
+def call_once(module, inputs):
+    """``module(*inputs)`` without gradients, from the state ``module`` has now, which it has again
+    afterwards (run_fresh): the model dict's check (etproof.contract.userspec.load) runs it once."""
+    import torch
+
+    with torch.no_grad():
+        return run_fresh(module, [tuple(inputs)])[0]
+
+
 def run_fresh(module, calls, entries=(), cast=None) -> list:
     """``[module(*inputs) for inputs in calls]``, each call from the state ``module`` has now,
     which it has again afterwards — except where ``entries[i]`` (GoldenCase.entry) says

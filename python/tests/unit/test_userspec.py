@@ -58,6 +58,18 @@ def test_all_problems_listed_at_once_pointing_to_help(mod, tmp_path, capsys):
     assert not out.exists()
 
 
+def test_the_output_count_is_checked_with_the_rest_before_anything_is_written(mod, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["export", f"{mod}:wrong_outputs", "--backend", "all", "--recipe", "all",
+                 "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"{mod}:wrong_outputs() returned a dict with 2 problems" in err, err
+    assert "output_names has 1 name(s) ['y'] but the model returns 2 value(s) on example_inputs" in err
+    assert "golden case 'ones': origin must say where the inputs came from" in err
+    assert err.count("output_names has") == 1  # once for the model, not once per pair
+    assert not out.exists()
+
+
 def test_problems_agrees_with_export_model():
     import torch
 

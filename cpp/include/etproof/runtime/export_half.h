@@ -14,6 +14,16 @@ namespace etproof {
 // configured at build time (ETPROOF_PYTHON, the project's .venv).
 [[nodiscard]] std::string export_python();
 
+// The command a remedy names for running etproof, so that a user can run it as written: $ETPROOF_PROG
+// when set (the installed launcher, etproof.cli.launcher, sets "etproof"), else this executable
+// when it is etproof's own (etproof, etproof-nodelegate), relative to the working directory when
+// under it ("build/etproof"); "etproof" otherwise (a program of the user's linking the library).
+[[nodiscard]] std::string etproof_command();
+
+// The export half's own command COMMAND (demo, golden-set, test-bundles, plot-attribution), which
+// the C++ CLI does not forward, as a user can run it: "<export_python()> -m etproof COMMAND".
+[[nodiscard]] std::string export_half_command(const std::string& command);
+
 // The export half's probe (`python -m etproof probe --json`, cached by the Python side): its
 // "export" list, or nullopt with the reason it could not be had in `why_not` (interpreter
 // missing, the probe failing, JSON without an "export" list).
