@@ -438,6 +438,26 @@ TEST(GateReportJson, CarriesTheNewRulesFields) {
   EXPECT_FALSE(f.at("exact").get<bool>());
 }
 
+// A parity report built by hand (no bundle): an XNNPACK int8-dynamic column judged by `bound`.
+ParityReport constructed_report(const Bound& bound) {
+  ParityReport p;
+  p.bundle = "constructed";
+  p.backend = "xnnpack";
+  p.recipe = "int8-dynamic-per-channel";
+  p.precision = "float32";
+  p.bound = bound;
+  return p;
+}
+
+// Its case c0 (synthetic) with `status`; the outputs are the caller's.
+CaseReport constructed_case(Status status) {
+  CaseReport c;
+  c.case_id = "c0";
+  c.data = "synthetic";
+  c.status = status;
+  return c;
+}
+
 TEST(GateReportText, ParityTextShowsTheExactTheSliceAndTheSignFlipLines) {
   // The three rules as the parity report prints them (the outputs from compare_tensor above).
   const std::vector<float> ref = batch_of_four();
@@ -446,16 +466,8 @@ TEST(GateReportText, ParityTextShowsTheExactTheSliceAndTheSignFlipLines) {
   const Bound int8 = derive_bound("int8-dynamic-per-channel", "float32");
   std::vector<double> flip_ref{67, -20, 3, 15, -41, 8, 30, -12}, flip_act = flip_ref;
   flip_act[5] = -8;  // int8-dynamic: atol 0.28·67 = 18.8, η = 4.7 < 8: a flip inside allclose
-  ParityReport p;
-  p.bundle = "constructed";
-  p.backend = "xnnpack";
-  p.recipe = "int8-dynamic-per-channel";
-  p.precision = "float32";
-  p.bound = int8;
-  CaseReport c;
-  c.case_id = "c0";
-  c.data = "synthetic";
-  c.status = Status::kDrifted;
+  ParityReport p = constructed_report(int8);
+  CaseReport c = constructed_case(Status::kDrifted);
   c.outputs.push_back(compare_tensor("batch", f32(zeroed, {4, 16}), f32(ref, {4, 16}), int8));
   c.outputs.push_back(compare_tensor("flip", f64(flip_act), f64(flip_ref), int8));
   c.outputs.push_back(compare_tensor("idx", ints(DType::kInt64, std::vector<int64_t>{4, 8}),
@@ -597,16 +609,8 @@ TEST(Status, OverBudgetIsItsOwnWordInTheVocabularyAndTheReport) {
   EXPECT_TRUE(is_judged(Status::kOverBudget));
   EXPECT_FALSE(is_agreement(Status::kOverBudget));
   const Bound fp32 = derive_bound("fp32", "float32");
-  ParityReport p;
-  p.bundle = "constructed";
-  p.backend = "xnnpack";
-  p.recipe = "int8-dynamic-per-channel";
-  p.precision = "float32";
-  p.bound = fp32;
-  CaseReport c;
-  c.case_id = "c0";
-  c.data = "synthetic";
-  c.status = Status::kOverBudget;
+  ParityReport p = constructed_report(fp32);
+  CaseReport c = constructed_case(Status::kOverBudget);
   c.detail = "y: the recipe's cost is over the budget (SQNR 4.3 dB < 20 dB)";
   c.outputs.push_back(compare_tensor("y", f64({1, 2, 3}), f64({1, 2, 3}), fp32));
   p.cases.push_back(c);
