@@ -5,9 +5,10 @@
 #                            setting up whatever is missing (./setup.sh --no-run --test: the build,
 #                            and beside it the quick demo and golden set and the small test
 #                            bundles, each reused while its inputs are unchanged). What CI runs
-#                            (.ci/run): 47 minutes on 2 cores from a clean clone on an AMD EPYC
-#                            VM (2026-12-06: 34 of setup, 6 of CTest, 7 of pytest; the Intel
-#                            Xeon VMs were about twice as fast) (docs/setup.md).
+#                            (.ci/run): about 19 minutes on 2 cores from a clean clone on an
+#                            Intel Xeon VM (2026-12-06: setup 8.8, then 10.2: the test targets
+#                            and bundles ~5, CTest 2.4, pytest 2.7), 47 on an AMD EPYC VM
+#                            (docs/setup.md).
 #   ./test.sh --full         the whole demo and golden set (./setup.sh --full: every column and
 #                            golden model; about an hour more on 2 cores) and the packaging test
 #                            (CTest label packaging: the wheel built, installed in a fresh venv
