@@ -150,7 +150,8 @@ TEST(Cli, BudgetJudgesTheRecipesCost) {
     EXPECT_EQ(over.out.find("DRIFT"), std::string::npos) << over.out;
     const Result over_json =
         etproof_cli("parity " + quote(b.string()) + " --no-ledger --budget min_sqnr_db=1000 --json");
-    for (const auto& c : parse(over_json).at("cases")) EXPECT_EQ(c.at("status"), "over-budget") << c;
+    const auto oj = parse(over_json);  // kept: a range-for over parse(…).at(…) reads a freed temporary
+    for (const auto& c : oj.at("cases")) EXPECT_EQ(c.at("status"), "over-budget") << c;
   }
   EXPECT_NE(over.out.find("budget (what the recipe may cost): SQNR"), std::string::npos)
       << over.out;
