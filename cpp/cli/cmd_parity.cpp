@@ -46,6 +46,11 @@ void check_methods(const std::string& path, const std::vector<std::string>& meth
     if (auto e = etproof::unknown_methods_error(*m, methods)) throw *e;
 }
 
+// {"kind", "cause", "remedy"} of an error, as parity --json prints it under "error".
+nlohmann::json error_json(const Error& e) {
+  return {{"kind", std::string(etproof::to_string(e.kind()))}, {"cause", e.cause()}, {"remedy", e.remedy()}};
+}
+
 // The error that stopped the replay, naming the bundle and the case it stopped at where its cause
 // does not; with --json, the report so far is printed as JSON first (its cases, each case's
 // status, and "error": kind, cause, remedy), so a script reading stdout always gets JSON.
@@ -63,9 +68,7 @@ Error located(const ParityOptions& o, const etproof::ParityReport& r, const Erro
     // Without a manifest there is no report to show (no bound, no cases): the bundle and the error.
     nlohmann::json doc = r.manifest_read ? etproof::to_json(r) : nlohmann::json{{"bundle", o.bundle}};
     doc["passed"] = false;
-    doc["error"] = {{"kind", std::string(etproof::to_string(out.kind()))},
-                    {"cause", out.cause()},
-                    {"remedy", out.remedy()}};
+    doc["error"] = error_json(out);
     if (!case_id.empty()) doc["error"]["case"] = case_id;
     std::cout << doc.dump(2) << "\n";
     o.json_printed = true;
@@ -120,12 +123,7 @@ int run_parity_printing_json(const ParityOptions& o) {
     return run_parity(o);
   } catch (const Error& e) {
     if (o.format.format == "json" && !o.json_printed)
-      std::cout << nlohmann::json{{"bundle", o.bundle},
-                                  {"passed", false},
-                                  {"error", {{"kind", std::string(etproof::to_string(e.kind()))},
-                                             {"cause", e.cause()},
-                                             {"remedy", e.remedy()}}}}
-                       .dump(2)
+      std::cout << nlohmann::json{{"bundle", o.bundle}, {"passed", false}, {"error", error_json(e)}}.dump(2)
                 << "\n";
     throw;
   }
