@@ -44,6 +44,9 @@ struct MatrixOptions {
   std::vector<std::string> required;
   std::vector<std::string> emulate;
   bool require_all = false;
+  // --repeat, --fresh-loads: each case twice by default, so that a program whose outputs change
+  // from run to run is caught (nondeterministic) in every matrix.
+  etproof::Repetition repetition{.repeat = 2, .fresh_loads = 0};
 };
 
 // What the run itself takes, once the options are checked.
@@ -134,9 +137,10 @@ int run_matrix(const MatrixOptions& o) {
   check_writable(o.html, "the HTML page", "--html");
   check_writable(o.junit, "the JUnit report", "--junit");
   const Emulated emulated = probe_emulations(o.emulate);
-  etproof::Matrix m = etproof::build_matrix(run.dirs, o.caller, o.jobs, run.budget, o.methods, run.isolation);
+  etproof::Matrix m =
+      etproof::build_matrix(run.dirs, o.caller, o.jobs, run.budget, o.methods, run.isolation, o.repetition);
   etproof::add_emulated_columns(m, run.dirs, emulated.emulations, emulated.machines, o.caller, o.jobs, run.budget,
-                                o.methods, run.isolation);
+                                o.methods, run.isolation, o.repetition);
   m.required = o.required;
   m.require_all = o.require_all;
   if (run.bench) etproof::bench_columns(m, *run.bench, run.isolation);
@@ -191,6 +195,7 @@ Subcommand register_matrix(CLI::App& app) {
                 "run every program in this process instead of one worker process per column (faster "
                 "to start; a crash inside ExecuTorch then ends the run)");
   add_worker_limits(sub, o->workers);
+  add_repeat_options(sub, o->repetition);
   add_column_options(sub, *o);
   return {sub, [o] { return run_matrix(*o); }};
 }

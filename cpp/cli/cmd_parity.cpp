@@ -29,6 +29,7 @@ struct ParityOptions {
   bool allow_edited_goldens = false;
   bool isolate = false;
   WorkerLimits workers;
+  etproof::Repetition repetition;  // --repeat, --fresh-loads: each case once by default
   std::string emulate;
   mutable bool json_printed = false;  // --json: the JSON document went out (an error's included)
 };
@@ -89,6 +90,7 @@ int run_parity(const ParityOptions& o) {
   options.caller = o.caller;
   options.methods = o.methods;
   options.allow_edited_goldens = o.allow_edited_goldens;
+  options.repetition = o.repetition;
   // --emulate ARCH/CPU: one emulated machine (etproof/emulation.h), found and asked what it is
   // before anything runs; the program runs in its worker, and the record carries that machine.
   const std::optional<nlohmann::json> machine = use_emulated_machine("parity", o.emulate, options.isolation);
@@ -149,6 +151,7 @@ Subcommand register_parity(CLI::App& app) {
                 "run the program in a worker process: a crash inside ExecuTorch becomes a crashed "
                 "case instead of ending etproof");
   add_worker_limits(sub, o->workers);
+  add_repeat_options(sub, o->repetition);
   sub->add_option("--emulate", o->emulate,
                   "run the program on one emulated CPU instead (ARCH/CPU, e.g. arm64/neoverse-n1: the worker "
                   "./setup.sh cross-built for aarch64, under qemu-aarch64); the report and the record say so");

@@ -121,6 +121,18 @@ std::optional<etproof::Budget> parse_budget(const std::vector<std::string>& budg
   return budget;
 }
 
+void add_repeat_options(CLI::App* sub, etproof::Repetition& r) {
+  sub->add_option("--repeat", r.repeat,
+                  "run each case N times in all on one loaded program (default " + std::to_string(r.repeat) +
+                      "): the first run is judged, every later one must give the same bytes, else the case "
+                      "is nondeterministic (fails the run)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--fresh-loads", r.fresh_loads,
+                  "also run each case once on each of K programs loaded afresh, compared the same way "
+                  "(default " + std::to_string(r.fresh_loads) + ")")
+      ->check(CLI::NonNegativeNumber);
+}
+
 void add_worker_limits(CLI::App* sub, WorkerLimits& limits) {
   sub->add_option("--worker-timeout", limits.isolation.time_limit_s,
                   "seconds each load and each method call may take in the worker process before it is "

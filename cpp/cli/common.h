@@ -19,6 +19,7 @@
 #include "etproof/evidence/ledger.h"
 #include "etproof/gate/gate.h"
 #include "etproof/gate/references.h"
+#include "etproof/replay/replay.h"
 #include "etproof/runtime/isolation.h"
 
 namespace etproof_cli {
@@ -73,6 +74,10 @@ void add_worker_limits(CLI::App* sub, WorkerLimits& limits);
 
 // ---- columns or bundles replayed at once (matrix, measure-tolerances) ---------------------------
 void add_jobs_option(CLI::App* sub, size_t& jobs);
+
+// --repeat N, --fresh-loads K (parity, matrix; etproof::Repetition): `r` holds the defaults, shown
+// in the help.
+void add_repeat_options(CLI::App* sub, etproof::Repetition& r);
 size_t default_jobs();
 
 // --emulate ARCH/CPU for a command that runs on one machine (parity, bench): that machine found

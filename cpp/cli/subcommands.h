@@ -31,6 +31,7 @@ Subcommand register_parity(CLI::App& app);
 Subcommand register_attribute(CLI::App& app);
 Subcommand register_matrix(CLI::App& app);
 Subcommand register_coverage(CLI::App& app);
+Subcommand register_rejudge(CLI::App& app);
 Subcommand register_measure_tolerances(CLI::App& app);
 Subcommand register_bench(CLI::App& app);
 Subcommand register_classify(CLI::App& app);
@@ -46,6 +47,7 @@ inline const std::vector<RegisterFn> kSubcommands = {
     register_attribute,
     register_matrix,
     register_coverage,
+    register_rejudge,
     register_measure_tolerances,
     register_bench,
     register_classify,

@@ -1,9 +1,11 @@
 """Typed errors. Each carries a cause and a remedy; str() is "cause (remedy: ...)".
 
 Also the export stages' vocabulary (EXPORT_STAGES, STAGE_REMEDY, stage_remedy, in_stage), the
-one-line form of any exception (first_line, error_line) and its whole form (error_detail: type,
-whole message, the operators and dtypes it names, where it was raised and the graph node being
-handled; summary_line). An error's ``kind`` is its word in docs/errors.md; the two that are
+one-line form of any exception (first_line, error_line, lead_line) and its whole form
+(error_detail: type, whole message, the operators and dtypes it names, where it was raised and
+the graph node being handled; summary_line), and ExecuTorch's own words: its error codes' names
+(name_error_codes) and the lines of its runtime log that explain a failure (runtime_log_lines,
+executorch_said). An error's ``kind`` is its word in docs/errors.md; the two that are
 also export-report statuses are etproof.status's. Imports only etproof.status: every module may
 use it.
 """
@@ -132,18 +134,132 @@ class InvalidArgument(EtproofError):
 
 
 def first_line(e: BaseException) -> str:
-    """The first non-blank line of ``str(e)``, at most 500 characters; where the text is empty,
-    the exception's own one-line form (traceback.format_exception_only), else its type name."""
-    text = str(e).strip()
-    for line in text.splitlines():
-        if line.strip():
-            return line.strip()[:500]
+    """The first non-blank line of ``str(e)`` (with the lines after it while it ends with ":",
+    lead_line), at most 500 characters; where the text is empty, the exception's own one-line
+    form (traceback.format_exception_only), else its type name."""
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    if lines:
+        return lead_line(lines)
     return "".join(traceback.format_exception_only(type(e), e)).strip()[:500] or type(e).__name__
+
+
+def lead_line(lines: list[str], limit: int = 500) -> str:
+    """The one-line form of a message's non-blank ``lines``: the first, joined with those after
+    it while the text so far ends with ":" (at most 6 lines: a header such as OpenVINO's "Check
+    '...' failed at FILE:LINE:" / "FrontEnd API failed with GeneralFailure:" whose informative
+    part is the next line). At most ``limit`` characters; where it is longer, the headers are
+    shortened ("…") before the last line is, so the informative line is never the one cut."""
+    parts = [lines[0]]
+    for line in lines[1:6]:
+        if not parts[-1].endswith(":"):
+            break
+        parts.append(line)
+    text = " ".join(parts)
+    if len(text) <= limit:
+        return text
+    last = parts[-1][:limit]
+    room = limit - len(last) - 2  # "… " before the last line
+    head = " ".join(parts[:-1])
+    return last if room < 20 or len(parts) == 1 else f"{head[:room]}… {last}"
 
 
 def error_line(e: BaseException) -> str:
     """``TYPE: FIRST LINE`` (first_line) of an exception that is not an EtproofError."""
     return f"{type(e).__name__}: {first_line(e)}"
+
+
+# ExecuTorch's error codes (runtime/core/error.h of ExecuTorch 1.5.1): the name said beside a code.
+EXECUTORCH_ERRORS = {
+    0x00: "Ok", 0x01: "Internal", 0x02: "InvalidState", 0x03: "EndOfMethod",
+    0x04: "AlreadyLoaded", 0x10: "NotSupported", 0x11: "NotImplemented",
+    0x12: "InvalidArgument", 0x13: "InvalidType", 0x14: "OperatorMissing",
+    0x15: "RegistrationExceedingMaxKernels", 0x16: "RegistrationAlreadyRegistered",
+    0x20: "NotFound", 0x21: "MemoryAllocationFailed", 0x22: "AccessFailed",
+    0x23: "InvalidProgram", 0x24: "InvalidExternalData", 0x25: "OutOfResources",
+    0x30: "DelegateInvalidCompatibility", 0x31: "DelegateMemoryAllocationFailed",
+    0x32: "DelegateInvalidHandle"}
+_ERROR_CODE = re.compile(r"\berror:? (0x[0-9A-Fa-f]+)\b(?! \()")
+
+
+def name_error_codes(text: str) -> str:
+    """``text`` with each ExecuTorch error code it gives as ``error 0xNN`` (or ``error: 0xNN``)
+    followed by the code's name: ``failed with error 0x12 (InvalidArgument)``."""
+    def named(m: re.Match) -> str:
+        name = EXECUTORCH_ERRORS.get(int(m.group(1), 16))
+        return f"{m.group(0)} ({name})" if name else m.group(0)
+    return _ERROR_CODE.sub(named, text)
+
+
+# ExecuTorch's runtime log lines: "[method.cpp:822] Missing operator: [0] aten::bucketize...".
+_LOG_MARK = r"\[[\w.]+\.(?:cpp|cc|c|h|mm?):\d+\] "
+_LOG_LINE = re.compile("^" + _LOG_MARK)
+# What a log line that explains a failure says; a line saying none of it (method.cpp's "arg 0
+# with type id 1" after a failed kernel call, a delegate's progress) is not about the failure.
+_FAILURE_WORDS = re.compile(
+    r"missing|not found|error|fail|unsupported|not supported|cannot|unable|expected|invalid"
+    r"|mismatch|must\b|out of (?:range|bounds|memory)|overflow|exceed|illegal|incompatible",
+    re.IGNORECASE)
+# Startup chatter that says "fail" about nothing the program needs (XNNPACK's CPU probe).
+_NOT_FAILURES = ("cpuinfo_utils.cpp",)
+# One item of a list ExecuTorch logs a line each ("[tensor_util_portable.cpp:68]   dim_order(1): 2").
+_LIST_ITEM = re.compile(r"^(\w+)\((\d+)\):\s*(\S+)$")
+
+
+def runtime_log_lines(text: str) -> list[str]:
+    """ExecuTorch's runtime log lines in ``text`` that explain a failure, in order, each once
+    (as ``[FILE:LINE] MESSAGE``, at most 500 characters): a missing operator, a failed check and
+    what it expected, the kernel or delegate call that failed and its status. A list logged an
+    item a line is folded into the line before it ("Expected tensor to have default or channels
+    last dim order, but got dim_order 0,2,1,3"); a trailing ":" with nothing after it (ExecuTorch's
+    "Check failed (COND): ") is dropped. Startup chatter (_NOT_FAILURES) and lines that report no
+    failure are left out. C output that ran on without a newline is split at each ``[FILE:LINE]``."""
+    kept: list[list] = []  # [prefix, message, {list name: [items]}]
+    last_kept = False
+    for line in text.splitlines():
+        for part in re.split(f"(?={_LOG_MARK})", line):
+            m = _LOG_LINE.match(part.strip())
+            if not m:
+                continue
+            prefix, msg = m.group(0).strip(), part.strip()[m.end():].strip()
+            item = _LIST_ITEM.match(msg)
+            if item:
+                if last_kept:
+                    kept[-1][2].setdefault(item.group(1), []).append(item.group(3))
+                continue
+            last_kept = bool(_FAILURE_WORDS.search(msg)) and not prefix.startswith(
+                tuple(f"[{n}" for n in _NOT_FAILURES))
+            if last_kept:
+                kept.append([prefix, msg.rstrip(":").rstrip(), {}])
+    out: list[str] = []
+    seen: set[str] = set()
+    for prefix, msg, lists in kept:
+        msg += "".join(f" {name} {','.join(items)}" for name, items in lists.items())
+        if msg not in seen:
+            seen.add(msg)
+            out.append(f"{prefix} {msg}"[:500])
+    return out
+
+
+def executorch_said(lines: list[str], limit: int = 600, rest: str = "export-log.txt") -> str:
+    """``ExecuTorch said: A; B; C``: the messages of runtime_log_lines' ``lines`` (without their
+    ``[FILE:LINE]``), in order, at most about ``limit`` characters: where they run longer, the
+    first that fit and the last (the call that failed) are kept, and how many lines were left
+    out between is said with where they are (``rest``). Empty for no lines."""
+    msgs = [_LOG_LINE.sub("", ln, count=1) for ln in lines]
+    if not msgs:
+        return ""
+    if len("; ".join(msgs)) <= limit:
+        return "ExecuTorch said: " + "; ".join(msgs)
+    last = msgs[-1][:limit // 2]
+    room = limit - len(last)
+    first: list[str] = []
+    for msg in msgs[:-1]:
+        if len("; ".join(first + [msg])) > room - 60:
+            break
+        first.append(msg)
+    left = len(msgs) - 1 - len(first)
+    gap = f"({left} more line{'s' if left != 1 else ''} in {rest})"
+    return "ExecuTorch said: " + "; ".join(first + [gap, last])
 
 
 # The longest message error_detail keeps (a graph dump can run to megabytes); the cut is said.
@@ -319,9 +435,12 @@ def error_detail(e: BaseException) -> dict:
 
 def summary_line(e: BaseException, detail: dict | None = None) -> str:
     """``TYPE: FIRST LINE`` where the first line says what failed; else completed from the rest:
-    a first line that stops at ":" gets the operators (and dtypes) the message names; an empty
-    message gets where it was raised (``raised at FILE:LINE in FUNCTION: SOURCE``) and the node
-    being handled."""
+    a first line that stops at ":" is followed by the lines after it up to the first that does
+    not (lead_line) where the next one stops at ":" too (a chain of headers: OpenVINO's "...
+    failed at FILE:LINE:" / "FrontEnd API failed with GeneralFailure:" / what failed), else by
+    the operators (and dtypes) the message names, else by the next line; an empty message gets
+    where it was raised (``raised at FILE:LINE in FUNCTION: SOURCE``) and the node being
+    handled."""
     d = detail if detail is not None else error_detail(e)
     name = type(e).__name__
     lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
@@ -329,12 +448,14 @@ def summary_line(e: BaseException, detail: dict | None = None) -> str:
     if not head or head.endswith(":"):
         named = [f"{op} ({d['dtypes'][op]})" if op in d.get("dtypes", {}) else op
                  for op in d.get("operators", [])]
-        if named:
+        if len(lines) > 1 and lines[1].endswith(":"):
+            head = lead_line(lines)
+        elif named:
             head = f"{head} {', '.join(named)}".strip()
             if d.get("model_source"):
                 head += f" at {d['model_source']}"
         elif head and len(lines) > 1:
-            head = f"{head} {lines[1][:300]}"
+            head = lead_line(lines)
     if not lines:
         where = d.get("where")
         if where:

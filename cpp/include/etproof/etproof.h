@@ -47,6 +47,7 @@
 // evidence (etproof::evidence)
 #include "etproof/evidence/coverage.h"
 #include "etproof/evidence/ledger.h"
+#include "etproof/evidence/rejudge.h"
 
 // render (etproof::render)
 #include "etproof/render/attribute.h"

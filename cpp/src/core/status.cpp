@@ -24,12 +24,13 @@ std::string_view to_string(Status s) {
     case Status::kCrashed: return "crashed";
     case Status::kInconclusive: return "inconclusive";
     case Status::kNotRunnableHere: return "not-runnable-here";
+    case Status::kNondeterministic: return "nondeterministic";
   }
   return "unknown";
 }
 
 std::optional<Status> status_from_string(std::string_view s) {
-  for (int i = 0; i <= static_cast<int>(Status::kNotRunnableHere); ++i)
+  for (int i = 0; i <= static_cast<int>(Status::kNondeterministic); ++i)
     if (to_string(static_cast<Status>(i)) == s) return static_cast<Status>(i);
   return std::nullopt;
 }
@@ -46,6 +47,7 @@ bool fails_run(Status s) {
     case Status::kXpass:
     case Status::kCrashed:
     case Status::kInconclusive:
+    case Status::kNondeterministic:
       return true;
     case Status::kAgreed:
     case Status::kAgreedUndelegated:

@@ -1,6 +1,7 @@
 // The evidence ledger's records (etproof/ledger.h), built from the typed reports of `backends`,
 // `matrix` and `parity`: the bundle facts come with each report, statuses are to_string(Status).
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <utility>
@@ -96,6 +97,20 @@ json bound_numbers(const Bound& b) {
 struct Worst {
   std::vector<std::string> case_ids;
   std::optional<double> max_abs, cosine, sqnr;
+  std::optional<PassingBound> passing;  // the minimum passing bound over every output (gate.h)
+  std::vector<std::string> failed_rules;  // the gate rules any output failed, each once
+  std::optional<double> cost_sqnr;        // the recipe's cost: its emulation's lowest SQNR
+
+  void add_rules(const std::vector<std::string>& rules) {
+    for (const std::string& r : rules)
+      if (std::find(failed_rules.begin(), failed_rules.end(), r) == failed_rules.end()) failed_rules.push_back(r);
+  }
+
+  void add_passing(const std::optional<PassingBound>& p) {
+    if (!p) return;
+    if (!passing) passing.emplace();
+    etproof::add_passing(*passing, *p);
+  }
 
   void add_case(const std::string& id) {
     if (std::find(case_ids.begin(), case_ids.end(), id) == case_ids.end()) case_ids.push_back(id);
@@ -116,6 +131,9 @@ struct Worst {
     if (cosine) n["cosine"] = json_number(*cosine);
     if (sqnr) n["sqnr_db"] = json_number(*sqnr);
     if (bound) n["bound"] = bound_numbers(*bound);
+    if (passing) n["passing_bound"] = etproof::to_json(*passing);
+    if (passing || !failed_rules.empty()) n["failed_rules"] = failed_rules;
+    if (cost_sqnr) n["cost_sqnr_db"] = json_number(*cost_sqnr);
     return n;
   }
 
@@ -124,6 +142,26 @@ struct Worst {
     detail::keep_worst(slot, v, larger);
   }
 };
+
+// A record's "repeats" (the ledger schema's): over the cases it covers, the runs each had, the most
+// distinct outputs any gave and the largest difference; null where none ran more than once.
+json repeats_json(const std::vector<const RepeatReport*>& reports) {
+  const RepeatReport* first = nullptr;
+  size_t distinct = 1;
+  double worst = 0;
+  bool failed = false;
+  for (const RepeatReport* p : reports) {
+    if (!p) continue;
+    first = first ? first : p;
+    distinct = std::max(distinct, p->distinct);
+    worst = std::max(worst, p->max_abs_difference);
+    failed = failed || !p->failed.empty();
+  }
+  if (!first) return nullptr;
+  return {{"runs", first->runs}, {"fresh_loads", first->fresh_loads}, {"distinct", distinct},
+          {"identical", distinct == 1 && !failed},
+          {"max_abs_difference", std::isfinite(worst) && distinct > 1 ? json(worst) : json(nullptr)}};
+}
 
 // The reason of the matrix's xfail record for (model, backend, recipe) on `half` (a model of ""
 // on either side matches any), or "".
@@ -145,12 +183,17 @@ void column_runtime_records(const RecordContext& ctx, const Matrix& m, size_t ci
   const Column& col = m.columns[ci];
   std::vector<Status> order;
   std::map<Status, std::pair<Worst, std::vector<std::string>>> by_status;
+  std::map<Status, std::vector<const RepeatReport*>> repeats;
   for (const Cell& c : m.cells) {
     if (c.column != ci) continue;
     if (!by_status.count(c.status)) order.push_back(c.status);
+    repeats[c.status].push_back(c.repeats ? &*c.repeats : nullptr);
     auto& [w, details] = by_status[c.status];
     w.add_case(c.case_id);
     w.add(c.max_abs_error, c.cosine, c.sqnr_db);
+    w.add_passing(c.passing);
+    w.add_rules(c.failed_rules);
+    detail::keep_worst(w.cost_sqnr, c.cost_sqnr_db, false);
     if (!c.detail.empty() && std::find(details.begin(), details.end(), c.detail) == details.end())
       details.push_back(c.detail);
   }
@@ -160,6 +203,7 @@ void column_runtime_records(const RecordContext& ctx, const Matrix& m, size_t ci
     add_facts(r, facts_of(col));
     r["backend_ids"] = col.delegates;
     r["status"] = word(st);
+    if (json rj = repeats_json(repeats[st]); !rj.is_null()) r["repeats"] = std::move(rj);
     said.insert({ci, st});
     // Numbers where the cases ran (judged, or measured without a bound); otherwise which cases
     // the status covers.
@@ -333,13 +377,18 @@ std::vector<json> records_from_parity(const RecordContext& ctx, const ParityRepo
     for (const TensorReport& t : c.outputs) {
       w.add(t.max_abs_error, t.cosine,
             t.sqnr_skipped ? std::nullopt : std::optional<double>(t.sqnr_db));
+      w.add_passing(passing_bound(t));
+      w.add_rules(t.failed_rules);
       if (!t.passed) failures.push_back(c.case_id + "/" + t.output + ": " + t.failure);
       output_failed = output_failed || !t.passed;
     }
     // Failed on the recipe's cost alone (the budget: over-budget) or on an edited golden: the
     // case's detail says how.
-    if (!c.passed && !output_failed && !c.detail.empty())
+    if (!c.passed && (!output_failed || c.status == Status::kNondeterministic) && !c.detail.empty())
       failures.push_back(c.case_id + ": " + c.detail);
+    if (!output_failed && (c.status == Status::kDrifted || c.status == Status::kXfail))
+      w.add_rules({"other"});  // a shape, an edited golden: no rule's numbers say
+    for (const RecipeCost& k : c.costs) detail::keep_worst(w.cost_sqnr, k.sqnr_db, false);
   }
   const bool delegated = !p.delegates.empty() || p.backend == "portable";
   if (p.passed) {
@@ -352,10 +401,17 @@ std::vector<json> records_from_parity(const RecordContext& ctx, const ParityRepo
     const bool only_over = std::all_of(p.cases.begin(), p.cases.end(), [](const CaseReport& c) {
       return c.passed || c.status == Status::kOverBudget;
     });
-    r["status"] = word(only_over ? Status::kOverBudget : Status::kDrifted);
+    // Other bytes on another run: no single run's numbers can be trusted, whatever they were.
+    const bool nondet = std::any_of(p.cases.begin(), p.cases.end(), [](const CaseReport& c) {
+      return c.status == Status::kNondeterministic;
+    });
+    r["status"] = word(nondet ? Status::kNondeterministic : only_over ? Status::kOverBudget : Status::kDrifted);
     r["reason"] = join(failures, "; ");
   }
   r["numbers"] = w.to_json(p.bound, p.against);
+  std::vector<const RepeatReport*> repeats;
+  for (const CaseReport& c : p.cases) repeats.push_back(c.repeats ? &*c.repeats : nullptr);
+  if (json rj = repeats_json(repeats); !rj.is_null()) r["repeats"] = std::move(rj);
   return {r};
 }
 

@@ -151,6 +151,7 @@ void compare_exact(TensorReport& rep, const HostTensor& actual, const HostTensor
        << "; first at " << index_to_string(rep.first_mismatch) << " actual "
        << rep.first_mismatch_actual << " reference " << rep.first_mismatch_reference;
     rep.failure = os.str();
+    rep.failed_rules = {"exact"};
   }
   rep.passed = rep.failure.empty();
 }
@@ -398,11 +399,17 @@ TensorReport compare_tensor(const std::string& output, const HostTensor& actual,
                                   p.first_nonfinite, p.worst_err, sqnr_of(p.all.nr, p.all.noise), measured};
   std::vector<std::string> failures;
   for (const detail::TensorRule& rule_unit : detail::tensor_rules())
-    if (auto failure = rule_unit.judge(facts)) failures.push_back(std::move(*failure));
+    if (auto failure = rule_unit.judge(facts)) {
+      failures.push_back(std::move(*failure));
+      rep.failed_rules.emplace_back(rule_unit.name);
+    }
   for (const auto& [name, value] : measured) rep.thresholds[name] = bound.thresholds.at(name);
   rep.measured = std::move(measured);
   if (axis)
-    if (auto failure = judge_slices(rep, p, bound, margin, *axis)) failures.push_back(std::move(*failure));
+    if (auto failure = judge_slices(rep, p, bound, margin, *axis)) {
+      failures.push_back(std::move(*failure));
+      rep.failed_rules.emplace_back("slice");
+    }
 
   rep.passed = failures.empty();
   for (size_t i = 0; i < failures.size(); ++i) rep.failure += (i ? "; " : "") + failures[i];
@@ -493,6 +500,8 @@ nlohmann::json to_json(const TensorReport& t) {
     for (const auto& [name, value] : t.thresholds) j["thresholds"][name] = json_number(value);
     for (const auto& [name, value] : t.measured) j["measured"][name] = json_number(value);
   }
+  j["passing_bound"] = to_json(passing_bound(t));
+  j["failed_rules"] = t.failed_rules;
   return j;
 }
 

@@ -218,7 +218,8 @@ void write_grouped_failures(std::ostringstream& os, const Matrix& m) {
   bool any = false;
   for (const Cell& c : m.cells)
     if (c.status == CellStatus::kDrifted || c.status == CellStatus::kOverBudget ||
-        c.status == CellStatus::kXpass || c.status == CellStatus::kInconclusive) {
+        c.status == CellStatus::kXpass || c.status == CellStatus::kInconclusive ||
+        c.status == CellStatus::kNondeterministic) {
       if (!any) os << "\nfailures:\n";
       any = true;
       const Column& col = m.columns[c.column];
@@ -326,7 +327,7 @@ void write_failures(std::ostringstream& os, const Matrix& m) {
   bool any = false;
   for (const Cell& c : m.cells)
     if (c.status == CellStatus::kDrifted || c.status == CellStatus::kOverBudget ||
-        c.status == CellStatus::kInconclusive) {
+        c.status == CellStatus::kInconclusive || c.status == CellStatus::kNondeterministic) {
       if (!any) os << "\nfailures:\n";
       any = true;
       os << "  " << c.case_id << " × " << label_in_model(m, c.column) << ": "

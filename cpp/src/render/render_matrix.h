@@ -144,12 +144,17 @@ inline std::string summary(const Matrix& m) {
   // Inconclusive cells ran and were measured, but not judged (their references disagree).
   if (count[CellStatus::kInconclusive])
     os << "; " << count[CellStatus::kInconclusive] << " inconclusive (measured, not judged)";
-  const size_t unmeasured = m.cells.size() - m.measured - count[CellStatus::kInconclusive];
+  // Nondeterministic cells ran more than once and gave other bytes on another run.
+  if (count[CellStatus::kNondeterministic])
+    os << "; " << count[CellStatus::kNondeterministic] << " nondeterministic (other bytes on another run)";
+  const size_t unmeasured =
+      m.cells.size() - m.measured - count[CellStatus::kInconclusive] - count[CellStatus::kNondeterministic];
   if (unmeasured) {
     os << "; " << unmeasured << (unmeasured == 1 ? " cell" : " cells") << " not measured (";
     bool first = true;
     for (auto [s, n] : count) {
-      if (is_judged(s) || s == CellStatus::kInconclusive || n == 0) continue;
+      if (is_judged(s) || s == CellStatus::kInconclusive || s == CellStatus::kNondeterministic || n == 0)
+        continue;
       os << (first ? "" : ", ") << n << " " << to_string(s);
       first = false;
     }
@@ -160,6 +165,10 @@ inline std::string summary(const Matrix& m) {
     for (const XfailOutcome& x : m.xfail) ++xr[x.result];
     os << "; " << m.xfail.size() << " xfail record(s) (" << counts_text(xr) << ")";
   }
+  if (m.repetition.any())
+    os << "; each case ran " << m.repetition.repeat << "x"
+       << (m.repetition.fresh_loads ? " + " + std::to_string(m.repetition.fresh_loads) + " fresh load(s)" : "")
+       << (count[CellStatus::kNondeterministic] ? "" : ", bit-identical");
   return os.str();
 }
 
@@ -202,6 +211,9 @@ inline std::string verdict(const Matrix& m) {
   if (over)
     why.push_back(std::to_string(over) + " cell(s) over budget (faithful to the recipe; the recipe's "
                                          "cost breaks the budget)");
+  size_t nondet = 0;
+  for (const Cell& c : m.cells) nondet += c.status == CellStatus::kNondeterministic;
+  if (nondet) why.push_back(std::to_string(nondet) + " cell(s) nondeterministic (other bytes on another run)");
   size_t inconclusive = 0;
   for (const Cell& c : m.cells) inconclusive += c.status == CellStatus::kInconclusive;
   if (inconclusive)

@@ -27,6 +27,7 @@ constexpr Swatch kLegend[] = {
     {CellStatus::kAgreedUndelegated, "agreed, but no delegate took the graph: a claim about portable kernels"},
     {CellStatus::kDrifted, "ran, outside its bound"},
     {CellStatus::kOverBudget, "within its bound, but the recipe's cost breaks the budget"},
+    {CellStatus::kNondeterministic, "ran more than once and gave other bytes on another run"},
     {CellStatus::kXfail, "drifted (or failed to export) as DIR/xfail.json expects"},
     {CellStatus::kXpass, "an expected failure that passed: update or remove the record"},
     {CellStatus::kNoBound, "ran, but no bound is known for its recipe/precision"},
@@ -101,6 +102,7 @@ img.attribution { max-width: 100%; height: auto; border: 1px solid #ddd; }
 .s-agreed-undelegated { background:#d3efe9; outline: 2px dashed #26a69a; outline-offset: -3px; }
 .s-drifted { background:#f8c9c4; color:#7f0000; }
 .s-over-budget { background:#ffccbc; color:#6d2c00; outline: 2px dotted #e64a19; outline-offset: -3px; }
+.s-nondeterministic { background:#f8bbd0; color:#5d0028; outline: 2px double #ad1457; outline-offset: -3px; }
 .s-xfail { background:#ffe0b2; }
 .s-xpass { background:#e1bee7; color:#4a0072; }
 .s-no-bound { background:#fff59d; }

@@ -65,6 +65,8 @@ json cell_json(const Matrix& m, const Cell& c) {
   cell["machine"] = col.machine_record.is_null() ? json(nullptr) : col.machine_record;
   if (c.cost_sqnr_db) cell["cost_sqnr_db"] = opt_num(c.cost_sqnr_db);
   if (!c.cost_over_default.empty()) cell["cost_over_default"] = c.cost_over_default;
+  if (c.repeats) cell["repeats"] = to_json(*c.repeats);
+  if (c.passing) cell["passing_bound"] = to_json(*c.passing);
   return cell;
 }
 

@@ -160,6 +160,8 @@ void write_output(std::ostringstream& os, const ParityReport& r, const TensorRep
     write_exact_output(os, t);
   else
     write_float_output(os, r, t);
+  // A failing output: the bound under which it would have passed, each rule alone (gate.h).
+  if (!t.passed) os << "    would pass with: " << passing_bound_text(passing_bound(t)) << "\n";
 }
 
 // What the recipe cost on one case: its emulation against the float32 golden, and the program
@@ -186,11 +188,14 @@ void write_case(std::ostringstream& os, const ParityReport& r, const CaseReport&
      << (c.passed                              ? "PASS"
          : c.status == Status::kInconclusive   ? "INCONCLUSIVE"
          : c.status == Status::kOverBudget     ? "OVER BUDGET"
+         : c.status == Status::kNondeterministic ? "NONDETERMINISTIC"
                                                : "DRIFT");
   if (c.status != Status::kAgreed && c.status != Status::kDrifted &&
-      c.status != Status::kInconclusive && c.status != Status::kOverBudget)
+      c.status != Status::kInconclusive && c.status != Status::kOverBudget &&
+      c.status != Status::kNondeterministic)
     os << "  [" << to_string(c.status) << "] " << c.detail;
   os << "\n";
+  if (c.status == Status::kNondeterministic) os << "  why: " << c.detail << "\n";
   // A failure no output's numbers explain (an edited golden, an output of another shape, the
   // recipe's cost over the budget): say why.
   const bool outputs_pass =
@@ -227,26 +232,54 @@ void write_budget(std::ostringstream& os, const ParityReport& r) {
   if (!r.budget_note.empty()) os << "budget: " << r.budget_note << "\n";
 }
 
+// How often the cases ran (ReplayOptions::repetition), once for the report: every case the same
+// across its runs, or how many were not (each named on its case's line) and what that means.
+void write_repeats(std::ostringstream& os, const ParityReport& r) {
+  size_t repeated = 0, differing = 0;
+  const RepeatReport* one = nullptr;
+  for (const CaseReport& c : r.cases)
+    if (c.repeats) {
+      ++repeated;
+      differing += c.repeats->identical() ? 0 : 1;
+      one = one ? one : &*c.repeats;
+    }
+  if (!one) return;
+  os << "repeats: each case " << one->runs << " times"
+     << (one->fresh_loads ? " (" + std::to_string(one->fresh_loads) + " on a fresh load)" : std::string()) << ": ";
+  if (!differing) {
+    os << "every output bit-identical across the runs\n";
+    return;
+  }
+  os << differing << " of " << repeated << " cases gave other bytes on another run (nondeterministic): "
+     << "a program that reads memory it never wrote, a race, or a backend whose numbers depend on "
+        "its state; the first run's verdict is shown, and no single run can be trusted\n";
+}
+
 // The result line (PASS, INCONCLUSIVE, OVER BUDGET or DRIFT, with the cases within the bound),
 // what an inconclusive or over-budget case means, and the hint to pass a caller bound after a
 // drift under a derived one.
 void write_result(std::ostringstream& os, const ParityReport& r) {
-  size_t passed = 0, inconclusive = 0, drifted = 0, over = 0;
+  size_t passed = 0, inconclusive = 0, drifted = 0, over = 0, nondet = 0;
   bool numbers_failed = false;  // an output outside its bound (not a shape, a budget or an edit)
   for (const CaseReport& c : r.cases) {
     for (const TensorReport& t : c.outputs) numbers_failed = numbers_failed || !t.passed;
-    passed += c.passed ? 1 : 0;
+    // Within the bound: agreed, faithful but over budget, or nondeterministic whose first run was.
+    const Status judged = c.repeats && c.status == Status::kNondeterministic ? c.repeats->first : c.status;
+    passed += c.passed || (judged != c.status && (is_agreement(judged) || judged == Status::kOverBudget)) ? 1 : 0;
     inconclusive += c.status == Status::kInconclusive ? 1 : 0;
     drifted += c.status == Status::kDrifted ? 1 : 0;
     over += c.status == Status::kOverBudget ? 1 : 0;
+    nondet += c.status == Status::kNondeterministic ? 1 : 0;
   }
-  const bool only_inconclusive = !r.passed && inconclusive > 0 && drifted == 0 && over == 0;
-  const bool only_over = !r.passed && over > 0 && drifted == 0 && inconclusive == 0;
+  const bool only_inconclusive = !r.passed && inconclusive > 0 && drifted == 0 && over == 0 && nondet == 0;
+  const bool only_over = !r.passed && over > 0 && drifted == 0 && inconclusive == 0 && nondet == 0;
   os << "result: "
-     << (r.passed ? "PASS" : only_inconclusive ? "INCONCLUSIVE" : only_over ? "OVER BUDGET" : "DRIFT")
+     << (r.passed ? "PASS" : only_inconclusive ? "INCONCLUSIVE" : only_over ? "OVER BUDGET"
+         : nondet > 0 && drifted == 0 ? "NONDETERMINISTIC" : "DRIFT")
      << " (" << passed + over << " of " << r.cases.size() << " cases within the bound";
   if (over) os << ", " << over << " of them over the budget";
   if (inconclusive) os << ", " << inconclusive << " inconclusive";
+  if (nondet) os << ", " << nondet << " nondeterministic";
   os << ")";
   if (r.cases.empty()) os << " — no golden cases ran, nothing was measured";
   os << "\n";
@@ -259,6 +292,7 @@ void write_result(std::ostringstream& os, const ParityReport& r) {
     os << "over budget: the program is faithful to its recipe (within the bound), but what the "
           "recipe costs against the float32 golden breaks the budget: choose a recipe that costs "
           "less for this model, or a budget it meets (--budget KEY=VALUE, the manifest's budget)\n";
+  write_repeats(os, r);
   if (!r.passed && numbers_failed && !r.bound.caller_supplied && !only_inconclusive && !only_over)
     os << "hint: if this bound does not fit this model, pass --atol/--rtol/--min-cosine/--min-sqnr (table: "
           "cpp/src/gate/bounds.cpp)\n";
@@ -329,6 +363,7 @@ nlohmann::json to_json(const ParityReport& r) {
     if (!costs.empty()) jc["recipe_cost"] = costs;
     if (!c.detail.empty()) jc["detail"] = c.detail;
     if (c.error) jc["error"] = to_string(c.error->kind());
+    if (c.repeats) jc["repeats"] = to_json(*c.repeats);
     cases.push_back(std::move(jc));
   }
   nlohmann::json doc = {{"bundle", r.bundle},       {"backend", r.backend}, {"recipe", r.recipe},

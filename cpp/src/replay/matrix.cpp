@@ -137,8 +137,14 @@ Cell cell_of(const CaseReport& c, size_t col, bool bounded) {
   cell.column = col;
   cell.status = c.status;
   cell.detail = c.detail;
+  cell.repeats = c.repeats;
   const auto worst = detail::keep_worst;
   for (const TensorReport& t : c.outputs) {
+    if (!cell.passing) cell.passing.emplace();
+    add_passing(*cell.passing, passing_bound(t));
+    for (const std::string& rule : t.failed_rules)
+      if (std::find(cell.failed_rules.begin(), cell.failed_rules.end(), rule) == cell.failed_rules.end())
+        cell.failed_rules.push_back(rule);
     worst(cell.max_abs_error, t.max_abs_error, true);
     // An exact (integer or bool) output's cosine and SQNR are not judged and mean nothing here.
     if (!t.exact) {
@@ -151,6 +157,8 @@ Cell cell_of(const CaseReport& c, size_t col, bool bounded) {
       worst(cell.headroom, t.headroom, false);
     }
   }
+  if (cell.failed_rules.empty() && (c.status == Status::kDrifted || c.status == Status::kXfail))
+    cell.failed_rules.push_back("other");  // a shape, an edited golden: no rule's numbers say
   for (const RecipeCost& k : c.costs) {
     worst(cell.cost_sqnr_db, k.sqnr_db, false);
     if (cell.cost_over_default.empty() && !k.over_default.empty())
@@ -412,7 +420,7 @@ std::pair<std::vector<std::filesystem::path>, std::vector<ReplayOptions>> plan_r
 
 Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& caller, size_t jobs,
                     const std::optional<Budget>& budget, const std::vector<std::string>& methods,
-                    const Isolation& isolation) {
+                    const Isolation& isolation, const Repetition& repetition) {
   const std::string remedy =
       "pass the directory the export half wrote (etproof export … --out DIR), or export the demo "
       "bundles first";
@@ -433,6 +441,8 @@ Matrix build_matrix(const std::filesystem::path& dir, const BoundOverride& calle
   options.xfail = records;
   options.xfail_file = m.xfail_file;
   options.isolation = isolation;
+  options.repetition = repetition;
+  m.repetition = repetition;
   // Every column is replayed on its own (in parallel when jobs > 1), then laid out in the
   // directory's order: the result never depends on the scheduling.
   m.methods = methods;
@@ -474,12 +484,14 @@ void append_columns(Matrix& out, Matrix& m) {
 
 Matrix build_matrix(const std::vector<std::filesystem::path>& dirs, const BoundOverride& caller,
                     size_t jobs, const std::optional<Budget>& budget,
-                    const std::vector<std::string>& methods, const Isolation& isolation) {
-  if (dirs.size() == 1) return build_matrix(dirs.front(), caller, jobs, budget, methods, isolation);
+                    const std::vector<std::string>& methods, const Isolation& isolation,
+                    const Repetition& repetition) {
+  if (dirs.size() == 1) return build_matrix(dirs.front(), caller, jobs, budget, methods, isolation, repetition);
   Matrix out;
   out.methods = methods;
+  out.repetition = repetition;
   for (const auto& dir : dirs) {
-    Matrix m = build_matrix(dir, caller, jobs, budget, methods, isolation);
+    Matrix m = build_matrix(dir, caller, jobs, budget, methods, isolation, repetition);
     append_columns(out, m);
     out.caller_bound = m.caller_bound;
     out.caller_budget = m.caller_budget;
@@ -494,7 +506,8 @@ Matrix build_matrix(const std::vector<std::filesystem::path>& dirs, const BoundO
 void add_emulated_columns(Matrix& m, const std::vector<std::filesystem::path>& dirs,
                           const std::vector<Emulation>& emulations, const std::vector<nlohmann::json>& machines,
                           const BoundOverride& caller, size_t jobs, const std::optional<Budget>& budget,
-                          const std::vector<std::string>& methods, const Isolation& isolation) {
+                          const std::vector<std::string>& methods, const Isolation& isolation,
+                          const Repetition& repetition) {
   if (machines.size() != emulations.size())
     throw Error(ErrorKind::kInvalidArgument,
                 "add_emulated_columns: " + std::to_string(emulations.size()) + " emulation(s) but " +
@@ -504,7 +517,7 @@ void add_emulated_columns(Matrix& m, const std::vector<std::filesystem::path>& d
     Isolation on = isolation;
     on.enabled = true;
     on.emulation = emulations[i];
-    Matrix e = build_matrix(dirs, caller, jobs, budget, methods, on);
+    Matrix e = build_matrix(dirs, caller, jobs, budget, methods, on, repetition);
     const std::string label = emulations[i].label();
     for (Column& c : e.columns) {
       c.machine = label;

@@ -11,7 +11,9 @@
 #include "etproof/core/backend_table.h"
 #include "etproof/runtime/registry.h"
 #include "core/common.h"
+#include "replay/case_tensors.h"
 #include "replay/greedy.h"
+#include "replay/repeat.h"
 #include "replay/report_identity.h"
 
 namespace etproof {
@@ -19,6 +21,8 @@ namespace fs = std::filesystem;
 using detail::error_line;
 using detail::join;
 using detail::join_or_none;
+using detail::CaseTensors;
+using detail::read_case;
 
 namespace {
 
@@ -185,68 +189,6 @@ TensorReport judge_output(const std::vector<TensorSpec>& outputs, const std::str
   return t;
 }
 
-bool is_floating(DType d) { return d == DType::kFloat32 || d == DType::kFloat16 || d == DType::kFloat64; }
-
-bool any_finite(const HostTensor& t) {
-  for (size_t i = 0; i < t.numel(); ++i)
-    if (std::isfinite(t.value_as_double(i))) return true;
-  return false;
-}
-
-// A golden that certifies nothing (the export half's check_goldens_certify, at replay: a bundle
-// edited or written by another tool): every floating input (there is one) entirely non-finite, or
-// a non-empty floating output whose golden has no finite value. NaN matches NaN in the gate and
-// cosine and SQNR skip non-finite values, so a program emitting only NaN would agree with it.
-void check_certifies(const std::string& label, const std::map<std::string, HostTensor>& inputs,
-                     const std::map<std::string, HostTensor>& reference) {
-  constexpr const char* kRemedy =
-      "re-export the bundle with golden inputs whose values are finite; where the model's own output on "
-      "that input is all NaN (an overflow or 0/0), fix the model or pick another input";
-  std::vector<std::string> floats;
-  bool all_non_finite = true;
-  for (const auto& [name, t] : inputs)
-    if (is_floating(t.dtype)) {
-      floats.push_back(name);
-      all_non_finite = all_non_finite && t.numel() > 0 && !any_finite(t);
-    }
-  if (!floats.empty() && all_non_finite)
-    throw Error(ErrorKind::kGoldenInvalid,
-                "golden case '" + label + "': every floating input (" + join(floats) +
-                    ") is entirely NaN or infinite, so the case certifies nothing",
-                kRemedy);
-  for (const auto& [name, t] : reference)
-    if (is_floating(t.dtype) && t.numel() > 0 && !any_finite(t))
-      throw Error(ErrorKind::kGoldenInvalid,
-                  "golden case '" + label + "': output '" + name + "' has no finite value in its golden (" +
-                      std::to_string(t.numel()) + " elements, all NaN or infinite), so any program emitting NaN "
-                      "would agree with it",
-                  kRemedy);
-}
-
-// One golden case's tensors, read from the bundle: its inputs, its golden outputs and the
-// references the plan judges against, widens by or costs the recipe with.
-struct CaseTensors {
-  std::map<std::string, HostTensor> inputs, reference;
-  std::map<std::string, std::map<std::string, HostTensor>> refs;  // reference name -> output -> tensor
-  std::vector<std::string> edited;  // allow_edited: how the goldens differ from the manifest's hashes
-};
-
-// Reads and checks the case's tensors (check_certifies). allow_edited: goldens that no longer
-// match the manifest's hashes are read, and how they differ is recorded. Throws the readers' errors.
-CaseTensors read_case(const Bundle& b, const GoldenCase& g, const std::string& label, const JudgePlan& plan,
-                      bool allow_edited) {
-  CaseTensors t;
-  const GoldenCheck check = allow_edited ? GoldenCheck::kAllowEdited : GoldenCheck::kHashes;
-  if (allow_edited) t.edited = golden_file_problems(b, g);
-  t.inputs = read_golden_inputs(b, g, check);
-  t.reference = read_golden_outputs(b, g, check);
-  check_certifies(label, t.inputs, t.reference);
-  for (const std::string& name : {plan.against, plan.widen_by, plan.cost_reference})
-    if (!name.empty() && name != "golden" && !t.refs.count(name))
-      t.refs[name] = read_golden_reference(b, g, name);
-  return t;
-}
-
 // The case refused with an error: its status, one-line detail and the error itself.
 void refuse(CaseReport& c, Status status, const std::string& detail, const Error& e) {
   c.status = status;
@@ -362,8 +304,10 @@ CaseReport step_not_run(const Manifest& m, const GoldenCase& g, const CaseReport
 
 // Runs one golden case and gates each output (step 6). allow_edited: read goldens that no longer
 // match the manifest's hashes (--allow-edited-goldens); such a case is drifted whatever it measures.
+// keep: where not null, the run's inputs and outputs are kept there for the repeats (repeat.h).
 CaseReport run_case(const Bundle& b, LoadedModel& model, const GoldenCase& g, const Bound& bound,
-                    const JudgePlan& plan, const std::optional<Budget>& budget, bool allow_edited) {
+                    const JudgePlan& plan, const std::optional<Budget>& budget, bool allow_edited,
+                    std::optional<detail::JudgedRun>* keep) {
   CaseReport c;
   c.case_id = case_label(b.manifest, g);
   c.method = g.method;
@@ -382,6 +326,7 @@ CaseReport run_case(const Bundle& b, LoadedModel& model, const GoldenCase& g, co
     refuse(c, status_of(e), error_line(e), e);
     return c;
   }
+  if (keep) *keep = detail::JudgedRun{t.inputs, actual};
   if (!b.manifest.greedy_output.empty() && g.sequence) {
     auto e = t.refs.find(plan.cost_reference);
     detail::greedy_token(c, b.manifest, *g.sequence, actual, t.reference,
@@ -625,9 +570,13 @@ ParityReport replay(const Bundle& goldens, LoadedModel& model, const ReplayOptio
   // A sequence case's steps run in order on one loaded program, the state carried between them;
   // it runs where every step's method is selected.
   const bool fresh = !goldens.manifest.mutable_buffers.empty();
+  const bool keep = options.repetition.any();
+  std::vector<detail::ReplayedRun> ran;  // for the repeats
   for (const std::vector<const GoldenCase*>& run : case_runs(goldens.manifest)) {
     if (!std::all_of(run.begin(), run.end(), [&](const GoldenCase* g) { return selected(options.methods, *g); }))
       continue;
+    detail::ReplayedRun& kept = ran.emplace_back(detail::ReplayedRun{run, r.cases.size(), {}});
+    kept.judged.resize(run.size());
     if (fresh) {
       try {
         model = LoadedModel::load(goldens, options.isolation);
@@ -637,19 +586,23 @@ ParityReport replay(const Bundle& goldens, LoadedModel& model, const ReplayOptio
       }
     }
     bool stopped = false;  // a step of this sequence did not run: the later ones cannot
-    for (const GoldenCase* g : run) {
+    for (size_t i = 0; i < run.size(); ++i) {
       if (stopped) {
         const CaseReport before = r.cases.back();
-        r.cases.push_back(step_not_run(goldens.manifest, *g, before));
+        r.cases.push_back(step_not_run(goldens.manifest, *run[i], before));
         continue;
       }
-      r.cases.push_back(run_case(goldens, model, *g, r.bound, plan, r.budget, options.allow_edited_goldens));
-      stopped = g->sequence && r.cases.back().error.has_value();
+      r.cases.push_back(run_case(goldens, model, *run[i], r.bound, plan, r.budget,
+                                 options.allow_edited_goldens, keep ? &kept.judged[i] : nullptr));
+      if (r.cases.back().error) kept.judged[i].reset();  // refused: nothing to repeat
+      stopped = run[i]->sequence && r.cases.back().error.has_value();
     }
   }
+  if (keep) detail::repeat_runs(r, goldens, model, options, ran, fresh);
   judge_top1(r, goldens.manifest);
   detail::judge_greedy(r, goldens.manifest, plan.cost_reference);
   for (CaseReport& c : r.cases) settle(c, r, undelegated, options);
+  detail::judge_repeats(r);
   finish(r);
   return r;
 }

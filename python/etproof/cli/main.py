@@ -251,9 +251,10 @@ def _library_output(a, out: Path):
 
 def _with_runtime_log(e: EtproofError, capture) -> None:
     """ExecuTorch's own runtime log lines about a failure (e.g. the operator a "0x14" load error
-    misses), kept with the library's error where its output went to the log."""
+    misses), kept with the library's error (shown under it) where its output went to the log
+    and the error has none of its own (lower.run_failed keeps those of the run that failed)."""
     logged = capture.runtime_errors() if capture is not None else []
-    if logged and e.detail is not None:
+    if logged and e.detail is not None and "log" not in e.detail:
         e.detail["log"] = logged
 
 
@@ -543,7 +544,9 @@ def _export_parser(sub) -> None:
     e.add_argument("--taps", nargs="?", const=True, type=_tap_count, metavar="N",
                    help="also write each bundle's tapped twin OUT/NAME/NAME.taps (intermediate "
                         "values as extra outputs, docs/manifest.md \"The tapped twin\"): every "
-                        "eligible node (up to 256), or N evenly spaced; float recipes only")
+                        "eligible node (up to 256), or N evenly spaced; float recipes tap the "
+                        "lowered graph, the PT2E int8 recipes their converted graph "
+                        "(etproof.export.taps_quantized)")
     e.add_argument("--taps-range", type=_tap_range, metavar="FIRST:LAST",
                    help="with --taps: choose the taps among the eligible nodes FIRST..LAST only "
                         "(the twin's taps.points[].eligible_index; etproof attribute --bisect "

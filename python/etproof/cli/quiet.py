@@ -7,7 +7,7 @@ and where sys.stdout/sys.stderr do not write to those descriptors (pytest's capt
 replacement) they are replaced by the log for the duration. Everything is put back on leaving,
 exceptions and interrupts included.
 
-Imports nothing from etproof.
+Imports etproof.errors only (which lines of ExecuTorch's log explain a failure).
 """
 
 from __future__ import annotations
@@ -15,19 +15,13 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import re
 import sys
 import time
 from pathlib import Path
 
-LOG_NAME = "export-log.txt"
+from etproof.errors import runtime_log_lines
 
-# An ExecuTorch runtime log line ("[method.cpp:822] Missing operator: [0] aten::bucketize...")
-# that reports a failure: what runtime_errors picks from the log for a failed export.
-_RUNTIME_LINE = re.compile(r"^\[[\w.]+\.(?:cpp|cc|c|h|mm?):\d+\] ")
-_FAILURE_WORDS = re.compile(r"missing|not found|error|fail|unsupported|cannot", re.IGNORECASE)
-# Startup chatter that says "fail" about nothing this export needs.
-_NOT_FAILURES = ("cpuinfo_utils.cpp",)
+LOG_NAME = "export-log.txt"
 
 # Where etproof's own lines go while library output is redirected (None: sys.stdout/sys.stderr).
 _out = None
@@ -90,8 +84,9 @@ class Capture:
         self.start = start
 
     def runtime_errors(self, limit: int = 12) -> list[str]:
-        """The ExecuTorch runtime log lines of this run that report a failure (a missing
-        operator or kernel, a delegate's error), the last ``limit`` of them, in order."""
+        """The ExecuTorch runtime log lines of this run that explain a failure (a missing
+        operator or kernel, a failed check and what it expected, a delegate's status:
+        etproof.errors.runtime_log_lines), the last ``limit`` of them, in order."""
         _flush_all()
         try:
             with open(self.path, encoding="utf-8", errors="replace") as f:
@@ -99,15 +94,7 @@ class Capture:
                 text = f.read()
         except OSError:
             return []
-        found = []
-        for line in text.splitlines():
-            # C output may run on without a newline into the next write; split at each "[x.cpp:N]"
-            for part in re.split(r"(?=\[[\w.]+\.(?:cpp|cc|c|h|mm?):\d+\] )", line):
-                part = part.strip()
-                if (_RUNTIME_LINE.match(part) and _FAILURE_WORDS.search(part)
-                        and not part.startswith(tuple(f"[{n}" for n in _NOT_FAILURES))):
-                    found.append(part[:500])
-        return found[-limit:]
+        return runtime_log_lines(text)[-limit:]
 
 
 @contextlib.contextmanager

@@ -13,9 +13,13 @@ heavy, and some are absent on a given machine).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import io
 import logging
 import os
+import sys
+import tempfile
 
 from etproof.backends import (
     kernel_libraries,
@@ -24,7 +28,8 @@ from etproof.backends import (
     needs_text,
 )
 from etproof.export.delegation import Rejections
-from etproof.errors import STAGE_REMEDY, ExportError, InvalidArgument, first_line
+from etproof.errors import (STAGE_REMEDY, ExportError, InvalidArgument, error_detail,
+                            executorch_said, first_line, name_error_codes, runtime_log_lines)
 from etproof.contract.recipes import RECIPES
 from etproof.export.quirks import quirks_for
 from etproof.export.toolchain import version
@@ -168,14 +173,17 @@ def missing_python_kernels(operators) -> list[str]:
 
 def verify_runs(program, data_path, inputs, delegates, n_outputs, say, name,
                 operators=None, method: str = "forward", more_inputs=(),
-                fresh: bool = False, entries=()) -> list | None:
+                fresh: bool = False, entries=(), input_names=()) -> list | None:
     """Runs the written program (``method`` on ``inputs``, then on each of ``more_inputs``) in
     ExecuTorch's Python runtime, where that runtime has every delegate of the program; returns
     the outputs of each run (a list of tensors per run, in that order), or None where it could
     not run here (a delegate the Python runtime lacks).
 
     program: the .pte bytes, or its path where ``data_path`` (its .ptd) is given. A program that
-    fails to run, or returns other than ``n_outputs`` outputs, is ExportError (stage "lower").
+    fails to run, or returns other than ``n_outputs`` outputs, is ExportError (stage "lower");
+    one that fails to load or run names ExecuTorch's error code and, from ExecuTorch's own log of
+    that load and run (ExecutorchLog: passed on unchanged), the lines that explain it
+    (run_failed). input_names: the inputs' names, for that error (by position where absent).
     operators: the operators the program calls outside its delegates (registry names); one the
     Python runtime has no kernel for is ExportError naming it and its kernel library, before
     anything runs (ExecuTorch itself would say only "error: 0x14", OperatorMissing).
@@ -213,7 +221,6 @@ def verify_runs(program, data_path, inputs, delegates, n_outputs, say, name,
             "part of the model), or lower to a backend whose delegate takes it; a runtime that "
             "links such a kernel can run the program exported without this check (verify=False)",
             stage="lower")
-    runs = []
 
     def load():
         loaded = (rt.load_program(program, data_path=data_path) if data_path is not None
@@ -223,25 +230,187 @@ def verify_runs(program, data_path, inputs, delegates, n_outputs, say, name,
                 loaded.load_method(other)
         return loaded
 
+    log = ExecutorchLog()
     try:
-        loaded = load()
-        for i, run_inputs in enumerate((inputs, *more_inputs)):
-            entry = entries[i] if i < len(entries) else False
-            if fresh and i and entry is not True:
-                loaded = load()
-            for other, before in (entry if isinstance(entry, tuple) else ()):
-                loaded.load_method(other).execute(list(before))
-            outs = list(loaded.load_method(method).execute(list(run_inputs)))
-            if len(outs) != n_outputs:
-                raise ExportError(f"the lowered program returned {len(outs)} outputs, the model "
-                                  f"{n_outputs}", STAGE_REMEDY["lower"], stage="lower")
-            runs.append(outs)
+        with log:
+            runs = _run_all(load, method, n_outputs, [inputs, *more_inputs], entries, fresh)
     except ExportError:
         raise
     except Exception as e:  # noqa: BLE001
-        raise ExportError(f"the lowered program does not run in ExecuTorch {version('executorch')}"
-                          f" (Python runtime): {first_line(e)}",
-                          STAGE_REMEDY["lower"], stage="lower") from e
+        raise run_failed(e, log.lines, [inputs, *more_inputs], input_names) from e
     say(f"{name}: ran {'once' if len(runs) == 1 else f'{len(runs)} times'} in ExecuTorch's "
         "Python runtime")
     return runs
+
+
+def _run_all(load, method: str, n_outputs: int, all_inputs: list, entries, fresh: bool) -> list:
+    """verify_runs' runs: ``method`` on each of ``all_inputs``, as verify_runs says."""
+    runs = []
+    loaded = load()
+    for i, run_inputs in enumerate(all_inputs):
+        entry = entries[i] if i < len(entries) else False
+        if fresh and i and entry is not True:
+            loaded = load()
+        for other, before in (entry if isinstance(entry, tuple) else ()):
+            loaded.load_method(other).execute(list(before))
+        outs = list(loaded.load_method(method).execute(list(run_inputs)))
+        if len(outs) != n_outputs:
+            raise ExportError(f"the lowered program returned {len(outs)} outputs, the model "
+                              f"{n_outputs}", STAGE_REMEDY["lower"], stage="lower")
+        runs.append(outs)
+    return runs
+
+
+def run_failed(e: Exception, logged: list[str], all_inputs: list,
+               input_names=()) -> ExportError:
+    """The ExportError (stage "lower") of a program that failed to load or run in ExecuTorch's
+    Python runtime with ``e``: ``the lowered program does not run in ExecuTorch V (Python
+    runtime): MESSAGE (CODE NAME): ExecuTorch said: LINES`` (errors.executorch_said over
+    ``logged``, runtime_log_lines of that load and run), then each input whose dim order is
+    neither contiguous nor channels-last (unusual_dim_orders), with a remedy that gives the
+    input a layout ExecuTorch takes. ``detail`` is e's (errors.error_detail) with ``log``:
+    ``logged`` whole."""
+    cause = (f"the lowered program does not run in ExecuTorch {version('executorch')} (Python "
+             f"runtime): {name_error_codes(first_line(e))}")
+    said = executorch_said(logged)
+    if said:
+        cause += f": {said}"
+    odd = unusual_dim_orders(all_inputs, input_names)
+    remedy = STAGE_REMEDY["lower"]
+    if odd:
+        cause += "; " + "; ".join(text for _, text in odd)
+        names = ", ".join(n for n, _ in odd)
+        one = odd[0][0] if input_names else "x"
+        remedy = (f"give {names} in contiguous memory format in example_inputs and "
+                  f"golden_inputs ({one}.to(memory_format=torch.contiguous_format)")
+        if all(" has dim order 0,2," in text for _, text in odd):  # 4-D/5-D, channels-last-like
+            remedy += (f": {one}.contiguous() keeps these strides), or channels-last only with "
+                       "C > 1: a channels-last tensor with C=1 has no single dim order, and "
+                       "ExecuTorch reads it as one its kernels and delegates refuse")
+        else:
+            remedy += f" or {one}.contiguous())"
+    detail = error_detail(e)
+    if logged:
+        detail["log"] = list(logged)
+    return ExportError(cause, remedy, stage="lower", detail=detail)
+
+
+def unusual_dim_orders(all_inputs: list, input_names=()) -> list[tuple[str, str]]:
+    """``(NAME, TEXT)`` for each input tensor of ``all_inputs`` (one list of inputs per run;
+    each position once) whose strides give a dim order that is neither the default (0,1,2,...)
+    nor channels-last (0,2,3,1 for 4 dimensions, 0,2,3,4,1 for 5): ExecuTorch orders the
+    dimensions by stride, largest first, ties in index order (its Python runtime gives a
+    channels-last 1x1x8x8 tensor, strides (64, 1, 8, 1), dim order 0,2,1,3). TEXT: ``input x
+    (1x1x8x8, strides (64, 1, 8, 1)) has dim order 0,2,1,3, neither contiguous (0,1,2,3) nor
+    channels-last (0,2,3,1)``. NAME: the input's name, else ``input N``."""
+    found: dict[int, tuple[str, str]] = {}
+    for run_inputs in all_inputs:
+        for i, t in enumerate(run_inputs):
+            strides = getattr(t, "stride", None)
+            if i in found or not callable(strides) or getattr(t, "dim", lambda: 0)() < 2:
+                continue
+            n = t.dim()
+            order = sorted(range(n), key=lambda d: -t.stride(d))
+            default = list(range(n))
+            last = [0, *range(2, n), 1] if n in (4, 5) else None
+            if order in (default, last):
+                continue
+            name = input_names[i] if i < len(input_names) else f"input {i}"
+            said = f"input {name}" if i < len(input_names) else name
+            plain = f"contiguous ({','.join(map(str, default))})"
+            what = (f"neither {plain} nor channels-last ({','.join(map(str, last))})" if last
+                    else f"not {plain}")
+            found[i] = (name, f"{said} ({'x'.join(map(str, t.shape))}, strides "
+                              f"{tuple(t.stride())}) has dim order {','.join(map(str, order))}, "
+                              f"{what}")
+    return [found[i] for i in sorted(found)]
+
+
+def _flush_streams() -> None:
+    """Python's and C's buffered output written out, before file descriptor 2 changes."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL(None).fflush(None)
+
+
+class _Tee(io.TextIOBase):
+    """A text stream writing to ``stream`` and keeping a copy of what it wrote."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self.kept = io.StringIO()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, s: str) -> int:
+        self.kept.write(s)
+        if self._stream is not None:
+            self._stream.write(s)
+        return len(s)
+
+    def flush(self) -> None:
+        if self._stream is not None:
+            self._stream.flush()
+
+
+class ExecutorchLog:
+    """While inside: what is written to Python's sys.stderr (where ExecuTorch 1.5.1's Python
+    runtime logs: measured) is kept as it goes on to that stream, and file descriptor 2 (where
+    C++ code logs directly) writes to a temporary file, put back on leaving and what was written
+    there written on to it: the terminal or OUT/export-log.txt get it all. ``lines``: ExecuTorch's
+    log lines of both that explain a failure (errors.runtime_log_lines), once each. Where fd 2
+    cannot be redirected, sys.stderr alone is read. Not reentrant; one thread."""
+
+    def __init__(self):
+        self.lines: list[str] = []
+        self._saved: int | None = None
+        self._tmp = None
+        self._tee: _Tee | None = None
+        self._stderr = None
+
+    def __enter__(self) -> "ExecutorchLog":
+        _flush_streams()
+        try:
+            self._tmp = tempfile.TemporaryFile()
+            self._saved = os.dup(2)
+            os.dup2(self._tmp.fileno(), 2)
+        except OSError:
+            self._close()
+        self._stderr = sys.stderr
+        self._tee = sys.stderr = _Tee(self._stderr)
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        _flush_streams()
+        if sys.stderr is self._tee:
+            sys.stderr = self._stderr
+        text = self._tee.kept.getvalue() if self._tee is not None else ""
+        data = b""
+        try:
+            if self._saved is not None:
+                os.dup2(self._saved, 2)
+                self._tmp.seek(0)
+                data = self._tmp.read()
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(2, view):]
+        except OSError:
+            pass
+        finally:
+            self._close()
+        self.lines = runtime_log_lines(text + "\n" + data.decode("utf-8", errors="replace"))
+        return False
+
+    def _close(self) -> None:
+        if self._saved is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._saved)
+            self._saved = None
+        if self._tmp is not None:
+            self._tmp.close()
+            self._tmp = None

@@ -384,7 +384,8 @@ def _verify(run: _Run) -> None:
                                run.say, run.who(m), operators=run.operators, method=m.name,
                                more_inputs=[c.inputs for c in m.args.cases[1:]]
                                if measure else (), fresh=bool(run.mutable_buffers),
-                               entries=[c.entry for c in m.args.cases])
+                               entries=[c.entry for c in m.args.cases],
+                               input_names=m.input_names)
             if measure:
                 at_export.append(program_vs_emulation(
                     runs, m.refs, recipe, [c.id for c in m.args.cases], m.output_names,

@@ -33,7 +33,9 @@ def result_for_error(backend: str, recipe: str, e: EtproofError,
     model: the model key (NAME in NAME-BACKEND-RECIPE), where known; an xfail record's export
     half matches entries by it (docs/xfail.md). Absent when the model was never loaded.
     "reason" is one line (the matrix shows it); "error" keeps the whole error of the library that
-    failed (errors.error_detail: type, message, operators, where, node), where one did.
+    failed (errors.error_detail: type, message, operators, where, node), where one did, with the
+    fields schema/export-report.schema.json defines: ExecuTorch's log lines kept with the error
+    (``log``) are not among them; the cause carries those that explain it (lower.run_failed).
     """
     # Refused: a usage error or missing prerequisite (InvalidArgument), or a quantized recipe
     # that quantizes nothing here (NothingToQuantize); anything else is a failure.
@@ -42,7 +44,7 @@ def result_for_error(backend: str, recipe: str, e: EtproofError,
     r = {"backend": backend, "recipe": recipe, "status": status,
          "stage": e.stage or "export", "reason": str(e)}
     if e.detail:
-        r["error"] = e.detail
+        r["error"] = {k: v for k, v in e.detail.items() if k != "log"}
     if model:
         r["model"] = model
     return r

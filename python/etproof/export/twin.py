@@ -161,7 +161,8 @@ def write_twin(twin: TwinWork, shipped_doc: dict, tmp: Path, name: str, backend:
             runs = verify_runs(pte if data_path else program_bytes, data_path,
                                twin.cases[0].inputs, delegates, n_model + n_taps, say, tname,
                                operators=operators,
-                               more_inputs=[c.inputs for c in twin.cases[1:]] if measure else ())
+                               more_inputs=[c.inputs for c in twin.cases[1:]] if measure else (),
+                               input_names=m.input_names)
             record = (program_vs_emulation(runs, twin.refs, recipe, [c.id for c in twin.cases],
                                            twin.output_names, twin.out_specs, this_machine())
                       if measure else None)

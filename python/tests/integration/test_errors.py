@@ -175,3 +175,62 @@ def test_a_program_that_does_not_load_names_the_operator_not_a_code(tmp_path, ca
     assert "aten::bucketize.Tensor_out" in err
     assert "0x14" not in entry["reason"] and "0x:14" not in entry["reason"]
     assert "fp32 recipe" not in entry["reason"]
+
+
+# ---- causes kept whole (issue 35) ---------------------------------------------------------------
+
+def _channels_last_c1_spec(tmp_path) -> str:
+    """The user's model: Conv2d(1, 4, 3) whose example input is channels-last with C=1."""
+    f = tmp_path / "cl_model.py"
+    f.write_text(
+        "import torch\n"
+        "def make_model():\n"
+        "    torch.manual_seed(0)\n"
+        "    x = torch.randn(1, 1, 8, 8).to(memory_format=torch.channels_last)\n"
+        "    return {'model': torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3)).eval(),\n"
+        "            'example_inputs': (x,), 'input_names': ['x'], 'output_names': ['y'],\n"
+        "            'golden_inputs': [('seed0', 'synthetic', 'torch.randn, seed 0', (x,))],\n"
+        "            'name': 'clconv'}\n")
+    return f"{f}:make_model"
+
+
+def test_a_run_failure_at_export_names_executorchs_cause(tmp_path, capsys):
+    """The export-stage run of a channels-last C=1 input fails on portable (0x12) and XNNPACK
+    (0x1): the cause in export-report.json (and on the terminal) carries what ExecuTorch logged
+    (the dim order, the kernel that failed, XNNPACK's status) and names the input's dim order;
+    the remedy names the layout to give, not a version."""
+    out = tmp_path / "out"
+    assert main(["export", _channels_last_c1_spec(tmp_path), "--backend", "portable,xnnpack",
+                 "--recipe", "fp32", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    entries = {e["backend"]: e for e in
+               json.loads((out / "export-report.json").read_text())["results"]}
+    odd = ("input x (1x1x8x8, strides (64, 1, 8, 1)) has dim order 0,2,1,3, neither contiguous "
+           "(0,1,2,3) nor channels-last (0,2,3,1)")
+    portable, xnnpack = entries["portable"]["reason"], entries["xnnpack"]["reason"]
+    assert ("failed with error 0x12 (InvalidArgument): ExecuTorch said: Expected tensor to have "
+            "default or channels last dim order, but got dim_order 0,2,1,3; ") in portable, portable
+    assert "operator aten::convolution.out: 0x12" in portable
+    assert "failed with error 0x1 (Internal): ExecuTorch said: " in xnnpack, xnnpack
+    assert "xnn_status_invalid_parameter" in xnnpack
+    for reason in (portable, xnnpack):
+        assert odd in reason and "cpuinfo" not in reason and "type id" not in reason
+        remedy = reason.split("(remedy: ", 1)[1]
+        assert "x.to(memory_format=torch.contiguous_format)" in remedy and "C > 1" in remedy
+        assert "version" not in remedy and "ExecuTorch 1." not in remedy, remedy
+        assert reason in err  # the terminal line says the same
+    log = (out / "export-log.txt").read_text()  # still all in the log, in order
+    assert "dim_order(3): 3" in log and "xnn_status_invalid_parameter" in log
+
+
+def test_one_pair_that_fails_to_run_writes_its_report(tmp_path, capsys):
+    """One pair: the report is written with the same cause (the log lines the error keeps are
+    shown under it on the terminal, and are no field of the report's schema)."""
+    out = tmp_path / "out"
+    assert main(["export", _channels_last_c1_spec(tmp_path), "--backend", "portable",
+                 "--recipe", "fp32", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    (entry,) = json.loads((out / "export-report.json").read_text())["results"]
+    assert "but got dim_order 0,2,1,3" in entry["reason"] and "log" not in entry["error"]
+    assert "ExecuTorch's log about it:" in err
+    assert "[tensor_util_portable.cpp:64] Expected tensor to have default or channels last" in err

@@ -49,11 +49,15 @@ enum class Status {
                        // (Manifest::target, etproof/targets.h: an OpenVINO CPU blob of another
                        // ISA class or OpenVINO version); both sides are named. Like not-linked,
                        // it fails a run only where the column is required
+  kNondeterministic,   // ran more than once (ReplayOptions::repeat, fresh_loads) and its outputs were
+                       // not bit-identical across the runs (or a later run failed where the first
+                       // ran): how many distinct outputs were seen, the largest difference and the
+                       // first run's own verdict are named. Fails a run; no xfail record covers it
 };
 
 // Stable lower-case spelling: "agreed", "agreed-undelegated", "drifted", "over-budget", "export-refused",
 // "export-failed", "not-linked", "unavailable", "load-failed", "run-failed", "bundle-invalid",
-// "no-bound", "xfail", "xpass", "crashed", "inconclusive", "not-runnable-here".
+// "no-bound", "xfail", "xpass", "crashed", "inconclusive", "not-runnable-here", "nondeterministic".
 std::string_view to_string(Status s);
 // "3 agreed, 1 drifted": each status with its count, in the enum's order, comma-separated.
 std::string count_text(const std::map<Status, size_t>& count);
@@ -61,10 +65,10 @@ std::string count_text(const std::map<Status, size_t>& count);
 std::optional<Status> status_from_string(std::string_view s);
 
 // Whether a cell or not-run column with this status fails a run (matrix exit 1). Fails: drifted,
-// over-budget, xpass, and every column that was found but could not be judged — bundle-invalid, load-failed,
-// run-failed, export-failed, no-bound, crashed, inconclusive (failures of the claim). Does not fail: agreed,
-// agreed-undelegated, xfail, and the absent capabilities — not-linked, unavailable,
-// export-refused (listed with their reasons).
+// over-budget, nondeterministic, xpass, and every column that was found but could not be judged —
+// bundle-invalid, load-failed, run-failed, export-failed, no-bound, crashed, inconclusive (failures
+// of the claim). Does not fail: agreed, agreed-undelegated, xfail, and the absent capabilities —
+// not-linked, unavailable, export-refused (listed with their reasons).
 bool fails_run(Status s);
 
 // Whether the case ran and was gated against a bound: agreed, agreed-undelegated, drifted,

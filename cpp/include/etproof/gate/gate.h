@@ -281,6 +281,10 @@ struct TensorReport {
   std::string output;
   bool passed = false;
   std::string failure;                 // empty when passed; else the rule that failed
+  // The names of the rules that failed, in the rules' order (rules.h: "non-finite", "constant",
+  // "allclose", "cosine", "sqnr", "sign-flip", "median-error"; "slice" for the slice rules; "exact"
+  // for an integer output): what `etproof rejudge` needs to re-judge recorded evidence.
+  std::vector<std::string> failed_rules;
   size_t numel = 0;
   std::vector<int64_t> worst_index;    // multi-index of the element with the largest bound ratio
   double worst_actual = 0;
@@ -378,7 +382,37 @@ std::string describe_bound(const Bound& b);
 // them), with `slices` [{index, passed, failure, cosine, sqnr_db, max_abs_error, worst_ratio,
 // min_cosine, min_sqnr_db, cosine_skipped, sqnr_skipped}], `worst_slice` (a slice index or null),
 // `slice_axis` (null: not sliced), `first_mismatch` and `worst_sign_flip` (null when none), and
-// `thresholds` and `measured` ({NAME: number}) only where a rule with its own threshold applied.
+// `thresholds` and `measured` ({NAME: number}) only where a rule with its own threshold applied,
+// and `passing_bound` (to_json(passing_bound(t)), below).
 [[nodiscard]] nlohmann::json to_json(const TensorReport& t);
+
+// The minimum passing bound of one output (what Polygraphy prints as the smallest tolerance that
+// would have passed): for each rule alone, the loosest threshold under which this output, as
+// measured, passes it — so a reader can tell a bug from a bound that does not fit.
+//   atol: with rtol 0, the smallest absolute tolerance for the elementwise rule, max |a − r|; raised,
+//     where an element changed sign above the noise level, to noise_margin × that element's |r|
+//     (the sign-flip rule's level η = atol / noise_margin must reach it). atol_of_range: atol / max|ref|.
+//   min_cosine, min_sqnr_db: the lowest cosine and SQNR measured, the whole tensor's and every judged
+//     slice's; nullopt where the rule does not apply (an exact output, a zero reference).
+//   thresholds: each rule with a threshold of its own that applied (TensorReport::measured): the
+//     value it measured, which is the threshold it would pass at.
+// Every rule is taken alone: a bound built from all of them passes this output.
+struct PassingBound {
+  double atol = 0;
+  double atol_of_range = 0;  // +inf where max|ref| is 0 and the error is not
+  std::optional<double> min_cosine;
+  std::optional<double> min_sqnr_db;
+  std::map<std::string, double> thresholds;
+};
+[[nodiscard]] PassingBound passing_bound(const TensorReport& t);
+// The passing bound of several outputs or cases together: the largest atol and atol_of_range, the
+// lowest cosine and SQNR (where either applies), and each rule threshold at its worst (the largest
+// for a "≤" threshold, the lowest for a "≥" one: RuleThreshold::relation).
+void add_passing(PassingBound& into, const PassingBound& p);
+// {"atol", "atol_of_range", "min_cosine", "min_sqnr_db" (null where the rule does not apply;
+// non-finite numbers as json_number writes them), "thresholds" ({NAME: number}, only where any applied)}.
+[[nodiscard]] nlohmann::json to_json(const PassingBound& p);
+// "atol 5.4e-07 (7.9e-08 of the range), cosine 1-5.1e-15, SQNR 139.7 dB" (what applies).
+[[nodiscard]] std::string passing_bound_text(const PassingBound& p);
 
 }  // namespace etproof

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "etproof/replay/bench.h"
+#include "etproof/replay/replay.h"
 #include "etproof/gate/gate.h"
 #include "etproof/runtime/isolation.h"
 #include "etproof/core/status.h"
@@ -74,6 +75,11 @@ struct Cell {
   // breaks (RecipeCost::over_default): flagged in the grid and the verdict line, not a failure.
   std::optional<double> cost_sqnr_db;
   std::string cost_over_default;
+  std::optional<RepeatReport> repeats;  // CaseReport::repeats: the runs after the judged one
+  std::optional<PassingBound> passing;  // its outputs' minimum passing bound together (gate.h)
+  // The gate rules its outputs failed (TensorReport::failed_rules, each once, in order), and
+  // "other" for a failure no rule names (an output of another shape, an edited golden).
+  std::vector<std::string> failed_rules;
 };
 
 struct NotRun {
@@ -133,6 +139,8 @@ struct Matrix {
   // and one listing none of them is in `left_out`, not in the columns.
   std::vector<std::string> methods;
   std::vector<LeftOut> left_out;
+  // How often each case ran (build_matrix's `repetition`): the renderers say it once.
+  Repetition repetition;
   // Filled only by attach_attributions (matrix --html); rendered by to_html in each model's section.
   std::vector<AttributionFigure> attributions;
   // The caller's coverage requirements (matrix --require COLUMN…, --require-all; coverage()): each
@@ -246,7 +254,7 @@ inline constexpr size_t kTextWidth = 120;
                                   size_t jobs = 1,
                                   const std::optional<Budget>& budget = std::nullopt,
                                   const std::vector<std::string>& methods = {},
-                                  const Isolation& isolation = {});
+                                  const Isolation& isolation = {}, const Repetition& repetition = {});
 
 // Several directories: each is built as above (its own export-report.json and xfail.json apply
 // to its own columns only) and the results are concatenated, columns in directory order.
@@ -254,7 +262,7 @@ inline constexpr size_t kTextWidth = 120;
                                   const BoundOverride& caller = {}, size_t jobs = 1,
                                   const std::optional<Budget>& budget = std::nullopt,
                                   const std::vector<std::string>& methods = {},
-                                  const Isolation& isolation = {});
+                                  const Isolation& isolation = {}, const Repetition& repetition = {});
 
 // `matrix --emulate` (etproof/emulation.h): the same directories replayed again on each emulated
 // machine — every column through the worker cross-built for it, under its emulator — appended to
@@ -268,7 +276,8 @@ void add_emulated_columns(Matrix& m, const std::vector<std::filesystem::path>& d
                           const std::vector<Emulation>& emulations, const std::vector<nlohmann::json>& machines,
                           const BoundOverride& caller = {}, size_t jobs = 1,
                           const std::optional<Budget>& budget = std::nullopt,
-                          const std::vector<std::string>& methods = {}, const Isolation& isolation = {});
+                          const std::vector<std::string>& methods = {}, const Isolation& isolation = {},
+                          const Repetition& repetition = {});
 
 // `matrix --bench`: benchmarks (etproof/bench.h) every column whose program ran here — not the
 // emulated ones (QEMU's speed says nothing of a device's) — (some cell

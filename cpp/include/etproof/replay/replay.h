@@ -36,6 +36,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "etproof/runtime/bundle.h"
 #include "etproof/core/error.h"
 #include "etproof/gate/gate.h"
@@ -44,6 +46,18 @@
 #include "etproof/core/xfail.h"
 
 namespace etproof {
+
+// Runs that must repeat (`--repeat N`, `--fresh-loads K`): each case that ran runs `repeat` times in
+// all on the loaded program and once more on each of `fresh_loads` programs loaded afresh (a
+// program that writes state: every run on a fresh load, its state initial). The first run is the
+// one judged; every later run's outputs are compared with it byte for byte, and a case whose
+// outputs differ (or whose later run fails) is nondeterministic (CaseReport::repeats). repeat 1
+// and fresh_loads 0: each case once (`parity`'s default; `matrix` runs each twice).
+struct Repetition {
+  size_t repeat = 1;
+  size_t fresh_loads = 0;
+  [[nodiscard]] bool any() const { return repeat > 1 || fresh_loads > 0; }
+};
 
 struct ReplayOptions {
   // The bound. Neither set: derived from the manifest's recipe and precision (derive_bound).
@@ -74,7 +88,29 @@ struct ReplayOptions {
   // ExecuTorch becomes a `crashed` bundle or case (Error{kCrashed}) instead of ending the caller.
   // Default: in this process.
   Isolation isolation;
+  // Runs that must repeat (Repetition): the default runs each case once.
+  Repetition repetition;
 };
+
+// What the runs after the judged one saw (Repetition), for a case that ran.
+struct RepeatReport {
+  size_t runs = 1;         // runs in all, the judged one included
+  size_t fresh_loads = 0;  // of them, on a program loaded afresh
+  size_t distinct = 1;     // distinct outputs seen, every output of the case together, byte for byte
+  std::string output;      // the first output that differed from the judged run's ("": none)
+  // The largest |a - b| over every element of every output between the judged run and any other
+  // (the output's own unit); infinity where a value was NaN on one side only or a shape differed.
+  double max_abs_difference = 0;
+  std::string failed;      // a later run that failed where the judged one ran: which, and its error
+  Status first = Status::kAgreed;  // the judged run's own status, before nondeterministic replaced it
+  [[nodiscard]] bool identical() const { return distinct == 1 && failed.empty(); }
+};
+// "3 runs (1 on a fresh load): 2 distinct outputs, largest difference 4.77e-07 (y)", or
+// "3 runs (1 on a fresh load): bit-identical"; a failed later run is named after.
+[[nodiscard]] std::string repeat_text(const RepeatReport& p);
+// {"runs", "fresh_loads", "distinct", "identical", "max_abs_difference" (null when infinite),
+// "output" and "failed" where set}.
+[[nodiscard]] nlohmann::json to_json(const RepeatReport& p);
 
 struct CaseReport {
   std::string case_id;               // case_label(): "encode/one" with several methods, else "one"
@@ -100,6 +136,8 @@ struct CaseReport {
     std::optional<int64_t> emulation;
   };
   std::optional<GreedyToken> greedy;
+  // The runs beyond the judged one, where ReplayOptions asked for any and the case ran.
+  std::optional<RepeatReport> repeats;
 };
 
 // Per sequence case, where the manifest names greedy.output (Manifest::greedy_output): the tokens
