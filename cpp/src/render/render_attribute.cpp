@@ -5,6 +5,7 @@
 
 #include "etproof/render/attribute.h"
 #include "etproof/render/formats.h"
+#include "etproof/replay/matrix.h"
 #include "etproof/replay/attribute.h"
 #include "core/common.h"
 
@@ -103,7 +104,7 @@ std::string to_text(const Attribution& a) {
       os << "earliest drift's source: " << l.point.source->file << ":" << l.point.source->line << ": "
          << l.point.source->code << "\n";
   }
-  os << "summary: " << a.summary << "\n";
+  os << fit_text("summary: " + a.summary + "\n");
   return os.str();
 }
 

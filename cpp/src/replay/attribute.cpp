@@ -254,6 +254,9 @@ void find_drift_only(Attribution& a) {
     // judged: it is no drift, and the earliest drift is looked for after it.
     if (!a.earliest_drift && !a.layers[i].report.passed && a.layers[i].report.inconclusive.empty())
       a.earliest_drift = i;
+    // The first tap's fall is from float32's resolution: the precision's entry, not a growth —
+    // where later taps exist, the largest growth is among them.
+    if (i == 0 && a.layers.size() > 1) continue;
     if (!a.largest_growth || a.layers[i].step_db > a.layers[*a.largest_growth].step_db) a.largest_growth = i;
   }
   if (!a.earliest_drift) {
@@ -279,7 +282,11 @@ void find_drift_only(Attribution& a) {
   const LayerRow& last = a.layers.back();
   double worst_step = -std::numeric_limits<double>::infinity();
   for (size_t i = 1; i < a.layers.size(); ++i) worst_step = std::max(worst_step, a.layers[i].step_db);
-  a.summary = "no single culprit: the error grows over depth (SQNR " + detail::sqnr_text(a.layers.front().report.sqnr_db) +
+  // SQNR higher at the last tap than at the first: the error did not grow, it was there from the start.
+  const bool grew = !(last.report.sqnr_db >= a.layers.front().report.sqnr_db);
+  a.summary = std::string("no single culprit: ") +
+              (grew ? "the error grows over depth" : "the error is there from the first tap and does not grow") +
+              " (SQNR " + detail::sqnr_text(a.layers.front().report.sqnr_db) +
               " dB at the first tap, " + detail::sqnr_text(last.report.sqnr_db) + " dB at the last; no step after the first falls " +
               detail::sqnr_text(kCulpritDropDb) + " dB or more" +
               (a.layers.size() > 1 ? ", the largest " + detail::sqnr_text(worst_step) + " dB" : std::string()) +

@@ -1,5 +1,6 @@
 // etproof/inspect.cpp — what a bundle holds, as text and JSON (etproof/inspect.h).
 #include "etproof/replay/inspect.h"
+#include "etproof/replay/matrix.h"
 
 #include <iomanip>
 #include <limits>
@@ -316,7 +317,7 @@ std::string to_text(const Inspection& i) {
   // The bound each case's float outputs are judged by, as parity applies it.
   for (const Inspection::Applied& a : i.applied) applied_text(os, a);
   if (!i.applied_note.empty()) os << "          applied bounds not read: " << i.applied_note << "\n";
-  return os.str();
+  return fit_text(os.str());
 }
 
 }  // namespace etproof

@@ -58,9 +58,23 @@ TEST(AttributeRules, AGradualCurveHasNoSingleCulprit) {
   ASSERT_TRUE(a.earliest_drift);
   EXPECT_EQ(*a.earliest_drift, 4u);
   EXPECT_FALSE(a.culprit);
-  EXPECT_EQ(*a.largest_growth, 0u);  // from float32's resolution to bfloat16's: the first layer
-  EXPECT_NE(a.summary.find("no single culprit"), std::string::npos) << a.summary;
+  // Among the taps after the first (whose fall from float32's resolution to bfloat16's is the
+  // precision's entry, not a growth): every step is 3 dB, the first of them named.
+  EXPECT_EQ(*a.largest_growth, 1u);
+  EXPECT_NE(a.summary.find("no single culprit: the error grows over depth"), std::string::npos) << a.summary;
   EXPECT_NE(a.summary.find("first crosses the bound at tap.4"), std::string::npos) << a.summary;
+}
+
+TEST(AttributeRules, AnErrorThatDoesNotGrowIsNotSaidToGrow) {
+  // A dip under the bound at tap 2 (a 7 dB step: no culprit), the SQNR back above the first tap's
+  // at the last.
+  Attribution a = curve({{50, true}, {45, true}, {38, false}, {52, false}}, false);
+  find_drift(a);
+  ASSERT_TRUE(a.earliest_drift);
+  EXPECT_EQ(*a.earliest_drift, 2u);
+  EXPECT_FALSE(a.culprit);
+  EXPECT_NE(a.summary.find("does not grow"), std::string::npos) << a.summary;
+  EXPECT_EQ(a.summary.find("grows over depth"), std::string::npos) << a.summary;
 }
 
 TEST(AttributeRules, TheCulpritThresholdIsAFallOfTwentyDecibels) {
