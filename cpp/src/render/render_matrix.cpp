@@ -226,6 +226,7 @@ void write_grouped_failures(std::ostringstream& os, const Matrix& m) {
       os << "  " << model_label(col.model) << " " << c.case_id << " × "
          << label_in_model(m, c.column) << ": " << to_string(c.status) << ": " << c.detail << "\n";
     }
+  if (any) os << failed_rules_legend(m);
 }
 
 // Each xfail record with its outcome, then the xfail cells of the columns it names.
@@ -333,6 +334,7 @@ void write_failures(std::ostringstream& os, const Matrix& m) {
       os << "  " << c.case_id << " × " << label_in_model(m, c.column) << ": "
          << to_string(c.status) << ": " << c.detail << "\n";
     }
+  if (any) os << failed_rules_legend(m);
 }
 
 // Each xfail record with its outcome and reason; for a runtime record, the numbers of each xfail

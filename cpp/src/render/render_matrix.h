@@ -131,6 +131,15 @@ inline std::string counts_text(const std::map<Status, size_t>& counts) {
   return out;
 }
 
+// The explanation of each gate rule a cell failed, once for the report (gate.h: rules_legend).
+inline std::string failed_rules_legend(const Matrix& m) {
+  std::vector<std::string> rules;
+  for (const Cell& c : m.cells)
+    for (const std::string& r : c.failed_rules)
+      if (std::find(rules.begin(), rules.end(), r) == rules.end()) rules.push_back(r);
+  return rules_legend(rules);
+}
+
 // Cells only (the verdict counts columns: coverage_text): "N cells measured: …; U cells not
 // measured (…); X xfail record(s) (…)".
 inline std::string summary(const Matrix& m) {

@@ -200,7 +200,10 @@ void write_case(std::ostringstream& os, const ParityReport& r, const CaseReport&
   // recipe's cost over the budget): say why.
   const bool outputs_pass =
       std::all_of(c.outputs.begin(), c.outputs.end(), [](const TensorReport& t) { return t.passed; });
-  if ((c.status == Status::kDrifted || c.status == Status::kOverBudget) && outputs_pass && !c.detail.empty())
+  // An edited golden (--allow-edited-goldens) says so whatever its numbers against that golden.
+  const bool edited = c.detail.starts_with("golden edited since export");
+  if ((c.status == Status::kDrifted || c.status == Status::kOverBudget) && (outputs_pass || edited) &&
+      !c.detail.empty())
     os << "  why: " << c.detail << "\n";
   for (const TensorReport& t : c.outputs) write_output(os, r, t);
   for (const RecipeCost& k : c.costs) write_recipe_cost(os, k);
@@ -302,7 +305,14 @@ void write_result(std::ostringstream& os, const ParityReport& r) {
 std::string to_text(const ParityReport& r) {
   std::ostringstream os;
   write_head(os, r);
-  for (const CaseReport& c : r.cases) write_case(os, r, c);
+  std::vector<std::string> rules;  // each failed rule's explanation once, after the cases
+  for (const CaseReport& c : r.cases) {
+    write_case(os, r, c);
+    for (const TensorReport& t : c.outputs)
+      for (const std::string& rule : t.failed_rules)
+        if (std::find(rules.begin(), rules.end(), rule) == rules.end()) rules.push_back(rule);
+  }
+  os << rules_legend(rules);
   write_budget(os, r);
   write_result(os, r);
   return fit_text(os.str());

@@ -265,7 +265,7 @@ void conclude(CaseReport& c, std::vector<std::string>& failures, const std::vect
               const std::vector<std::string>& edited) {
   if (!edited.empty())  // measured against goldens that are not the export's: never a pass
     failures.insert(failures.begin(), "golden edited since export (" + join(edited, "; ") +
-                                          "): its numbers are shown, never certified");
+                                          "): its numbers against the edited golden are shown, never certified");
   const bool faithful = !c.outputs.empty() && failures.empty();
   c.passed = faithful && over.empty();
   c.status = c.passed ? Status::kAgreed : faithful ? Status::kOverBudget : Status::kDrifted;
@@ -332,9 +332,16 @@ CaseReport run_case(const Bundle& b, LoadedModel& model, const GoldenCase& g, co
     detail::greedy_token(c, b.manifest, *g.sequence, actual, t.reference,
                          plan.cost_reference.empty() || e == t.refs.end() ? nullptr : &e->second);
   }
+  // An edited golden (allow_edited): its numbers are measured against the edited golden itself —
+  // what the user edited it to see — not against references the edit did not touch.
+  JudgePlan case_plan = plan;
+  if (!t.edited.empty()) {
+    case_plan.against = "golden";
+    case_plan.widen_by.clear();
+  }
   std::vector<std::string> failures, over;
   try {
-    judge_outputs(c, b, g, actual, t, bound, plan, budget, failures, over);
+    judge_outputs(c, b, g, actual, t, bound, case_plan, budget, failures, over);
   } catch (const Error& e) {
     c.outputs.clear();
     c.costs.clear();

@@ -337,6 +337,22 @@ TEST(Bundle, AnEditedGoldenIsRefusedOrShownAsDriftNeverAgreed) {
   EXPECT_TRUE(shown.cases.at(0).outputs.at(0).passed) << "within the bound: drifted only for the edit";
   EXPECT_TRUE(contains(shown.cases.at(0).detail, "golden edited since export")) << shown.cases.at(0).detail;
   EXPECT_EQ(shown.cases.at(1).status, Status::kAgreed) << shown.cases.at(1).detail;
+  // The numbers are against the edited golden itself, as the remedy promises; the untouched case
+  // keeps its plan (float64 truth on this fp32 column).
+  EXPECT_EQ(shown.cases.at(0).outputs.at(0).against, "golden");
+  EXPECT_EQ(shown.cases.at(1).outputs.at(0).against, "float64");
+
+  // An edit the bound sees: every value of case 0's golden +1 — the program is 1 from it, a FAIL
+  // against the edited golden (against truth it would still read pass).
+  for (size_t i = 0; i < y.numel(); ++i) v[i] += 1.0f;
+  write_npy(file, y);
+  const ParityReport moved = replay(dir, o);
+  ASSERT_FALSE(moved.cases.at(0).outputs.empty());
+  const TensorReport& out0 = moved.cases.at(0).outputs.at(0);
+  EXPECT_EQ(out0.against, "golden");
+  EXPECT_FALSE(out0.passed) << "measured against the edited golden";
+  EXPECT_NEAR(out0.max_abs_error, 1.0, 1e-3);
+  EXPECT_EQ(moved.cases.at(0).status, Status::kDrifted);
 
   // Through the CLI: exit 2 (bundle-invalid) without the flag; with it exit 1 (drift), no evidence.
   const auto plain = testing::run_etproof("parity --no-ledger " + testing::quote(dir.string()));

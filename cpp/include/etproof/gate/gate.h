@@ -386,6 +386,13 @@ std::string describe_bound(const Bound& b);
 // and `passing_bound` (to_json(passing_bound(t)), below).
 [[nodiscard]] nlohmann::json to_json(const TensorReport& t);
 
+// What a rule catches, in one line, by its name (TensorReport::failed_rules): a report prints it
+// once, in its legend, not on every failing output; "" for a name it does not know.
+[[nodiscard]] std::string_view rule_explanation(std::string_view rule);
+// "rules that failed:\n  NAME: EXPLANATION\n…" for each of `rules` (in order, each once as given);
+// "" when none has an explanation.
+[[nodiscard]] std::string rules_legend(const std::vector<std::string>& rules);
+
 // The minimum passing bound of one output (what Polygraphy prints as the smallest tolerance that
 // would have passed): for each rule alone, the loosest threshold under which this output, as
 // measured, passes it — so a reader can tell a bug from a bound that does not fit.
