@@ -132,7 +132,7 @@ void caller_lines(std::ostream& os, const Matrix& m) {
 // Column `col`'s row of its model's table: its label, its cells counted by status (with the worst
 // cost flagged over the default budget), then — when a cell measured an error — its worst numbers:
 // max abs error, range error (·max|ref|), cosine, SQNR dB and headroom.
-std::vector<std::string> column_summary_row(const Matrix& m, size_t col) {
+std::vector<std::string> column_summary_row(const Matrix& m, size_t col, bool one_minus) {
   std::map<CellStatus, size_t> count;
   std::optional<double> err, rel, cos, sqnr, head;
   auto hi = [](std::optional<double>& slot, const std::optional<double>& v) {
@@ -153,7 +153,7 @@ std::vector<std::string> column_summary_row(const Matrix& m, size_t col) {
   std::vector<std::string> r{label_in_model(m, col), count.empty() ? std::string("no cells") : count_text(count)};
   if (const std::optional<double> cost = worst_flagged_cost(m, col)) r[1] += ", cost " + fmt(*cost, 3) + " dB!";
   if (err)
-    for (const std::string& v : {fmt(*err, 3), rel ? fmt(*rel, 3) : "-", cos ? cosine_text(*cos) : "-",
+    for (const std::string& v : {fmt(*err, 3), rel ? fmt(*rel, 3) : "-", cos ? cosine_cell(*cos, one_minus) : "-",
                                   sqnr ? fmt(*sqnr, 4) : "-", head ? fmt(*head, 3) : "-"})
       r.push_back(v);
   return r;
@@ -165,7 +165,10 @@ void write_model_tables(std::ostringstream& os, const Matrix& m, const std::vect
                                         "headroom"};
   std::vector<size_t> width(header.size(), 0);
   std::vector<std::vector<std::string>> rows;
-  for (size_t col = 0; col < m.columns.size(); ++col) rows.push_back(column_summary_row(m, col));
+  // One spelling of the cosine in the tables: where any worst cosine is written 1−ε, every one is.
+  bool one_minus = false;
+  for (const Cell& c : m.cells) one_minus = one_minus || (c.cosine && cosine_text(*c.cosine).starts_with("1-"));
+  for (size_t col = 0; col < m.columns.size(); ++col) rows.push_back(column_summary_row(m, col, one_minus));
   for (size_t i = 0; i < header.size(); ++i) width[i] = text_width(header[i]);
   for (const auto& r : rows)
     for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], text_width(r[i]));
@@ -269,10 +272,14 @@ std::string to_text_grouped(const Matrix& m) {
 void write_grid(std::ostringstream& os, const Matrix& m) {
   std::vector<std::string> header{"case"};
   for (size_t col = 0; col < m.columns.size(); ++col) header.push_back(label_in_model(m, col));
+  // One spelling of the cosine per column: where any cell is written 1−ε, every cell is.
+  std::vector<bool> one_minus(m.columns.size(), false);
+  for (const Cell& c : m.cells)
+    if (c.cosine && cosine_text(*c.cosine).starts_with("1-")) one_minus[c.column] = true;
   std::vector<std::vector<std::string>> rows;
   for (const std::string& id : m.cases) {
     std::vector<std::string> row{id};
-    for (size_t col = 0; col < m.columns.size(); ++col) row.push_back(cell_text(find_cell(m, id, col)));
+    for (size_t col = 0; col < m.columns.size(); ++col) row.push_back(cell_text(find_cell(m, id, col), one_minus[col]));
     rows.push_back(std::move(row));
   }
   write_table(os, header, rows);
@@ -284,11 +291,14 @@ void write_grid(std::ostringstream& os, const Matrix& m) {
 // atol). "" when no cell of it measured an error.
 std::string worst_measured_line(const Matrix& m, size_t col) {
   std::optional<double> err, rel, cos, sqnr, head, atol;
+  bool one_minus = false;  // the column's grid writes its cosines 1−ε: so does this line
   auto lower = [](std::optional<double>& slot, const std::optional<double>& v) {
     if (v && (!slot || *v < *slot)) slot = v;
   };
   for (const Cell& cell : m.cells) {
-    if (cell.column != col || !cell.max_abs_error) continue;
+    if (cell.column != col) continue;
+    one_minus = one_minus || (cell.cosine && cosine_text(*cell.cosine).starts_with("1-"));
+    if (!cell.max_abs_error) continue;
     if (!err || *cell.max_abs_error > *err) err = cell.max_abs_error;
     if (cell.range_error && (!rel || *cell.range_error > *rel)) rel = cell.range_error;
     lower(cos, cell.cosine);
@@ -300,7 +310,7 @@ std::string worst_measured_line(const Matrix& m, size_t col) {
   std::ostringstream os;
   os << "    worst measured: max abs error " << fmt(*err, 4)
      << (rel ? " (" + fmt(*rel, 3) + "·max|ref|)" : std::string()) << ", cosine "
-     << (cos ? cosine_text(*cos) : "-") << ", SQNR " << (sqnr ? fmt(*sqnr, 4) : "-")
+     << (cos ? cosine_cell(*cos, one_minus) : "-") << ", SQNR " << (sqnr ? fmt(*sqnr, 4) : "-")
      << " dB, headroom " << (head ? fmt(*head, 3) : "- (no bound)")
      << (atol ? " (atol " + fmt(*atol, 4) + ")" : std::string()) << "\n";
   return os.str();

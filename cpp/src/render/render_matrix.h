@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
@@ -61,11 +62,17 @@ inline const Cell* find_cell(const Matrix& m, const std::string& case_id, size_t
   return nullptr;
 }
 
-inline std::string cell_text(const Cell* c) {
+// A cosine as cosine_text writes it, or, with one_minus, as 1−ε whatever its value below 1: for a
+// column some of whose values need that form (one spelling per column).
+inline std::string cosine_cell(double cosine, bool one_minus) {
+  return one_minus && std::isfinite(cosine) && cosine < 1 ? "1-" + fmt(1 - cosine, 2) : cosine_text(cosine);
+}
+
+inline std::string cell_text(const Cell* c, bool one_minus = false) {
   if (!c) return "-";
   std::string s(to_string(c->status));
   if (c->max_abs_error) s += " " + fmt(*c->max_abs_error, 2);
-  if (c->cosine) s += " " + cosine_text(*c->cosine);
+  if (c->cosine) s += " " + cosine_cell(*c->cosine, one_minus);
   if (!c->cost_over_default.empty() && c->cost_sqnr_db)
     s += " (cost " + fmt(*c->cost_sqnr_db, 3) + " dB!)";
   return s;

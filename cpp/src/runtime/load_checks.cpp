@@ -382,6 +382,13 @@ void load_methods(Module& module, const std::vector<LoadedMethod>& methods, cons
                       et_error_text(e) + (said.empty() ? std::string() : "; ExecuTorch said: " + join(said, "; ")),
                   e == et::Error::OperatorMissing
                       ? "this binary lacks a kernel the program uses; link the kernel library the export needs"
+                  : e == et::Error::DelegateInvalidCompatibility
+                      // The delegate refused its compiled artifact: another target or another backend
+                      // version can each say so, and the code does not tell which.
+                      ? "the delegate refused the artifact compiled for it: compiled for another target (a CPU "
+                        "ISA class, a GPU or OS; the manifest's target says which) or by another version of the "
+                        "backend than this binary links (the manifest's toolchain): re-export the bundle on this "
+                        "machine's kind with the versions this binary links (etproof backends lists them)"
                       : "re-export the bundle with the ExecuTorch version this binary links",
                   uint32_t(e));
     }
