@@ -2,6 +2,7 @@
 #include "format.h"
 
 #include <algorithm>
+#include <sstream>
 #include <utility>
 
 namespace etproof_cli {
@@ -51,6 +52,50 @@ void add_format_option(CLI::App* sub, FormatOption& f, const std::vector<FormatC
     if (json) json->excludes(markdown);
   }
   sub->final_callback([&f, first = names.front()] { resolve(f, first); });
+}
+
+namespace {
+// `text` with a newline at the last space before each line would pass `width` columns (code
+// points, not bytes); newlines already in it are kept. A word longer than `width` stays whole.
+std::string wrap_words(const std::string& text, size_t width) {
+  std::string out;
+  size_t col = 0, last_space = std::string::npos, col_at_space = 0;
+  for (char ch : text) {
+    if (ch == '\n') {
+      out += ch;
+      col = 0;
+      last_space = std::string::npos;
+      continue;
+    }
+    if (ch == ' ') {
+      last_space = out.size();
+      col_at_space = col;
+    }
+    out += ch;
+    if ((static_cast<unsigned char>(ch) & 0xC0) != 0x80) ++col;
+    if (col > width && last_space != std::string::npos) {
+      out[last_space] = '\n';
+      col -= col_at_space + 1;
+      last_space = std::string::npos;
+    }
+  }
+  return out;
+}
+}  // namespace
+
+std::string WrappingFormatter::make_option_desc(const CLI::Option* opt) const {
+  return wrap_words(CLI::Formatter::make_option_desc(opt), kHelpWidth - get_column_width());
+}
+
+std::string WrappingFormatter::make_subcommand(const CLI::App* sub) const {
+  std::stringstream out;
+  CLI::detail::format_help(out, sub->get_display_name(), wrap_words(sub->get_description(), kHelpWidth - get_column_width()),
+                           get_column_width());
+  return out.str();
+}
+
+std::string WrappingFormatter::make_description(const CLI::App* app) const {
+  return wrap_words(CLI::Formatter::make_description(app), kHelpWidth);
 }
 
 }  // namespace etproof_cli

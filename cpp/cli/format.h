@@ -13,6 +13,16 @@
 
 namespace etproof_cli {
 
+// The help's formatter: CLI11's, with each option's and subcommand's description wrapped at word
+// boundaries so that every line of `--help` fits kHelpWidth columns (CLI11 2.1 does not wrap).
+inline constexpr size_t kHelpWidth = 120;
+class WrappingFormatter : public CLI::Formatter {
+ public:
+  std::string make_option_desc(const CLI::Option* opt) const override;
+  std::string make_subcommand(const CLI::App* sub) const override;
+  std::string make_description(const CLI::App* app) const override;
+};
+
 // One --format choice: its name and what it holds.
 struct FormatChoice {
   std::string name;

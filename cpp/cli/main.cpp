@@ -19,6 +19,7 @@
 #include "etproof/core/error.h"
 #include "etproof/runtime/registry.h"
 #include "etproof/runtime/runtime_log.h"
+#include "format.h"
 #include "subcommands.h"
 
 namespace fs = std::filesystem;
@@ -34,6 +35,7 @@ int run_cli(int argc, char** argv) {
   g_command_line = etproof::command_line_text(argc, argv);
   CLI::App app{"etproof — export PyTorch models through ExecuTorch and prove the numbers did "
                "not change (runtime half)"};
+  app.formatter(std::make_shared<WrappingFormatter>());  // before the subcommands, which copy it
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("etproof ") + ETPROOF_VERSION);
 

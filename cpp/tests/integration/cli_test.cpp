@@ -38,6 +38,22 @@ Result etproof_cli(const std::string& args, const std::string& env = "") {
   return etproof::testing::run_etproof(args, env);
 }
 
+// Every command's --help within 120 columns (code points): CLI11's descriptions wrapped by
+// WrappingFormatter, the export half's by argparse (its supported pairs filled by textwrap).
+TEST(Cli, EveryHelpFitsInOneHundredTwentyColumns) {
+  for (const char* cmd : {"", "backends", "export", "inspect", "gen", "run", "parity", "attribute", "matrix",
+                          "coverage", "rejudge", "measure-tolerances", "bench", "classify"}) {
+    const Result r = etproof_cli(std::string(cmd) + " --help");
+    EXPECT_EQ(r.rc, 0) << cmd << ": " << r.err;
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) {
+      size_t columns = 0;
+      for (char ch : line) columns += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
+      EXPECT_LE(columns, 120u) << "etproof " << cmd << " --help: " << line;
+    }
+  }
+}
+
 // ExecuTorch's Info lines (XNNPACK's CPU probing on every load) are kept out of reports unless
 // ETPROOF_LOG=info asks for them (etproof/runtime_log.h).
 // Both halves, through the real export half (its probe is cached by the Python side): needs the

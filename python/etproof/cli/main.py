@@ -15,6 +15,7 @@ import difflib
 import json
 import logging
 import sys
+import textwrap
 import time
 import traceback
 import warnings
@@ -527,7 +528,8 @@ def _export_parser(sub) -> None:
     """``export``'s arguments."""
     e = sub.add_parser("export", help="export one model to one bundle per (backend, recipe)",
                        description="Export MODEL to one bundle per (backend, recipe).\n"
-                                   f"Supported pairs: {supported_pairs_text()}.",
+                                   + textwrap.fill(f"Supported pairs: {supported_pairs_text()}.", 100,
+                                                   subsequent_indent="  "),
                        epilog_from=_userspec_contract, formatter_class=argparse.RawDescriptionHelpFormatter)
     e.add_argument("model_pos", nargs="?", metavar="MODEL",
                    help="efficientnet_lite0, tiny, MODULE:FUNCTION or FILE.py:FUNCTION "
