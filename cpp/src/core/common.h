@@ -69,11 +69,14 @@ inline std::string sqnr_text(double db) {
   return std::isfinite(db) ? fixed_number(db, 1) : format_number(db, 6);
 }
 
+// Whether cosine_text writes `c` as 1 − ε (near 1, below it).
+inline bool cosine_near_one(double c) { return c > 0.999999 && c < 1; }
+
 // Cosines near 1 are written as 1 − ε so that fp32's 1 − 3e-12 does not print as "1.000000".
 inline std::string cosine_text(double c) {
   if (std::isnan(c)) return "nan";
   if (c == 1) return "1";
-  if (c > 0.999999 && c < 1) return "1-" + format_number(1 - c, 2);
+  if (cosine_near_one(c)) return "1-" + format_number(1 - c, 2);
   return format_number(c, 6);
 }
 

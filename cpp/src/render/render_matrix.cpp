@@ -167,7 +167,7 @@ void write_model_tables(std::ostringstream& os, const Matrix& m, const std::vect
   std::vector<std::vector<std::string>> rows;
   // One spelling of the cosine in the tables: where any worst cosine is written 1−ε, every one is.
   bool one_minus = false;
-  for (const Cell& c : m.cells) one_minus = one_minus || (c.cosine && cosine_text(*c.cosine).starts_with("1-"));
+  for (const Cell& c : m.cells) one_minus = one_minus || (c.cosine && detail::cosine_near_one(*c.cosine));
   for (size_t col = 0; col < m.columns.size(); ++col) rows.push_back(column_summary_row(m, col, one_minus));
   for (size_t i = 0; i < header.size(); ++i) width[i] = text_width(header[i]);
   for (const auto& r : rows)
@@ -275,7 +275,7 @@ void write_grid(std::ostringstream& os, const Matrix& m) {
   // One spelling of the cosine per column: where any cell is written 1−ε, every cell is.
   std::vector<bool> one_minus(m.columns.size(), false);
   for (const Cell& c : m.cells)
-    if (c.cosine && cosine_text(*c.cosine).starts_with("1-")) one_minus[c.column] = true;
+    if (c.cosine && detail::cosine_near_one(*c.cosine)) one_minus[c.column] = true;
   std::vector<std::vector<std::string>> rows;
   for (const std::string& id : m.cases) {
     std::vector<std::string> row{id};
@@ -297,7 +297,7 @@ std::string worst_measured_line(const Matrix& m, size_t col) {
   };
   for (const Cell& cell : m.cells) {
     if (cell.column != col) continue;
-    one_minus = one_minus || (cell.cosine && cosine_text(*cell.cosine).starts_with("1-"));
+    one_minus = one_minus || (cell.cosine && detail::cosine_near_one(*cell.cosine));
     if (!cell.max_abs_error) continue;
     if (!err || *cell.max_abs_error > *err) err = cell.max_abs_error;
     if (cell.range_error && (!rel || *cell.range_error > *rel)) rel = cell.range_error;

@@ -201,8 +201,7 @@ void write_case(std::ostringstream& os, const ParityReport& r, const CaseReport&
   const bool outputs_pass =
       std::all_of(c.outputs.begin(), c.outputs.end(), [](const TensorReport& t) { return t.passed; });
   // An edited golden (--allow-edited-goldens) says so whatever its numbers against that golden.
-  const bool edited = c.detail.starts_with("golden edited since export");
-  if ((c.status == Status::kDrifted || c.status == Status::kOverBudget) && (outputs_pass || edited) &&
+  if ((c.status == Status::kDrifted || c.status == Status::kOverBudget) && (outputs_pass || c.golden_edited) &&
       !c.detail.empty())
     os << "  why: " << c.detail << "\n";
   for (const TensorReport& t : c.outputs) write_output(os, r, t);

@@ -263,6 +263,7 @@ void judge_outputs(CaseReport& c, const Bundle& b, const GoldenCase& g,
 // budget (`over`) is over-budget; an unfaithful one stays drifted, its cost named after the drift.
 void conclude(CaseReport& c, std::vector<std::string>& failures, const std::vector<std::string>& over,
               const std::vector<std::string>& edited) {
+  c.golden_edited = !edited.empty();
   if (!edited.empty())  // measured against goldens that are not the export's: never a pass
     failures.insert(failures.begin(), "golden edited since export (" + join(edited, "; ") +
                                           "): its numbers against the edited golden are shown, never certified");

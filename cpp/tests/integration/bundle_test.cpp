@@ -340,6 +340,8 @@ TEST(Bundle, AnEditedGoldenIsRefusedOrShownAsDriftNeverAgreed) {
   // The numbers are against the edited golden itself, as the remedy promises; the untouched case
   // keeps its plan (float64 truth on this fp32 column).
   EXPECT_EQ(shown.cases.at(0).outputs.at(0).against, "golden");
+  EXPECT_TRUE(shown.cases.at(0).golden_edited);
+  EXPECT_FALSE(shown.cases.at(1).golden_edited);
   EXPECT_EQ(shown.cases.at(1).outputs.at(0).against, "float64");
 
   // An edit the bound sees: every value of case 0's golden +1 — the program is 1 from it, a FAIL

@@ -138,6 +138,9 @@ struct CaseReport {
   std::optional<GreedyToken> greedy;
   // The runs beyond the judged one, where ReplayOptions asked for any and the case ran.
   std::optional<RepeatReport> repeats;
+  // Its golden files no longer match the manifest's hashes (allow_edited_goldens): measured against
+  // the edited golden, and drifted whatever the numbers.
+  bool golden_edited = false;
 };
 
 // Per sequence case, where the manifest names greedy.output (Manifest::greedy_output): the tokens
