@@ -242,8 +242,8 @@ def _tensor_specs(v: _V, specs: list, field: str) -> None:
 
 
 def _dynamic_dims(v: _V, dims: list, shape: list, field: str) -> None:
-    """An input's dynamic dimensions (added within schema 1): each a -1 entry of its shape,
-    sorted by axis, min <= max."""
+    """A tensor's dynamic dimensions (added within schema 1): each a -1 entry of its shape,
+    sorted by axis, min <= max (an output's also name an input's: _method)."""
     last = -1
     for k, d in enumerate(dims):
         f = f"{field}[{k}]"
@@ -270,6 +270,12 @@ def _method(v: _V, m: dict, f: str, captured: set) -> None:
     methods[i], f "methods[i].")."""
     _tensor_specs(v, m["inputs"], f"{f}inputs")
     _tensor_specs(v, m["outputs"], f"{f}outputs")
+    dims = {d["name"] for s in m["inputs"] for d in s.get("dynamic_dims", [])}
+    for i, s in enumerate(m["outputs"]):
+        for k, d in enumerate(s.get("dynamic_dims", [])):
+            if d["name"] not in dims:
+                v.fail(f"{f}outputs[{i}].dynamic_dims[{k}].name", f"{d['name']!r} is no input's "
+                       f"dynamic dimension (the inputs': {sorted(dims) or 'none'})")
     in_names = [s["name"] for s in m["inputs"]]
     out_names = [s["name"] for s in m["outputs"]]
     ids = set()

@@ -35,12 +35,13 @@ std::string_view to_string(ErrorKind kind) {
     case ErrorKind::kOutOfMemory: return "out-of-memory";
     case ErrorKind::kCrashed: return "crashed";
     case ErrorKind::kTargetMismatch: return "target-mismatch";
+    case ErrorKind::kOutputShapeMismatch: return "output-shape-mismatch";
   }
   return "unknown";
 }
 
 std::optional<ErrorKind> error_kind_from_string(std::string_view s) {
-  for (int i = 0; i <= static_cast<int>(ErrorKind::kTargetMismatch); ++i)
+  for (int i = 0; i <= static_cast<int>(ErrorKind::kOutputShapeMismatch); ++i)
     if (to_string(static_cast<ErrorKind>(i)) == s) return static_cast<ErrorKind>(i);
   return std::nullopt;
 }

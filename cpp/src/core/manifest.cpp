@@ -146,6 +146,7 @@ void read_methods(Reader& r, const json& doc, Manifest& m) {
     r.methods(doc, m);
   } else {
     MethodSpec forward{"forward", r.tensor_specs(doc, "", "inputs"), r.tensor_specs(doc, "", "outputs")};
+    r.output_dims_named(forward.inputs, forward.outputs, "");
     m.preprocessing = r.preprocessing(doc, forward.inputs);
     m.labels = r.labels(doc, forward.outputs);
     common();

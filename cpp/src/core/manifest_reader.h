@@ -25,6 +25,10 @@ class ManifestReader : public JsonReader {
   // `key` ("inputs" or "outputs") of `obj`, whose field path is `parent` ("" at the top level,
   // "methods[1]" within a schema-2 method).
   std::vector<TensorSpec> tensor_specs(const json& obj, const std::string& parent, const char* key);
+  // outputs[i].dynamic_dims[k].name: each one of the method's inputs' dynamic dimensions (read by
+  // tensor_specs; `parent` is the method's path, "" for schema 1).
+  void output_dims_named(const std::vector<TensorSpec>& inputs, const std::vector<TensorSpec>& outputs,
+                         const std::string& parent);
   std::optional<ImagePreprocessing> preprocessing(const json& doc, const std::vector<TensorSpec>& inputs);
   std::optional<Labels> labels(const json& doc, const std::vector<TensorSpec>& outputs);
 

@@ -193,6 +193,7 @@ void ManifestReader::methods(const json& doc, Manifest& m) {
     if (!names.insert(spec.name).second) problem(at(path, "name"), "duplicate method name " + squote(spec.name));
     spec.inputs = tensor_specs(e, path, "inputs");
     spec.outputs = tensor_specs(e, path, "outputs");
+    output_dims_named(spec.inputs, spec.outputs, path);
     for (GoldenCase& c : goldens(e, path, spec.name, spec.inputs, spec.outputs, m.references))
       m.goldens.push_back(std::move(c));
     m.methods.push_back(std::move(spec));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "core/common.h"
 #include "core/manifest_reader.h"
 
 namespace etproof::detail {
@@ -34,7 +35,7 @@ void ManifestReader::output_options(const json& e, const std::string& path, Tens
   }
 }
 
-// inputs[i].dynamic_dims: sorted by axis, each a -1 of the shape, min <= max.
+// inputs[i].dynamic_dims, outputs[i].dynamic_dims: sorted by axis, each a -1 of the shape, min <= max.
 void ManifestReader::dynamic_dims(const json& e, const std::string& path, TensorSpec& t) {
   auto arr = e.find("dynamic_dims");
   if (arr == e.end()) return;
@@ -97,12 +98,26 @@ std::vector<TensorSpec> ManifestReader::tensor_specs(const json& obj, const std:
         }
       }
       output_options(e, path, t);
-    } else {
-      dynamic_dims(e, path, t);
     }
+    dynamic_dims(e, path, t);
     specs.push_back(std::move(t));
   }
   return specs;
+}
+
+void ManifestReader::output_dims_named(const std::vector<TensorSpec>& inputs, const std::vector<TensorSpec>& outputs,
+                                       const std::string& parent) {
+  std::set<std::string> names;
+  for (const TensorSpec& t : inputs)
+    for (const DynamicDim& d : t.dynamic_dims) names.insert(d.name);
+  std::vector<std::string> known;
+  for (const std::string& n : names) known.push_back(squote(n));
+  for (size_t i = 0; i < outputs.size(); ++i)
+    for (size_t k = 0; k < outputs[i].dynamic_dims.size(); ++k)
+      if (!names.count(outputs[i].dynamic_dims[k].name))
+        problem(at(at(at(at(at(parent, "outputs"), i), "dynamic_dims"), k), "name"),
+                squote(outputs[i].dynamic_dims[k].name) + " is no input's dynamic dimension (the inputs': " +
+                    join_or_none(known) + ")");
 }
 
 std::optional<ImagePreprocessing> ManifestReader::preprocessing(const json& doc,

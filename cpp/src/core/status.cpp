@@ -80,6 +80,7 @@ Status status_of(const Error& e) {
     case ErrorKind::kCapabilityUnavailable: return Status::kNoBound;
     case ErrorKind::kCrashed: return Status::kCrashed;
     case ErrorKind::kTargetMismatch: return Status::kNotRunnableHere;
+    case ErrorKind::kOutputShapeMismatch: return Status::kDrifted;  // the program ran: a drift of shape
     case ErrorKind::kIo:
     case ErrorKind::kManifestInvalid:
     case ErrorKind::kArtifactMismatch:

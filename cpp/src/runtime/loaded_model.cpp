@@ -356,9 +356,41 @@ std::vector<et::EValue> input_values(const LoadedMethod& lm, const std::map<std:
   return values;
 }
 
-// One output value as a host tensor named `where`; Error{kRunFailed, kDtypeMismatch,
-// kShapeMismatch} when it is not the tensor the manifest describes.
-HostTensor output_tensor(const et::EValue& v, const TensorSpec& spec, const std::string& where) {
+// The size each named dynamic dimension was given by `inputs` (the method's inputs' dynamic_dims).
+std::map<std::string, int64_t> given_dim_sizes(const LoadedMethod& lm, const std::map<std::string, HostTensor>& inputs) {
+  std::map<std::string, int64_t> sizes;
+  for (const TensorSpec& spec : lm.inputs) {
+    auto it = inputs.find(spec.name);
+    if (it == inputs.end()) continue;
+    for (const DynamicDim& d : spec.dynamic_dims)
+      if (size_t(d.axis) < it->second.shape.size()) sizes.emplace(d.name, it->second.shape[size_t(d.axis)]);
+  }
+  return sizes;
+}
+
+// Why `shape` is not the output `spec` declares for inputs that gave `dims` (given_dim_sizes): a
+// rank or static size other than spec.shape's, or a dimension that is an input's Dim at another
+// size than that input had ("with axis 0 the inputs' dimension 'batch', given 1"); nullopt when
+// it fits.
+std::optional<std::string> output_shape_problem(const TensorSpec& spec, const std::vector<int64_t>& shape,
+                                                const std::map<std::string, int64_t>& dims) {
+  if (!shape_matches(shape, spec.shape)) return "the manifest says " + shape_to_string(spec.shape);
+  for (const DynamicDim& d : spec.dynamic_dims) {
+    auto it = dims.find(d.name);
+    if (it != dims.end() && shape[size_t(d.axis)] != it->second)
+      return "the manifest says " + shape_to_string(spec.shape) + " with axis " + std::to_string(d.axis) +
+             " the inputs' dimension '" + d.name + "', given " + std::to_string(it->second);
+  }
+  return std::nullopt;
+}
+
+// One output value as a host tensor named `where`; Error{kRunFailed, kDtypeMismatch} when it is not
+// a tensor of the manifest's dtype, Error{kOutputShapeMismatch} when its shape is not the one
+// output_shape_problem expects. The program's own method metadata agreed with the manifest at
+// load (check_signature), so a shape that differs here was computed by the program as it ran:
+// the backend's fault (`delegates`), not the bundle's.
+HostTensor output_tensor(const et::EValue& v, const TensorSpec& spec, const std::string& where,
+                         const std::map<std::string, int64_t>& dims, const std::vector<std::string>& delegates) {
   constexpr const char* kReexport = "re-export the bundle; its manifest does not describe its program";
   if (!v.isTensor()) throw Error(ErrorKind::kRunFailed, where + ": not a tensor", kReexport);
   HostTensor h = to_host(v.toTensor(), where);
@@ -367,10 +399,18 @@ HostTensor output_tensor(const et::EValue& v, const TensorSpec& spec, const std:
                 where + ": dtype " + std::string(to_string(h.dtype)) + " produced, the manifest says " +
                     std::string(to_string(spec.dtype)),
                 kReexport);
-  if (!shape_matches(h.shape, spec.shape))
-    throw Error(ErrorKind::kShapeMismatch,
-                where + ": shape " + shape_to_string(h.shape) + " produced, the manifest says " + shape_to_string(spec.shape),
-                kReexport);
+  if (auto problem = output_shape_problem(spec, h.shape, dims))
+    throw Error(ErrorKind::kOutputShapeMismatch,
+                where + ": shape " + shape_to_string(h.shape) + " produced, " + *problem +
+                    " (the program ran and computed another shape" +
+                    (delegates.empty() ? std::string(", on portable kernels")
+                                       : "; delegate " + join(delegates) + ": the backend's, not the bundle's") +
+                    ")",
+                delegates.empty()
+                    ? "report it to ExecuTorch with this bundle: the program's metadata matched its manifest at "
+                      "load, so re-exporting gives the same program"
+                    : "report it to the backend with this bundle (the program's metadata matched its manifest at "
+                      "load, so re-exporting gives the same program); judge the model on another backend meanwhile");
   return h;
 }
 
@@ -411,9 +451,11 @@ std::map<std::string, HostTensor> LoadedModel::run(const std::string& method,
                 "re-export the bundle; its manifest does not describe its program");
 
   std::map<std::string, HostTensor> out;
+  const std::map<std::string, int64_t> dims = given_dim_sizes(lm, inputs);
   for (size_t i = 0; i < lm.outputs.size(); ++i) {
     const TensorSpec& spec = lm.outputs[i];
-    out.emplace(spec.name, output_tensor((*result)[i], spec, s.where(lm) + " output '" + spec.name + "'"));
+    out.emplace(spec.name, output_tensor((*result)[i], spec, s.where(lm) + " output '" + spec.name + "'", dims,
+                                         s.delegates));
   }
   return out;
 }

@@ -26,6 +26,7 @@ stage lives in its own module:
     etproof.export.bundle       the bundle's files and the atomic rename
     etproof.export.twin         the tapped twin (etproof.export.taps, taps_quantized)
     etproof.export.toolchain    versions and the delegates a program calls
+    etproof.export.shapes       the dynamic dimensions' ranges and the output specs
 
 May import all of those, etproof.manifest and etproof.errors; torch only inside functions. The
 names below (``__all__``) are the export half's public API; callers inside etproof import each
@@ -46,10 +47,8 @@ from etproof.contract.arguments import (
     apply_output_options,
     check_export_arguments,
     check_output_labels,
-    dtype_name,
     options_from,
     resolve_compute_unit,
-    tensor_specs,
 )
 from etproof.export.bundle import (
     file_ref,
@@ -80,7 +79,6 @@ from etproof.manifest import (
     MANIFEST_SUFFIX,
     SCHEMA_VERSION,
     SCHEMA_VERSION_METHODS,
-    shape_fits,
     write_manifest,
 )
 from etproof.export.quantize import (
@@ -110,6 +108,7 @@ from etproof.export.references import (
     reference_names,
     this_machine,
 )
+from etproof.export.shapes import output_specs, program_input_ranges
 from etproof.export.state import (
     initialize_buffers_pass,
     mutated_buffers,
@@ -274,10 +273,10 @@ def _trace(run: _Run, m) -> None:
         m.ep = torch.export.export(m.module, m.args.example_inputs,
                                    dynamic_shapes=m.args.dynamic_shapes)
         if m.args.dynamic_shapes is not None:
-            _program_input_ranges(m.ep, m.in_specs, m.args)
+            program_input_ranges(m.ep, m.in_specs, m.args)
     with in_stage("goldens"):
-        m.out_specs = _output_specs(m.ep, example_outs, m.golden_outs, m.args, m.output_names,
-                                    run.opts.layouts)
+        m.out_specs = output_specs(m.ep, example_outs, m.golden_outs, m.args, m.output_names,
+                                   run.opts.layouts, m.in_specs)
     if run.opts.labels is not None:
         check_output_labels(run.opts.labels, m.out_specs)
     apply_output_options(m.out_specs, only_named(run.opts.slice_axis, m.output_names),
@@ -600,73 +599,6 @@ def _eager_goldens(model, args, output_names) -> tuple[list, list]:
                          [False] + [c.entry for c in args.cases])
     example_outs, *golden_outs = [_eager_outputs(o, len(output_names)) for o in outs]
     return example_outs, golden_outs
-
-
-def _user_nodes(ep, kind: str) -> list:
-    """The exported program's user input placeholders, or its user outputs, in order."""
-    nodes = list(ep.graph.nodes)
-    if kind == "input":
-        by_name = {n.name: n for n in nodes if n.op == "placeholder"}
-        return [by_name[n] for n in ep.graph_signature.user_inputs]
-    out = next(n for n in nodes if n.op == "output")
-    flat = out.args[0] if isinstance(out.args[0], (tuple, list)) else [out.args[0]]
-    return list(flat)[-len(ep.graph_signature.user_outputs):]
-
-
-def _program_input_ranges(ep, in_specs: list, args) -> None:
-    """Replaces each declared dynamic dimension's range by the one torch.export kept (it may
-    narrow a Dim's range; ep.range_constraints) and checks the golden cases still fit it.
-    ExportError (stage "export") when torch.export made a declared dimension static or narrowed
-    it below a golden case's size."""
-    import torch
-
-    for i, (spec, node) in enumerate(zip(in_specs, _user_nodes(ep, "input"))):
-        for d in spec.get("dynamic_dims", []):
-            size = node.meta["val"].shape[d["axis"]]
-            if not isinstance(size, torch.SymInt):
-                raise ExportError(
-                    f"torch.export made dimension {d['axis']} ({d['name']!r}) of input "
-                    f"{spec['name']!r} static (size {int(size)}): the model fixes that size",
-                    "remove the Dim from dynamic_shapes, or change the model so the size can "
-                    "vary", stage="export")
-            vr = ep.range_constraints.get(size.node.expr)
-            if vr is None:
-                continue
-            lo, hi = int(vr.lower), int(vr.upper)
-            if (lo, hi) != (d["min"], d["max"]):
-                outside = sorted({int(c.inputs[i].shape[d["axis"]]) for c in args.cases
-                                  if not lo <= int(c.inputs[i].shape[d["axis"]]) <= hi})
-                if outside:
-                    raise ExportError(
-                        f"torch.export narrowed dimension {d['axis']} ({d['name']!r}) of input "
-                        f"{spec['name']!r} to {lo}..{hi}; golden sizes {outside} fall outside",
-                        f"declare Dim({d['name']!r}, min={lo}, max={hi}) and golden cases "
-                        "inside it", stage="export")
-                d["min"], d["max"] = lo, hi
-
-
-def _output_specs(ep, example_outs, golden_outs, args, output_names, layouts) -> list:
-    """The manifest's outputs: the eager example outputs' dtypes and shapes, -1 wherever the
-    exported program's output size is symbolic (it follows a dynamic input). A golden output
-    that does not fit is ExportError (stage "goldens")."""
-    import torch
-
-    specs = tensor_specs(output_names, example_outs, layouts or {}, "output")
-    if args.dynamic_shapes is not None:
-        for spec, node in zip(specs, _user_nodes(ep, "output")):
-            val = node.meta.get("val") if hasattr(node, "meta") else None
-            for axis, size in enumerate(getattr(val, "shape", ())):
-                if isinstance(size, torch.SymInt) and axis < len(spec["shape"]):
-                    spec["shape"][axis] = -1
-    for c, outs in zip(args.cases, golden_outs):
-        for o_name, o, spec in zip(output_names, outs, specs):
-            if not shape_fits(o.shape, spec["shape"]) or dtype_name(o.dtype) != spec["dtype"]:
-                raise ExportError(
-                    f"golden case {c.id!r}: output {o_name!r} is {dtype_name(o.dtype)} "
-                    f"{list(o.shape)}, the example input gives {spec['dtype']} {spec['shape']}",
-                    "golden inputs must have the example inputs' shapes and dtypes (or sizes "
-                    "inside a dynamic dimension's range)", stage="goldens")
-    return specs
 
 
 def _eager_outputs(out, n_outputs: int) -> list:

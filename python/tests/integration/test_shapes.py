@@ -19,6 +19,8 @@ def test_exported_dynamic_batch_records_its_range_and_goldens_at_each_size(test_
         assert m["inputs"][0]["dynamic_dims"] == [{"axis": 0, "name": "batch", "min": 1,
                                                    "max": 8}]
         assert m["outputs"][0]["shape"] == [-1, 3]
+        # y's axis 0 is x's (one torch.export symbol): recorded under the input's Dim
+        assert m["outputs"][0]["dynamic_dims"] == m["inputs"][0]["dynamic_dims"]
         gdir = d / f"{d.name}.goldens"
         sizes = sorted(np.load(gdir / g["inputs"]["x"]).shape[0] for g in m["goldens"])
         assert sizes == list(shapes.BATCH_SIZES)
@@ -27,6 +29,12 @@ def test_exported_dynamic_batch_records_its_range_and_goldens_at_each_size(test_
             assert np.load(gdir / g["outputs"]["y"]).shape == (n, 3)
             for ref in g["references"].values():
                 assert np.load(gdir / ref["y"]["file"]).shape == (n, 3)
+
+
+def test_each_output_records_the_input_dim_it_follows(test_bundles):
+    m = read_manifest(test_bundles / "shapes" / "twodims-portable-fp32")
+    assert [s["dynamic_dims"] for s in m["outputs"]] == [
+        [{"axis": 0, "name": n, "min": 1, "max": 4}] for n in ("A", "B")]
 
 
 def test_integer_bool_scalar_and_zero_inputs_export(test_bundles):

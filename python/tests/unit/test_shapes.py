@@ -49,13 +49,24 @@ def test_manifest_dynamic_dims_problems_name_the_field(dims, field):
     assert e.value.field == field, str(e.value)
 
 
-def test_dynamic_dims_are_for_inputs_only():
-    doc = json.loads(FIXTURE.read_text(encoding="utf-8"))
+def _output_follows(name):
+    doc = _with_dynamic_batch([{"axis": 0, "name": "batch", "min": 1, "max": 8}])
     doc["outputs"][0]["shape"][0] = -1
-    doc["outputs"][0]["dynamic_dims"] = [{"axis": 0, "name": "batch", "min": 1, "max": 8}]
+    doc["outputs"][0]["dynamic_dims"] = [{"axis": 0, "name": name, "min": 1, "max": 8}]
+    return doc
+
+
+def test_an_outputs_dynamic_dims_name_an_inputs_dim():
+    validate(_output_follows("batch"))  # y's axis 0 is x's Dim 'batch'
+    with pytest.raises(ManifestError) as e:
+        validate(_output_follows("seq"))
+    assert e.value.field == "outputs[0].dynamic_dims[0].name", str(e.value)
+    assert "'seq' is no input's dynamic dimension" in str(e.value)
+    doc = _output_follows("batch")
+    doc["outputs"][0]["shape"][0] = 1  # not a -1
     with pytest.raises(ManifestError) as e:
         validate(doc)
-    assert "dynamic_dims" in str(e.value)
+    assert e.value.field == "outputs[0].dynamic_dims[0].axis", str(e.value)
 
 
 def _dyn_spec(sizes=(1, 3, 8), dim=None, example=3):

@@ -40,6 +40,9 @@ enum class ErrorKind {
   kTargetMismatch,         // the delegate's artifact was compiled for another target than this
                            // machine (Manifest::target; etproof/targets.h): OpenVINO's CPU blob
                            // for another OpenVINO version or ISA class
+  kOutputShapeMismatch,    // the program ran and returned an output of another shape than the
+                           // manifest (and the program's own method metadata, checked at load)
+                           // declares: the backend computed a wrong shape (a drift of shape)
 };
 
 // Stable lower-case name of a kind ("manifest-invalid", "artifact-mismatch", …) used in JSON.

@@ -46,9 +46,10 @@ struct OutputQuantization {
   std::string dtype;        // "int8" | "uint8"
 };
 
-// One dynamic dimension of an input (inputs[i].dynamic_dims[k], optional within schema 1): the
-// axis whose shape entry is -1, the name of its torch.export Dim, and the range torch.export
-// kept for it (sizes min..max inclusive). The runtime half refuses a size outside it by name.
+// One dynamic dimension of an input or output (inputs[i].dynamic_dims[k], outputs[i]…, optional
+// within schema 1): the axis whose shape entry is -1, the name of its torch.export Dim, and the
+// range torch.export kept for it (sizes min..max inclusive). The runtime half refuses an input
+// size outside it by name.
 struct DynamicDim {
   int64_t axis = 0;
   std::string name;
@@ -61,9 +62,12 @@ struct TensorSpec {
   DType dtype = DType::kFloat32;
   std::vector<int64_t> shape;         // -1 = dynamic dimension
   std::optional<std::string> layout;  // "nchw" / "nhwc", rank-4 only
-  // inputs[i].dynamic_dims (inputs only, optional within schema 1), sorted by axis, each axis a -1
-  // of `shape` (checked by the reader). Empty: none recorded (a -1 without an entry has no known
-  // range; the program's own upper bound still applies).
+  // inputs[i].dynamic_dims / outputs[i].dynamic_dims (optional within schema 1), sorted by axis,
+  // each axis a -1 of `shape` (checked by the reader). On an input, empty: none recorded (a -1
+  // without an entry has no known range; the program's own upper bound still applies). On an
+  // output: the dimensions that are an input's dynamic dimension itself, by that input's Dim
+  // name (the reader checks one of the method's inputs declares it); LoadedModel::run checks the
+  // program returned each at the size that input was given.
   std::vector<DynamicDim> dynamic_dims;
   std::optional<OutputQuantization> quantization;  // outputs only
   // outputs[i].slice_axis (outputs only, optional within schema 1): the axis along which the gate

@@ -156,8 +156,11 @@ class LoadedModel {
   // given exactly once; each is checked against the method's manifest spec (Error{kDtypeMismatch},
   // Error{kShapeMismatch} naming the input, expected and given; Error{kInvalidArgument} for an
   // unknown or missing input; with several methods the message names the method) BEFORE anything
-  // runs. Execution failure: Error{kRunFailed} with ExecuTorch's code. Returns the method's
-  // outputs by manifest name, copied to host.
+  // runs. Execution failure: Error{kRunFailed} with ExecuTorch's code. An output whose shape is
+  // not the manifest's (its rank, a static size, or a dimension that is an input's Dim,
+  // outputs[i].dynamic_dims, at another size than that input was given): Error{kOutputShapeMismatch}
+  // naming the output, both shapes and the delegates (the program ran: a drift of shape, the
+  // backend's). Returns the method's outputs by manifest name, copied to host.
   // Inputs the program plans memory for (ExecuTorch's default memory planning, which etproof's
   // exporter uses) are not copied here: ExecuTorch gets tensors over the HostTensors' bytes (their
   // dtype is the manifest's, their layout dense C-order by construction) and Method::set_input
