@@ -91,6 +91,7 @@ Subcommand register_attribute(CLI::App& app) {
                   "the model output to explain: only the taps whose value reaches it are read (default: all)");
   add_bisect_options(sub, *o);
   add_format_option(sub, o->format, etproof::attribute_renderers());
+  add_records_nothing_flag(sub);
   add_bound_options(sub, o->caller, "");
   sub->add_flag("--isolate", o->isolate,
                 "run the twin in a worker process: a crash inside ExecuTorch becomes an error instead of ending etproof");

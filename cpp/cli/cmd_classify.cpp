@@ -31,6 +31,7 @@ Subcommand register_classify(CLI::App& app) {
   sub->add_option("--recipe", o->recipe, "recipe of the bundle to use (e.g. fp32)");
   sub->add_option("--bundles", o->bundles_dir, "bundle directory (default: <etproof's dir>/demo/bundles)");
   sub->add_option("--top", o->top, "how many classes to print")->check(CLI::PositiveNumber);
+  add_records_nothing_flag(sub);
   return {sub, [o] { return run_classify(*o); }};
 }
 

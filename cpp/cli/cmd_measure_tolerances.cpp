@@ -65,6 +65,7 @@ Subcommand register_measure_tolerances(CLI::App& app) {
                   "<etproof's dir>/demo/bundles, and <etproof's dir>/test-bundles)");
   add_jobs_option(sub, o->jobs);
   add_format_option(sub, o->format, etproof::tolerance_renderers());
+  add_records_nothing_flag(sub);
   sub->add_option("--junit", o->junit, "also write a JUnit XML report to FILE");
   sub->add_option("--margin", o->margin,
                   "amplitude margin the table must keep over the worst observation "

@@ -7,6 +7,7 @@
 #include "etproof/evidence/ledger.h"
 #include "etproof/evidence/rejudge.h"
 #include "etproof/gate/references.h"
+#include "format.h"
 #include "subcommands.h"
 
 namespace etproof_cli {
@@ -16,7 +17,7 @@ struct RejudgeOptions {
   std::vector<std::string> ledgers;
   etproof::RejudgeBound bound;
   std::vector<std::string> budget;
-  bool json = false;
+  FormatOption format;
 };
 
 int run_rejudge(const RejudgeOptions& o) {
@@ -41,7 +42,7 @@ int run_rejudge(const RejudgeOptions& o) {
   for (const std::string& l : ledgers) all.push_back(etproof::read_ledger(l));
   etproof::RejudgeReport r = etproof::rejudge(etproof::merge_records(all), bound);
   r.ledgers = ledgers;
-  std::cout << (o.json ? etproof::to_json(r).dump(2) + "\n" : etproof::to_text(r));
+  std::cout << (o.format.format == "json" ? etproof::to_json(r).dump(2) + "\n" : etproof::to_text(r));
   return r.now_fail > 0 ? 1 : 0;
 }
 
@@ -61,7 +62,11 @@ Subcommand register_rejudge(CLI::App& app) {
   sub->add_option("--min-cosine", o->bound.min_cosine, "the cosine rule replaced by this floor");
   sub->add_option("--min-sqnr", o->bound.min_sqnr_db, "the SQNR rule replaced by this floor, in dB");
   add_budget_option(sub, o->budget);
-  sub->add_flag("--json", o->json, "print the report as JSON");
+  add_format_option(sub, o->format,
+                    std::vector<FormatChoice>{{"text", "the records whose verdict changes or that are refused, and "
+                                                       "the counts"},
+                                              {"json", "the bound, the counts and every record's verdict recorded "
+                                                       "and now, as one JSON object"}});
   return {sub, [o] { return run_rejudge(*o); }};
 }
 

@@ -43,6 +43,7 @@ Subcommand register_run(CLI::App& app) {
   sub->add_option("--input", o->inputs, "NAME=FILE.npy, once per input (none for a program without inputs)");
   sub->add_option("--out", o->out_dir, "write NAME.npy per output here (METHOD.NAME.npy with several methods)");
   add_method_option(sub, o->methods, "run (each gets the --input values named as its inputs)");
+  add_records_nothing_flag(sub);
   return {sub, [o] { return run_run(*o); }};
 }
 

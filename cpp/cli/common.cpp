@@ -50,6 +50,11 @@ void add_ledger_options(CLI::App* sub, LedgerOption& ledger) {
   sub->add_flag("--no-ledger", ledger.off, "record nothing")->excludes(l);
 }
 
+void add_records_nothing_flag(CLI::App* sub) {
+  sub->add_flag("--no-ledger")->description("accepted and changes nothing: " + sub->get_name() +
+                                            " records no evidence (parity, matrix, bench and backends --probe do)");
+}
+
 // Appends what `build` makes of this run to the ledger, and says where on stderr (stdout and the
 // JSON outputs stay as they were). Returns false when an explicit --ledger could not be written.
 bool record_evidence(const LedgerOption& o, const std::string& kind,

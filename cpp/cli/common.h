@@ -45,6 +45,10 @@ struct LedgerOption {
   bool off = false;  // --no-ledger
 };
 void add_ledger_options(CLI::App* sub, LedgerOption& ledger);
+// --no-ledger on a command that runs a bundle but records no evidence (attribute, run, classify,
+// measure-tolerances): accepted, so that a script can pass it to every command that runs one; its
+// help says the command records nothing.
+void add_records_nothing_flag(CLI::App* sub);
 
 // Appends what `build` makes of this run to the ledger and says where on stderr. Returns false
 // when an explicit --ledger could not be written.

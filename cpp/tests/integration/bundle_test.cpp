@@ -550,6 +550,29 @@ TEST(Bundle, TruncatedProgramWithMatchingHashIsRefusedWithoutCrashing) {
   }
 }
 
+// A delegate that refuses the artifact compiled for it answers DelegateInvalidCompatibility (0x30):
+// XNNPACK's, for a serialization identifier it does not read (its flatbuffer's "XN01" made "XN99",
+// as a newer or older XNNPACK delegate's would be). The code does not say whether the target or the
+// backend's version differs, so the remedy names both and never blames only ExecuTorch's version.
+TEST(Bundle, ADelegateRefusingItsArtifactIs0x30NamingTargetOrBackendVersion) {
+  ETPROOF_REQUIRE_BUNDLE(exported(kXnnpack));
+  auto bytes = slurp(pte_of(exported(kXnnpack)));
+  const std::string id = "XN01";
+  const auto at = std::search(bytes.begin(), bytes.end(), id.begin(), id.end());
+  ASSERT_NE(at, bytes.end()) << "no XNNPACK flatbuffer identifier XN01 in the program";
+  at[2] = '9';
+  at[3] = '9';
+  const fs::path dir = copy_bundle(kXnnpack);
+  replace_pte_and_rehash(dir, bytes);
+  const Error e = expect_error(ErrorKind::kLoadFailed, [&] { LoadedModel::load(open_bundle(dir)); });
+  EXPECT_EQ(e.et_error(), std::optional<uint32_t>(0x30)) << e.what();
+  EXPECT_TRUE(contains(e.cause(), "DelegateInvalidCompatibility")) << e.cause();
+  EXPECT_TRUE(contains(e.cause(), "'XN99'")) << e.cause();  // XNNPACK's own words, kept
+  EXPECT_TRUE(contains(e.remedy(), "compiled for another target")) << e.remedy();
+  EXPECT_TRUE(contains(e.remedy(), "another version of the backend")) << e.remedy();
+  EXPECT_FALSE(contains(e.remedy(), "with the ExecuTorch version this binary links")) << e.remedy();
+}
+
 TEST(Bundle, CorruptedProgramWithMatchingHashNeverCrashes) {
   ETPROOF_REQUIRE_BUNDLE(exported(kXnnpack));
   const auto original = slurp(pte_of(exported(kXnnpack)));

@@ -182,7 +182,7 @@ def _try_report(out: Path, results: list[dict]) -> None:
     try:
         out.mkdir(parents=True, exist_ok=True)
         write_report(out, results, merge=True)
-    except OSError as e:
+    except (OSError, ValueError) as e:  # the error being reported must not be lost to this one
         print(f"warning: could not update {out}/export-report.json: {e}", file=quiet.err())
 
 

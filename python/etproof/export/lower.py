@@ -207,7 +207,7 @@ def verify_runs(program, data_path, inputs, delegates, n_outputs, say, name,
         have = ", ".join(sorted(registry.registered_backend_names)) or "none"
         say(f"{name}: not run in Python: ExecuTorch's Python runtime has no available "
             f"{', '.join(missing)} (registered: {have})")
-        return False
+        return None
     no_kernel = missing_python_kernels(operators or [])
     if no_kernel:
         libs = "; ".join(f"{op}: {kernel_library_for(op)}" for op in no_kernel)
