@@ -261,7 +261,11 @@ std::map<std::string, double> combined_thresholds(const std::vector<const BoundT
 
 Bound derive_bound(const std::vector<BoundTerm>& rows, const std::string& recipe, const std::string& precision,
                    const std::optional<std::string>& compute_unit, BoundBasis basis) {
+  // A recipe named with its backend ("openvino/int8-static-per-channel"): the backend's own row
+  // wins, else the recipe's (a backend's own quantizer is measured on that backend).
   const BoundTerm* r = find_term(rows, "recipe", recipe, basis);
+  if (const size_t slash = recipe.find('/'); !r && slash != std::string::npos)
+    r = find_term(rows, "recipe", recipe.substr(slash + 1), basis);
   const BoundTerm* p = find_term(rows, "precision", precision, basis);
   const BoundTerm* c = compute_unit ? find_term(rows, "compute_unit", *compute_unit, basis) : nullptr;
   std::vector<std::string> missing;

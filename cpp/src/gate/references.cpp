@@ -32,10 +32,10 @@ std::string why_missing(const Manifest& m, const std::string& name) {
 }
 
 // Why a plan falls back to the golden basis when the table has no reference-basis row.
-std::string no_reference_row(bool float_recipe, const std::string& precision) {
+std::string no_reference_row(bool float_recipe, const std::string& precision, const std::string& backend) {
   return float_recipe ? "the bound table has no " + precision + " row against the reference"
-                      : "XNNPACK's int8 kernels are not within a few steps of this recipe's PT2E "
-                        "emulation (measured: data/bounds.json), so it is judged against the "
+                      : "the " + backend + " delegate's int8 kernels are not within a few steps of this recipe's "
+                        "PT2E emulation (measured: data/bounds.json), so it is judged against the "
                         "golden; the emulation gives the recipe's cost";
 }
 
@@ -45,12 +45,14 @@ std::string no_reference_row(bool float_recipe, const std::string& precision) {
 // emulation stays judged against the golden. "torchao": the eager module torchao's quantize_
 // made (int8-weight-only: int8 weights dequantized, which the program computes as written);
 // "xnnpack-qb4w": that module with its int4 group scales in bfloat16, as XNNPACK's blockwise
-// 4-bit kernels keep them (8da4w; activations per token, as its qd8 kernels take them).
+// 4-bit kernels keep them (8da4w; activations per token, as its qd8 kernels take them);
+// "pt2e-weight-only": a weight-only scheme's converted graph (Core ML's and Vulkan's int8-weight-only),
+// int8 weights dequantized and everything else float, which is what the program computes.
 bool faithful_emulation(const Manifest& m, const std::string& name) {
   auto it = m.references.find(name);
   if (it == m.references.end()) return false;
   const std::string& e = it->second.emulates;
-  return e == "xnnpack-qd8" || e == "torchao" || e == "xnnpack-qb4w";
+  return e == "xnnpack-qd8" || e == "torchao" || e == "xnnpack-qb4w" || e == "pt2e-weight-only";
 }
 
 // The export half's run of the program against the emulation `name`, where recorded.
@@ -267,7 +269,7 @@ OwnReference own_reference(const Manifest& m, const std::string& precision) {
 // p.no_rule set to derive_bound's error) when the table has none.
 bool try_rule(JudgePlan& p, const Manifest& m, BoundBasis basis) {
   try {
-    p.rule = derive_bound(m.recipe, p.precision, m.compute_unit, basis);
+    p.rule = derive_bound(m.backend + "/" + m.recipe, p.precision, m.compute_unit, basis);
     p.basis = basis;
     p.no_rule.reset();
     return true;
@@ -313,7 +315,7 @@ std::string unfaithful_emulation_reason(const Manifest& m, const OwnReference& o
                         ? "the bundle's int8-dynamic emulation quantizes activations per tensor (the "
                           "PT2E graph as it is), which XNNPACK does not compute; re-export it for the "
                           "qd8 emulation the column is judged against"
-                        : no_reference_row(own.float_recipe, precision);
+                        : no_reference_row(own.float_recipe, precision, m.backend);
   if (const ProgramAtExport* x = at_export(m, own.name))
     why += "; the program departed from the " + own.name + " emulation when the export half "
            "ran it (" + at_export_text(*x) + ")";
@@ -355,7 +357,7 @@ JudgePlan plan_judgement(const Manifest& m, const PrecisionHere& here, bool use_
     fallback = why_missing(m, own.name);
   } else if (!use_truth) {
     if (plan_measuring(p, m, own)) return p;
-    fallback = no_reference_row(own.float_recipe, p.precision);
+    fallback = no_reference_row(own.float_recipe, p.precision, m.backend);
   } else if (own.float_recipe && !has_reference(m, "float64")) {
     fallback = why_missing(m, "float64");
   } else if (plan_matched_program(p, m, own)) {
@@ -366,7 +368,7 @@ JudgePlan plan_judgement(const Manifest& m, const PrecisionHere& here, bool use_
     plan_reference_basis(p, m, own);
     return p;
   } else {
-    fallback = no_reference_row(own.float_recipe, p.precision);
+    fallback = no_reference_row(own.float_recipe, p.precision, m.backend);
   }
   p.against = "golden";
   p.widen_by.clear();

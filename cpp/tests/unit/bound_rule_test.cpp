@@ -26,6 +26,7 @@ using etproof::testing::fixture;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 using etproof::testing::f64;
+using etproof::testing::kind_of;
 
 BoundTerm term(const std::string& axis, const std::string& key) {
   for (const BoundTerm& t : bound_table())
@@ -68,7 +69,7 @@ TEST(BoundRule, EveryRecipeTheBackendTableExportsHasABound) {
         bool bound = false;
         for (BoundBasis basis : {BoundBasis::kReference, BoundBasis::kGolden}) {
           try {
-            derive_bound(recipe, precision, unit, basis);
+            derive_bound(b.at("key").get<std::string>() + "/" + recipe, precision, unit, basis);  // as the replay asks
             bound = true;
           } catch (const Error& e) {
             why += std::string(e.cause()) + "\n";
@@ -88,6 +89,39 @@ TEST(BoundRule, EveryRecipeTheBackendTableExportsHasABound) {
       EXPECT_EQ(e.kind(), ErrorKind::kCapabilityUnavailable);
     }
   }
+}
+
+// A recipe row keyed BACKEND/RECIPE is that backend's (its own quantizer, measured or derived on
+// it) and is taken before the recipe's row; every other backend keeps the recipe's.
+TEST(BoundRule, ABackendsOwnRecipeRowIsTakenBeforeTheRecipesRow) {
+  std::vector<BoundTerm> rows{term("recipe", "fp32")};
+  for (const BoundTerm& t : bound_table())  // float32's rows, one per basis
+    if (t.axis == "precision" && t.key == "float32") rows.push_back(t);
+  rows[0].key = "r";
+  rows[0].atol_range = 0.1;
+  BoundTerm own = rows[0];
+  own.key = "b/r";
+  own.atol_range = 0.2;
+  rows.push_back(own);
+  for (BoundBasis basis : {BoundBasis::kGolden, BoundBasis::kReference}) {
+    const double recipe = derive_bound(rows, "r", "float32", std::nullopt, basis).atol_range;
+    EXPECT_DOUBLE_EQ(derive_bound(rows, "b/r", "float32", std::nullopt, basis).atol_range, recipe + 0.1);
+    EXPECT_DOUBLE_EQ(derive_bound(rows, "c/r", "float32", std::nullopt, basis).atol_range, recipe);
+    EXPECT_EQ(kind_of([&] { (void)derive_bound(rows, "b/s", "float32", std::nullopt, basis); }),
+              ErrorKind::kCapabilityUnavailable);
+  }
+  // The table: Core ML's and Vulkan's weight-only quantizers have rows of their own (derived:
+  // neither runs here); XNNPACK's keeps the measured int8-weight-only row; OpenVINO's static int8
+  // takes the int8-static-per-channel target.
+  for (const char* backend : {"coreml", "vulkan"}) {
+    const Bound b = derive_bound(std::string(backend) + "/int8-weight-only", "float32", std::nullopt,
+                                 BoundBasis::kReference);
+    EXPECT_NE(b.source.find("derived, not measured (" + std::string(backend)), std::string::npos) << b.source;
+  }
+  EXPECT_EQ(derive_bound("xnnpack/int8-weight-only", "float32", std::nullopt, BoundBasis::kReference).source,
+            derive_bound("int8-weight-only", "float32", std::nullopt, BoundBasis::kReference).source);
+  EXPECT_EQ(derive_bound("openvino/int8-static-per-channel", "bfloat16").source,
+            derive_bound("int8-static-per-channel", "bfloat16").source);
 }
 
 TEST(BoundRule, NaNMatchesOnlyNaNUnderADerivedRule) {

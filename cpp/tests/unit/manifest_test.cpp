@@ -338,7 +338,7 @@ TEST(Manifest, RefusesWrongTypesAndValues) {
       {[](json& d) { d["references"]["float64"]["program_at_export"] = {{"cases", 2}, {"outputs", 1}, {"matched", true}, {"machine", "m"}, {"steps", 1}}; },
        "references.float64.program_at_export.steps: is not a field of schema/manifest.schema.json"},
       {[](json& d) { d["references"]["float64"]["emulates"] = "per-row"; },
-       "references.float64.emulates: unknown value 'per-row' (known: 'pt2e', 'xnnpack-qd8', 'torchao', 'xnnpack-qb4w')"},
+       "references.float64.emulates: unknown value 'per-row' (known: 'pt2e', 'xnnpack-qd8', 'torchao', 'xnnpack-qb4w', 'pt2e-weight-only')"},
       {[](json& d) { d["references"]["int8-dynamic-per-channel"]["emulates"] = "pt2e"; },
        "references.int8-dynamic-per-channel.emulates: is not allowed here (only for a reference captured)"},
       {[](json& d) { d["outputs"][0]["integer_atol"] = 1; },

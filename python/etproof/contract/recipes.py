@@ -25,9 +25,13 @@ QUANT_OF = {
     ("xnnpack", "int8-weight-only"): "torchao-int8-weight-only",
     ("coreml", "fp32"): None,
     ("coreml", "fp16"): None,
+    ("coreml", "int8-static-per-channel"): "coreml-int8-static-per-channel",
+    ("coreml", "int8-weight-only"): "coreml-int8-weight-only",
     ("vulkan", "fp32"): None,
+    ("vulkan", "int8-weight-only"): "vulkan-int8-weight-only",
     ("webgpu", "fp32"): None,
     ("openvino", "fp32"): None,
+    ("openvino", "int8-static-per-channel"): "openvino-int8-static-per-channel",
 }
 
 

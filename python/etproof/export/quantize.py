@@ -1,6 +1,7 @@
-"""Quantization: PT2E (torchao prepare/convert) with XNNPACK's quantizer, for the int8 recipes;
+"""Quantization: PT2E (torchao prepare/convert) with each backend's own quantizer, for the int8
+recipes (XNNPACK's, OpenVINO's on NNCF, Core ML's on coremltools, Vulkan's: _quantizer);
 torchao's ``quantize_`` on the eager model for the language-model recipes (8da4w, int8
-weight-only: ``quantize_module``).
+weight-only on XNNPACK: ``quantize_module``).
 
 ``quantize`` turns an exported float program into an exported quantized one, calibrated on the
 golden inputs, and returns the manifest's ``quantization`` record, each output's scale where
@@ -41,6 +42,26 @@ QUANT_SCHEMES = {
         "int8 symmetric weights per output channel; activations int8 per tensor with static "
         "scales calibrated on the golden inputs"
     ),
+    "openvino-int8-static-per-channel": (
+        "int8 symmetric weights per output channel; activations int8 symmetric per tensor with "
+        "static scales calibrated on the golden inputs (OpenVINO's quantizer, NNCF's INT8_SYM "
+        "preset, which places its quantizers where OpenVINO's int8 kernels take them)"
+    ),
+    "coreml-int8-static-per-channel": (
+        "int8 symmetric weights per output channel; activations quint8 per tensor with static "
+        "scales calibrated on the golden inputs (Core ML's quantizer: coremltools' "
+        "LinearQuantizerConfig, symmetric, as ExecuTorch's coreml_pt2e_int8_static recipe)"
+    ),
+    "coreml-int8-weight-only": (
+        "int8 symmetric weights per output channel, activations float (Core ML's quantizer: "
+        "coremltools' LinearQuantizerConfig with float activations, as ExecuTorch's "
+        "coreml_pt2e_int8_weight_only recipe)"
+    ),
+    "vulkan-int8-weight-only": (
+        "int8 symmetric weights per output channel of every linear, activations float (Vulkan's "
+        "quantizer, weight-only: it annotates linears only; Vulkan computes them as "
+        "aten._weight_int8pack_mm)"
+    ),
     "torchao-8da4w": (
         "8da4w: int4 symmetric weights in groups of {group} along the input features, "
         "activations quantized to int8 dynamically per token (asymmetric), every nn.Linear whose "
@@ -68,10 +89,17 @@ GROUP_SIZE_8DA4W = 32
 # activation quantized the way XNNPACK's qd8 kernels quantize it (qd8_emulation); measured to
 # match the lowered XNNPACK program to float32 rounding (2e-7 to 3e-7 of the output range on a
 # 3-D Linear stack and a batch-3 conv stack, executorch 1.5.1), where the per-tensor graph is
-# 0.4% to 1% of the range away. "pt2e": the converted graph as it is.
+# 0.4% to 1% of the range away. "pt2e": the converted graph as it is. "pt2e-weight-only": the
+# converted graph of a weight-only scheme, whose activations are float: the program dequantizes
+# the same int8 weights with the same scales and computes in float, as the graph does (derived:
+# neither Core ML's nor Vulkan's runtime runs here).
 EMULATES = {
     "xnnpack-int8-dynamic-per-channel": "xnnpack-qd8",
     "xnnpack-int8-static-per-channel": "pt2e",
+    "openvino-int8-static-per-channel": "pt2e",
+    "coreml-int8-static-per-channel": "pt2e",
+    "coreml-int8-weight-only": "pt2e-weight-only",
+    "vulkan-int8-weight-only": "pt2e-weight-only",
     "torchao-8da4w": "xnnpack-qb4w",
     "torchao-int8-weight-only": "torchao",
 }
@@ -82,6 +110,10 @@ EMULATES = {
 PAD_WORKAROUND = {
     "xnnpack-int8-dynamic-per-channel": True,
     "xnnpack-int8-static-per-channel": False,
+    "openvino-int8-static-per-channel": False,
+    "coreml-int8-static-per-channel": False,
+    "coreml-int8-weight-only": False,
+    "vulkan-int8-weight-only": False,
     "torchao-8da4w": False,
     "torchao-int8-weight-only": False,
 }
@@ -162,17 +194,10 @@ def quantize(ep, scheme: str, example_inputs: tuple, cases: list, dynamic_shapes
     import copy
 
     import torch
-    from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
-        XNNPACKQuantizer,
-        get_symmetric_quantization_config,
-    )
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
-    assert scheme in QUANT_SCHEMES, scheme
-    dynamic = scheme == "xnnpack-int8-dynamic-per-channel"
-    quantizer = XNNPACKQuantizer()
-    quantizer.set_global(get_symmetric_quantization_config(is_per_channel=True,
-                                                           is_dynamic=dynamic))
+    assert scheme in QUANT_SCHEMES and scheme not in TORCHAO_SCHEMES, scheme
+    quantizer, convert_options = _quantizer(scheme)
 
     # Work around XNNPACK's run-time failure on dynamically quantized convs fed by a constant
     # pad: leave those convs float (each recorded under its owning module, from
@@ -190,6 +215,8 @@ def quantize(ep, scheme: str, example_inputs: tuple, cases: list, dynamic_shapes
             skipped.append(entry)
     if padded:
         quantizer.set_filter_function(lambda n: not _is_padded_conv(n))
+    if scheme == "openvino-int8-static-per-channel":
+        skipped += _openvino_layer_norms_float(ep, quantizer)
 
     graph = ep.module()
     # the model's own buffers, taken before prepare_pt2e adds its observers (whose buffers hold
@@ -206,7 +233,7 @@ def quantize(ep, scheme: str, example_inputs: tuple, cases: list, dynamic_shapes
             prepared(*c.inputs)
         state.restore()
     float_graph = copy.deepcopy(prepared)  # convert_pt2e rewrites the prepared graph in place
-    converted = convert_pt2e(prepared)
+    converted = convert_pt2e(prepared, **convert_options)
     n_q = sum(1 for n in converted.graph.nodes
               if n.op == "call_function" and is_quant_op(n.target))
     if n_q == 0:
@@ -221,6 +248,80 @@ def quantize(ep, scheme: str, example_inputs: tuple, cases: list, dynamic_shapes
               "skipped": skipped}
     emulation = qd8_emulation(converted) if EMULATES[scheme] == "xnnpack-qd8" else converted
     return Quantized(ep_q, record, out_quant, emulation, float_graph)
+
+
+# quantization.skipped[].reason of each LayerNorm OpenVINO's quantizer is told to leave float.
+LAYER_NORM_SKIP_REASON = (
+    "LayerNorm: OpenVINO's quantizer (nncf {nncf}, INT8_SYM) puts a per-channel observer on its "
+    "1-D weight and bias, whose calibration fails (torchao's observer: \"IndexError: Dimension out "
+    "of range (expected to be in range of [-1, 0], but got 1)\"); left float"
+)
+
+
+def _openvino_layer_norms_float(ep, quantizer) -> list[dict]:
+    """Tells OpenVINO's quantizer to leave every aten.layer_norm of ``ep`` float (its ignored
+    scope, by type) and returns their quantization.skipped entries, one per owning module."""
+    import torch
+
+    norms = [n for n in ep.graph.nodes
+             if n.op == "call_function" and n.target == torch.ops.aten.layer_norm.default]
+    if not norms:
+        return []
+    quantizer.set_ignored_scope(types=["layer_norm"])
+    reason = LAYER_NORM_SKIP_REASON.format(nncf=version("nncf"))
+    skipped: list[dict] = []
+    for n in norms:
+        entry = {"module": _module_path(n) or f"<root>:{n.name}", "reason": reason}
+        if entry not in skipped:
+            skipped.append(entry)
+    return skipped
+
+
+def _quantizer(scheme: str):
+    """(the backend's own PT2E quantizer configured for ``scheme``, convert_pt2e's keyword
+    arguments). Raises whatever importing the backend's quantizer raises (its package missing is
+    refused before export by the table's export_needs)."""
+    import torch
+
+    if scheme.startswith("xnnpack-"):
+        from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
+            XNNPACKQuantizer,
+            get_symmetric_quantization_config,
+        )
+
+        dynamic = scheme == "xnnpack-int8-dynamic-per-channel"
+        return XNNPACKQuantizer().set_global(get_symmetric_quantization_config(
+            is_per_channel=True, is_dynamic=dynamic)), {}
+    if scheme == "openvino-int8-static-per-channel":
+        import os
+
+        os.environ.setdefault("NNCF_CI", "1")  # NNCF's telemetry opt-out (data/backends.json)
+        from executorch.backends.openvino.quantizer import OpenVINOQuantizer, QuantizationMode
+
+        # fold_quantize=False: with the int8 weights folded into constants, OpenVINO's lowering
+        # refuses the graph ("Arguments do not have the same element type (arg0 element type:
+        # f32, arg1 element type: i8)" on addmm and convolution; executorch 1.5.1, nncf 3.4.0),
+        # and ExecuTorch's own OpenVINO tester converts so.
+        return OpenVINOQuantizer(mode=QuantizationMode.INT8_SYM), {"fold_quantize": False}
+    if scheme.startswith("coreml-"):
+        from coremltools.optimize.torch.quantization import (
+            LinearQuantizerConfig,
+            ModuleLinearQuantizerConfig,
+        )
+        from executorch.backends.apple.coreml.quantizer import CoreMLQuantizer
+
+        activation = torch.quint8 if scheme == "coreml-int8-static-per-channel" else torch.float32
+        return CoreMLQuantizer(LinearQuantizerConfig(global_config=ModuleLinearQuantizerConfig(
+            quantization_scheme="symmetric", activation_dtype=activation,
+            weight_dtype=torch.qint8, weight_per_channel=True))), {}
+    if scheme == "vulkan-int8-weight-only":
+        from executorch.backends.vulkan.quantizer.vulkan_quantizer import (
+            VulkanQuantizer,
+            get_symmetric_quantization_config as vulkan_config,
+        )
+
+        return VulkanQuantizer().set_global(vulkan_config(is_dynamic=False, weight_bits=8)), {}
+    raise AssertionError(f"no PT2E quantizer for scheme {scheme!r}")
 
 
 def quantize_module(module, scheme: str, example_inputs: tuple, dynamic_shapes=None):

@@ -56,6 +56,8 @@ DESCRIPTIONS = {
                 "dtype"),
     "xnnpack-qb4w": ("; its int4 weights' group scales rounded to bfloat16, as XNNPACK's "
                      "blockwise 4-bit kernels store them"),
+    "pt2e-weight-only": ("; weight-only: its int8 weights dequantized and every operation in float, "
+                         "as the program computes them"),
     "xnnpack-qd8": ("; its dynamically quantized activations quantized as XNNPACK's qd8 kernels "
                     "do (a range per row of a linear's input, per batch element of a "
                     "convolution's) instead of per tensor"),

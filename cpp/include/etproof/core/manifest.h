@@ -193,7 +193,9 @@ struct ReferenceInfo {
   // per batch element of a convolution's), which matches the lowered program to float32
   // rounding; "torchao": the eager model torchao's quantize_ made (int8-weight-only);
   // "xnnpack-qb4w": that model with its int4 group scales in bfloat16 as XNNPACK keeps them
-  // (8da4w) (python/etproof/export/quantize.py, EMULATES).
+  // (8da4w); "pt2e-weight-only": a weight-only scheme's converted graph, int8 weights
+  // dequantized and the rest float, as the program computes (Core ML's and Vulkan's
+  // int8-weight-only) (python/etproof/export/quantize.py, EMULATES).
   std::string emulates;
   std::optional<ProgramAtExport> program_at_export;  // a recipe's emulation, where measured
 };

@@ -117,7 +117,9 @@ Bound resolve_bound(const Bound& rule, double reference_range,
 // its range form (used only where no scale is recorded); a term without one contributes to
 // atol_range. The result is a rule (scale_relative()), resolved per output by the gate.
 // Throws Error{kCapabilityUnavailable} when the table has no entry, naming the pair and the
-// remedy (pass a bound explicitly).
+// remedy (pass a bound explicitly). `recipe` may name its backend, "BACKEND/RECIPE" (the replay
+// passes the manifest's so): a row keyed so is taken before the recipe's own row, since a
+// backend's own quantizer is measured on that backend (openvino/int8-static-per-channel).
 //
 // `basis` says what the bound is measured against (docs/design.md §5, "two questions"):
 //   kGolden     the float32 golden outputs: the bound of a bundle that carries no references

@@ -1,0 +1,83 @@
+"""Each backend's own quantizer (issue 36): OpenVINO's (OpenVINOQuantizer on NNCF), Core ML's
+(CoreMLQuantizer on coremltools) and Vulkan's (VulkanQuantizer), each through PT2E before that
+backend's partitioner, with the converted graph as the recipe's emulation. Real exports: the test
+bundles' ``quantizers/`` (etproof.fixtures.testbundles.QUANTIZER_BUNDLES) and, for what only a
+particular model shows, a fresh export. The runtime half's side: cpp/tests/integration/
+quantizers_test.cpp."""
+
+import pytest
+import torch
+from torch import nn
+
+from etproof.errors import QuantizationError
+from etproof.export.pipeline import export_model
+from etproof.export.quantize import QUANT_SCHEMES
+from etproof.fixtures.testbundles import QUANTIZER_DIR
+from etproof.manifest import read_manifest
+
+# (backend, recipe) -> (the quantizer the manifest names, what its emulation reproduces)
+EXPECTED = {
+    ("openvino", "int8-static-per-channel"): ("OpenVINOQuantizer", "pt2e"),
+    ("coreml", "int8-static-per-channel"): ("CoreMLQuantizer", "pt2e"),
+    ("coreml", "int8-weight-only"): ("CoreMLQuantizer", "pt2e-weight-only"),
+    ("vulkan", "int8-weight-only"): ("VulkanQuantizer", "pt2e-weight-only"),
+}
+
+
+@pytest.mark.parametrize("backend,recipe", sorted(EXPECTED))
+def test_each_backend_quantizes_with_its_own_quantizer(test_bundles, backend, recipe):
+    path = test_bundles / QUANTIZER_DIR / f"tiny-{backend}-{recipe}"
+    doc = read_manifest(path)
+    quantizer, emulates = EXPECTED[(backend, recipe)]
+    assert doc["quantization"]["quantizer"] == quantizer
+    assert doc["quantization"]["scheme"] == QUANT_SCHEMES[f"{backend}-{recipe}"]
+    ref = doc["references"][recipe]
+    assert ref["captured"] and ref["emulates"] == emulates
+    # the delegate took the program: nothing quantized ran outside it
+    assert doc["delegates"] == [{"openvino": "OpenvinoBackend", "coreml": "CoreMLBackend",
+                                 "vulkan": "VulkanBackend"}[backend]]
+
+
+def test_openvino_runs_its_int8_program_at_export(test_bundles):
+    """The export half ran OpenVINO's int8 program in ExecuTorch's Python runtime and measured it
+    against its emulation (references[RECIPE].program_at_export)."""
+    doc = read_manifest(test_bundles / QUANTIZER_DIR / "tiny-openvino-int8-static-per-channel")
+    at_export = doc["references"]["int8-static-per-channel"]["program_at_export"]
+    assert at_export["cases"] == len(doc["goldens"])
+    assert at_export["max_range_error"] < 0.05  # measured 0.0019 (bfloat16 in the CPU plugin)
+
+
+class LinearNorm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(16, 16)
+        self.norm = nn.LayerNorm(16)
+
+    def forward(self, x):
+        return self.norm(self.proj(x))
+
+
+def test_openvino_leaves_layer_norm_float_and_says_so(tmp_path):
+    """NNCF 3.4.0's INT8_SYM puts a per-channel observer on LayerNorm's 1-D weight, whose
+    calibration fails; the recipe leaves every LayerNorm float, recorded in quantization.skipped,
+    and quantizes the rest."""
+    torch.manual_seed(0)
+    cases = [(f"c{i}", "synthetic", f"torch.randn seed 0, draw {i}", (torch.randn(1, 4, 16),))
+             for i in range(3)]
+    path = export_model(LinearNorm().eval(), cases[0][3], "ln", tmp_path, "openvino",
+                        "int8-static-per-channel", ["x"], ["y"], cases, model_name="ln")
+    skipped = read_manifest(path)["quantization"]["skipped"]
+    assert [s["module"] for s in skipped] == ["norm"]
+    assert "LayerNorm" in skipped[0]["reason"] and "IndexError" in skipped[0]["reason"]
+
+
+def test_vulkan_quantizer_on_a_model_without_linears_is_refused(tmp_path):
+    """Vulkan's quantizer annotates linears only: a conv-only model quantizes nothing, refused
+    (export-refused) before anything is written, as for XNNPACK's."""
+    x = torch.randn(1, 3, 8, 8)
+    with pytest.raises(QuantizationError) as e:
+        export_model(nn.Conv2d(3, 4, 3).eval(), (x,), "conv", tmp_path, "vulkan",
+                     "int8-weight-only", ["x"], ["y"], [("c0", "synthetic", "randn", (x,))])
+    assert e.value.stage == "quantize"
+    assert "quantized nothing" in e.value.cause
+    assert list(tmp_path.iterdir()) == []
