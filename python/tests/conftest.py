@@ -49,6 +49,8 @@ def test_bundles(tmp_path_factory):
         METHODS_DIR,
         PTD_BUNDLES,
         PTD_DIR,
+        QUANTIZER_BUNDLES,
+        QUANTIZER_DIR,
         SHAPE_BUNDLES,
         SHAPES_DIR,
         STATE_BUNDLES,
@@ -60,7 +62,7 @@ def test_bundles(tmp_path_factory):
     out = tmp_path_factory.mktemp("test-bundles")
     built = REPO / "build" / "test-bundles"
     if built.is_dir():
-        subdirs = {SHAPES_DIR, PTD_DIR, METHODS_DIR, STATE_DIR, ATTRIBUTION_DIR,
+        subdirs = {SHAPES_DIR, PTD_DIR, QUANTIZER_DIR, METHODS_DIR, STATE_DIR, ATTRIBUTION_DIR,
                    ATTRIBUTION_SPACED_DIR, ATTRIBUTION_INT8_DIR}
 
         def not_exported_here(d, names):  # the OpenVINO twin, the verdict models, logs
@@ -73,7 +75,8 @@ def test_bundles(tmp_path_factory):
     results = export_test_bundles(out, log=lambda _m: None, openvino_twin=False,
                                   bundled_programs=False)
     want = [("tiny", b, r) for b, r in TEST_PAIRS] + [
-        (key, b, r) for key, _, pairs in SHAPE_BUNDLES + PTD_BUNDLES + METHOD_BUNDLES
+        (key, b, r) for key, _, pairs in SHAPE_BUNDLES + PTD_BUNDLES + QUANTIZER_BUNDLES
+        + METHOD_BUNDLES
         + STATE_BUNDLES + ATTRIBUTION_BUNDLES for b, r in pairs] + [("gelu_mlp", "xnnpack", "fp32")] + [
         (key, b, r) for key, _, pairs in ATTRIBUTION_INT8_BUNDLES for b, r in pairs]
     assert [(r["model"], r["backend"], r["recipe"]) for r in results] == want, results

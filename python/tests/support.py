@@ -26,8 +26,12 @@ FORCED = ("portable", "fp32")  # the pair made to fail; tiny-portable-fp32 is co
 EXPECTED = {
     ("coreml", "fp16"): (["CoreMLBackend"], "float16", "all"),
     ("coreml", "fp32"): (["CoreMLBackend"], "float32", "cpu_and_gpu"),
+    ("coreml", "int8-static-per-channel"): (["CoreMLBackend"], "float32", "cpu_and_gpu"),
+    ("coreml", "int8-weight-only"): (["CoreMLBackend"], "float32", "cpu_and_gpu"),
     ("openvino", "fp32"): (["OpenvinoBackend"], None, None),  # None: what the plugin reports
+    ("openvino", "int8-static-per-channel"): (["OpenvinoBackend"], None, None),
     ("vulkan", "fp32"): (["VulkanBackend"], "float32", None),
+    ("vulkan", "int8-weight-only"): (["VulkanBackend"], "float32", None),
     ("webgpu", "fp32"): (["VulkanBackend"], "float32", None),  # WebGPU registers as Vulkan
     ("xnnpack", "fp32"): (["XnnpackBackend"], "float32", None),
     ("xnnpack", "int8-dynamic-per-channel"): (["XnnpackBackend"], "float32", None),

@@ -156,6 +156,34 @@ def test_openvino_program_runs_in_python_runtime(all_backends):
         np.testing.assert_allclose(y.numpy(), ref, atol=tol, rtol=tol)
 
 
+# --- each backend's own quantizer ------------------------------------------------------------------
+
+# (backend, recipe) -> (the quantizer the manifest names, what its emulation reproduces)
+QUANTIZERS = {
+    ("xnnpack", "int8-dynamic-per-channel"): ("XNNPACKQuantizer", "xnnpack-qd8"),
+    ("xnnpack", "int8-static-per-channel"): ("XNNPACKQuantizer", "pt2e"),
+    ("openvino", "int8-static-per-channel"): ("OpenVINOQuantizer", "pt2e"),
+    ("coreml", "int8-static-per-channel"): ("CoreMLQuantizer", "pt2e"),
+    ("coreml", "int8-weight-only"): ("CoreMLQuantizer", "pt2e-weight-only"),
+    ("vulkan", "int8-weight-only"): ("VulkanQuantizer", "pt2e-weight-only"),
+}
+
+
+def test_each_backend_quantizes_with_its_own_quantizer(all_backends):
+    from etproof.contract.recipes import QUANT_OF
+    from etproof.export.quantize import QUANT_SCHEMES
+
+    out, _, report = all_backends
+    for (backend, recipe), (quantizer, emulates) in QUANTIZERS.items():
+        if report[(backend, recipe)]["status"] == "export-refused" and _missing(backend):
+            continue  # the backend's package is absent here: refused by name, checked above
+        doc = read_manifest(out / report[(backend, recipe)]["bundle"])
+        assert doc["quantization"]["quantizer"] == quantizer, (backend, recipe)
+        assert doc["quantization"]["scheme"] == QUANT_SCHEMES[QUANT_OF[(backend, recipe)]]
+        ref = doc["references"][recipe]
+        assert ref["captured"] and ref["emulates"] == emulates, (backend, recipe, ref)
+
+
 # --- static int8 ----------------------------------------------------------------------------------
 
 def test_static_int8_quantized_nothing_is_refused(tmp_path):

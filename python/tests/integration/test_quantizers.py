@@ -2,7 +2,8 @@
 (CoreMLQuantizer on coremltools) and Vulkan's (VulkanQuantizer), each through PT2E before that
 backend's partitioner, with the converted graph as the recipe's emulation. Real exports: the test
 bundles' ``quantizers/`` (etproof.fixtures.testbundles.QUANTIZER_BUNDLES) and, for what only a
-particular model shows, a fresh export. The runtime half's side: cpp/tests/integration/
+particular model shows, a fresh export; every backend's quantizer on the tiny model is
+integration/test_all_backends.py's. The runtime half's side: cpp/tests/integration/
 quantizers_test.cpp."""
 
 import pytest
@@ -11,32 +12,8 @@ from torch import nn
 
 from etproof.errors import QuantizationError
 from etproof.export.pipeline import export_model
-from etproof.export.quantize import QUANT_SCHEMES
 from etproof.fixtures.testbundles import QUANTIZER_DIR
 from etproof.manifest import read_manifest
-
-# (backend, recipe) -> (the quantizer the manifest names, what its emulation reproduces)
-EXPECTED = {
-    ("openvino", "int8-static-per-channel"): ("OpenVINOQuantizer", "pt2e"),
-    ("coreml", "int8-static-per-channel"): ("CoreMLQuantizer", "pt2e"),
-    ("coreml", "int8-weight-only"): ("CoreMLQuantizer", "pt2e-weight-only"),
-    ("vulkan", "int8-weight-only"): ("VulkanQuantizer", "pt2e-weight-only"),
-}
-
-
-@pytest.mark.parametrize("backend,recipe", sorted(EXPECTED))
-def test_each_backend_quantizes_with_its_own_quantizer(test_bundles, backend, recipe):
-    path = test_bundles / QUANTIZER_DIR / f"tiny-{backend}-{recipe}"
-    doc = read_manifest(path)
-    quantizer, emulates = EXPECTED[(backend, recipe)]
-    assert doc["quantization"]["quantizer"] == quantizer
-    assert doc["quantization"]["scheme"] == QUANT_SCHEMES[f"{backend}-{recipe}"]
-    ref = doc["references"][recipe]
-    assert ref["captured"] and ref["emulates"] == emulates
-    # the delegate took the program: nothing quantized ran outside it
-    assert doc["delegates"] == [{"openvino": "OpenvinoBackend", "coreml": "CoreMLBackend",
-                                 "vulkan": "VulkanBackend"}[backend]]
-
 
 def test_openvino_runs_its_int8_program_at_export(test_bundles):
     """The export half ran OpenVINO's int8 program in ExecuTorch's Python runtime and measured it

@@ -57,7 +57,13 @@ def test_recipe_all_on_one_backend_exports_its_recipes():
                                             ("xnnpack", "int8-static-per-channel"),
                                             ("xnnpack", "int8-weight-only")]
     assert _pairs_for("portable", "all") == [("portable", "fp32")]
-    assert _pairs_for("coreml", "all") == [("coreml", "fp16"), ("coreml", "fp32")]
+    assert _pairs_for("coreml", "all") == [("coreml", "fp16"), ("coreml", "fp32"),
+                                           ("coreml", "int8-static-per-channel"),
+                                           ("coreml", "int8-weight-only")]
+    # a recipe several backends have, through each one's own quantizer
+    assert _pairs_for("all", "int8-static-per-channel") == [
+        ("coreml", "int8-static-per-channel"), ("openvino", "int8-static-per-channel"),
+        ("xnnpack", "int8-static-per-channel")]
     assert _pairs_for("all", "fp32") == [p for p in supported_pairs() if p[1] == "fp32"]
     assert ("webgpu", "fp32") in _pairs_for("all", "fp32")
 
