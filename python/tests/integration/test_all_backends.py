@@ -96,9 +96,14 @@ def test_pair_delegate_precision_compute_unit(all_backends, pair):
     assert doc["precision"] == precision
     assert doc.get("compute_unit") == compute_unit
     assert doc["delegation"]["delegated_nodes"] > 0
-    if recipe == "int8-weight-only":  # torchao's int8 weights; XNNPACK runs the conv, not the linear
-        assert doc["quantization"]["quantizer"].startswith("IntxWeightOnlyConfig")
+    if recipe == "int8-weight-only" and backend == "xnnpack":  # torchao's int8 weights; XNNPACK
+        assert doc["quantization"]["quantizer"].startswith("IntxWeightOnlyConfig")  # runs the conv
         assert doc["references"][recipe]["emulates"] == "torchao"
+        assert all("quantization" not in o for o in doc["outputs"])
+    elif recipe == "int8-weight-only":  # the backend's own PT2E quantizer: weights only
+        ops = {e["op"] for e in doc["delegation"]["by_operator"]}
+        assert any("dequantize_per_channel" in op for op in ops)
+        assert not any("quantize_per_tensor" in op for op in ops)  # activations stay float
         assert all("quantization" not in o for o in doc["outputs"])
     elif recipe.startswith("int8"):
         ops = {e["op"] for e in doc["delegation"]["by_operator"]}
@@ -109,7 +114,10 @@ def test_pair_delegate_precision_compute_unit(all_backends, pair):
             assert not any("choose_qparams" in op for op in ops)  # no dynamic activations
             # The output's quantization step, from the converted graph's last dequantize.
             q = doc["outputs"][0]["quantization"]
-            assert q["dtype"] == "int8" and q["scale"] > 0 and isinstance(q["zero_point"], int)
+            # int8 where the quantizer's activations are (XNNPACK's, OpenVINO's), uint8 for Core
+            # ML's (quint8, as ExecuTorch's coreml_pt2e_int8_static recipe)
+            want = "uint8" if backend == "coreml" else "int8"
+            assert q["dtype"] == want and q["scale"] > 0 and isinstance(q["zero_point"], int)
         else:  # dynamic int8: the outputs are float, so no output scale is recorded
             assert all("quantization" not in o for o in doc["outputs"])
     else:
