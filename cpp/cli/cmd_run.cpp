@@ -7,6 +7,7 @@
 
 #include "common.h"
 #include "etproof/runtime/run.h"
+#include "format.h"
 #include "subcommands.h"
 
 namespace etproof_cli {
@@ -17,6 +18,7 @@ struct RunOptions {
   std::vector<std::string> inputs;  // NAME=FILE.npy
   std::string out_dir;
   std::vector<std::string> methods;
+  FormatOption format;
 };
 
 int run_run(const RunOptions& o) {
@@ -30,7 +32,8 @@ int run_run(const RunOptions& o) {
       throw Error(ErrorKind::kInvalidArgument, "input \"" + arg.substr(0, eq) + "\" given twice",
                   "pass each input once");
   }
-  std::cout << etproof::to_text(etproof::run_bundle(o.bundle, inputs, o.out_dir, o.methods));
+  const etproof::RunResult r = etproof::run_bundle(o.bundle, inputs, o.out_dir, o.methods);
+  std::cout << (o.format.format == "json" ? etproof::to_json(r).dump(2) + "\n" : etproof::to_text(r));
   return 0;
 }
 
@@ -43,6 +46,9 @@ Subcommand register_run(CLI::App& app) {
   sub->add_option("--input", o->inputs, "NAME=FILE.npy, once per input (none for a program without inputs)");
   sub->add_option("--out", o->out_dir, "write NAME.npy per output here (METHOD.NAME.npy with several methods)");
   add_method_option(sub, o->methods, "run (each gets the --input values named as its inputs)");
+  add_format_option(sub, o->format,
+                    std::vector<FormatChoice>{{"text", "each output's dtype, shape, range, first values and top labels"},
+                                              {"json", "the same per output as one JSON object"}});
   add_records_nothing_flag(sub);
   return {sub, [o] { return run_run(*o); }};
 }

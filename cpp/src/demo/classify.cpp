@@ -184,6 +184,13 @@ Classification classify_image(const fs::path& image, const fs::path& dir,
   return c;
 }
 
+nlohmann::json to_json(const Classification& c) {
+  nlohmann::json top = nlohmann::json::array();
+  for (const Ranked& t : c.top) top.push_back({{"label", t.label}, {"index", t.index}, {"probability", t.probability}});
+  return {{"image", c.image},   {"bundle", c.bundle},       {"backend", c.backend},
+          {"recipe", c.recipe}, {"delegates", c.delegates}, {"top", top}};
+}
+
 std::string to_text(const Classification& c) {
   std::ostringstream os;
   os << "image    " << c.image << "\n";

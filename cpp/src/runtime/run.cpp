@@ -118,6 +118,28 @@ RunResult run_bundle(const std::filesystem::path& path,
   return r;
 }
 
+nlohmann::json to_json(const RunResult& r) {
+  nlohmann::json outputs = nlohmann::json::array();
+  for (const RunOutput& o : r.outputs) {
+    nlohmann::json top = nlohmann::json::array();
+    for (const Ranked& t : o.top) top.push_back({{"label", t.label}, {"index", t.index}, {"probability", t.probability}});
+    const bool all_nan = o.nan_count == o.tensor.numel();
+    outputs.push_back({{"name", o.name},
+                       {"method", o.method},
+                       {"dtype", to_string(o.tensor.dtype)},
+                       {"shape", o.tensor.shape},
+                       {"min", all_nan ? nlohmann::json() : nlohmann::json(o.min)},
+                       {"max", all_nan ? nlohmann::json() : nlohmann::json(o.max)},
+                       {"mean", all_nan ? nlohmann::json() : nlohmann::json(o.mean)},
+                       {"argmax", o.argmax},
+                       {"nan_count", o.nan_count},
+                       {"top", top},
+                       {"written", o.written ? nlohmann::json(o.written->string()) : nlohmann::json()}});
+  }
+  return {{"bundle", r.bundle}, {"backend", r.backend}, {"delegates", r.delegates},
+          {"methods", r.methods}, {"outputs", outputs}};
+}
+
 std::string to_text(const RunResult& r) {
   std::ostringstream os;
   os << "ran " << r.bundle << " (backend " << r.backend << ", delegates "

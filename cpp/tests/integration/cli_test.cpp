@@ -445,6 +445,13 @@ TEST(Cli, ClassifyChelseaWithEachBackend) {
   const Result q = etproof_cli(base + " --backend xnnpack --recipe int8-dynamic-per-channel");
   ASSERT_EQ(q.rc, 0) << q.err;
   EXPECT_NE(q.out.find("recipe int8-dynamic-per-channel"), std::string::npos) << q.out;
+  // --format json: the same answer as one JSON object, the top labels ranked
+  const Result j = etproof_cli(base + " --backend xnnpack --format json");
+  ASSERT_EQ(j.rc, 0) << j.err;
+  const nlohmann::json doc = nlohmann::json::parse(j.out);
+  EXPECT_EQ(doc.at("bundle"), "efficientnet_lite0-xnnpack-fp32");
+  ASSERT_EQ(doc.at("top").size(), 3u) << j.out;
+  EXPECT_GE(doc["top"][0]["probability"].get<double>(), doc["top"][1]["probability"].get<double>());
   // A backend with no runnable bundle is a typed error that lists what can run.
   const Result none = etproof_cli(base + " --backend coreml");
   EXPECT_EQ(none.rc, 2);

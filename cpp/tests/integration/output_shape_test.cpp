@@ -121,6 +121,16 @@ TEST(OutputShape, RunExitsNonZeroNamingTheOutputAndBothShapes) {
       testing::run_etproof("run " + testing::quote(two_dims().string()) + inputs + " --no-ledger");
   EXPECT_EQ(good.rc, 0) << good.out << good.err;
   EXPECT_TRUE(contains(good.out, "output ya float32 [1, 4]")) << good.out;
+  // --format json: the same summary as one JSON object
+  const testing::CliResult json_run =
+      testing::run_etproof("run " + testing::quote(two_dims().string()) + inputs + " --format json");
+  ASSERT_EQ(json_run.rc, 0) << json_run.err;
+  const json doc = testing::parse(json_run);
+  ASSERT_EQ(doc.at("outputs").size(), 2u) << doc.dump();
+  EXPECT_EQ(doc["outputs"][0]["name"], "ya");
+  EXPECT_EQ(doc["outputs"][0]["shape"], json::array({1, 4}));
+  EXPECT_EQ(doc["outputs"][1]["shape"], json::array({3, 4}));
+  EXPECT_EQ(doc["outputs"][0]["max"], 2.0);  // a * 2 on ones
 }
 
 TEST(OutputShape, AnOutputDimNoInputDeclaresIsManifestInvalid) {

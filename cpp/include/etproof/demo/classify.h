@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "etproof/runtime/bundle.h"
 #include "etproof/demo/image.h"
 
@@ -39,5 +41,8 @@ struct Classification {
                                             size_t k);
 
 [[nodiscard]] std::string to_text(const Classification& c);
+// The same as one JSON object (`etproof classify --format json`): {"image", "bundle", "backend",
+// "recipe", "delegates", "top": [{"label", "index", "probability" (softmax, 0..1)}]}.
+[[nodiscard]] nlohmann::json to_json(const Classification& c);
 
 }  // namespace etproof

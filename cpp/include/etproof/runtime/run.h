@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "etproof/core/labels.h"
 #include "etproof/core/npy.h"
 
@@ -60,5 +62,11 @@ struct RunResult {
 // output (named METHOD.OUTPUT when it has several) its dtype, shape, min/max/mean, the first 8
 // values, the top 5 labels where the manifest has them, and the file written.
 [[nodiscard]] std::string to_text(const RunResult& r);
+
+// The same as one JSON object (`etproof run --format json`): {"bundle", "backend", "delegates",
+// "methods", "outputs": [{"name" (METHOD.OUTPUT with several methods), "method", "dtype", "shape",
+// "min", "max", "mean" (null where every element is NaN), "argmax", "nan_count", "top":
+// [{"label", "index", "probability"}], "written" (the .npy path, or null)}]}.
+[[nodiscard]] nlohmann::json to_json(const RunResult& r);
 
 }  // namespace etproof
