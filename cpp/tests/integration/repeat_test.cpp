@@ -127,7 +127,8 @@ TEST(Repeat, MatrixVerdictsAreUnchangedForDeterministicColumns) {
   ASSERT_EQ(once.cells.size(), twice.cells.size());
   for (size_t i = 0; i < once.cells.size(); ++i) {
     EXPECT_EQ(twice.cells[i].status, once.cells[i].status) << twice.cells[i].detail;
-    ASSERT_TRUE(twice.cells[i].repeats.has_value());
+    if (!is_judged(twice.cells[i].status)) continue;  // not run here (OpenVINO off under ASan): no repeats
+    ASSERT_TRUE(twice.cells[i].repeats.has_value()) << twice.cells[i].detail;
     EXPECT_TRUE(twice.cells[i].repeats->identical());
   }
   EXPECT_EQ(twice.exit_code(), once.exit_code());

@@ -15,6 +15,7 @@ from etproof.fixtures.testbundles import (
     ATTRIBUTION_INT8_BUNDLES,
     METHOD_BUNDLES,
     PTD_BUNDLES,
+    QUANTIZER_BUNDLES,
     SHAPE_BUNDLES,
     STATE_BUNDLES,
     TEST_PAIRS,
@@ -28,7 +29,7 @@ def test_test_bundles_are_reused_when_nothing_changed(test_bundles):
     lines = []
     results = export_test_bundles(test_bundles, log=lines.append, openvino_twin=False)
     n = len(TEST_PAIRS) + sum(len(pairs) for _, _, pairs in SHAPE_BUNDLES + PTD_BUNDLES
-                                 + METHOD_BUNDLES + STATE_BUNDLES + ATTRIBUTION_BUNDLES
+                                 + QUANTIZER_BUNDLES + METHOD_BUNDLES + STATE_BUNDLES + ATTRIBUTION_BUNDLES
                                  + ATTRIBUTION_INT8_BUNDLES) + 1  # + the spaced twin
     assert [r["status"] for r in results] == ["exported"] * n
     assert sum("up to date" in line for line in lines) == n
