@@ -7,7 +7,7 @@
 #                            bundles, each reused while its inputs are unchanged). What CI runs
 #                            (.ci/run): about 19 minutes on 2 cores from a clean clone on an
 #                            Intel Xeon VM (2026-12-06: setup 8.8, then 10.2: the test targets
-#                            and bundles ~5, CTest 2.4, pytest 2.7), 21 on an AMD EPYC VM
+#                            and bundles ~5, CTest 2.4, pytest 2.7), 25 on an AMD EPYC VM
 #                            (docs/setup.md).
 #   ./test.sh --full         the whole demo and golden set (./setup.sh --full: every column and
 #                            golden model; about an hour more on 2 cores) and the packaging test
