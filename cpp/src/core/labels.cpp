@@ -52,4 +52,10 @@ std::vector<Ranked> top_k(const HostTensor& logits, const std::vector<std::strin
   return out;
 }
 
+nlohmann::json to_json(const std::vector<Ranked>& ranked) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Ranked& t : ranked) out.push_back({{"label", t.label}, {"index", t.index}, {"probability", t.probability}});
+  return out;
+}
+
 }  // namespace etproof

@@ -185,10 +185,8 @@ Classification classify_image(const fs::path& image, const fs::path& dir,
 }
 
 nlohmann::json to_json(const Classification& c) {
-  nlohmann::json top = nlohmann::json::array();
-  for (const Ranked& t : c.top) top.push_back({{"label", t.label}, {"index", t.index}, {"probability", t.probability}});
   return {{"image", c.image},   {"bundle", c.bundle},       {"backend", c.backend},
-          {"recipe", c.recipe}, {"delegates", c.delegates}, {"top", top}};
+          {"recipe", c.recipe}, {"delegates", c.delegates}, {"top", to_json(c.top)}};
 }
 
 std::string to_text(const Classification& c) {

@@ -121,8 +121,6 @@ RunResult run_bundle(const std::filesystem::path& path,
 nlohmann::json to_json(const RunResult& r) {
   nlohmann::json outputs = nlohmann::json::array();
   for (const RunOutput& o : r.outputs) {
-    nlohmann::json top = nlohmann::json::array();
-    for (const Ranked& t : o.top) top.push_back({{"label", t.label}, {"index", t.index}, {"probability", t.probability}});
     const bool all_nan = o.nan_count == o.tensor.numel();
     outputs.push_back({{"name", o.name},
                        {"method", o.method},
@@ -133,7 +131,7 @@ nlohmann::json to_json(const RunResult& r) {
                        {"mean", all_nan ? nlohmann::json() : nlohmann::json(o.mean)},
                        {"argmax", o.argmax},
                        {"nan_count", o.nan_count},
-                       {"top", top},
+                       {"top", to_json(o.top)},
                        {"written", o.written ? nlohmann::json(o.written->string()) : nlohmann::json()}});
   }
   return {{"bundle", r.bundle}, {"backend", r.backend}, {"delegates", r.delegates},

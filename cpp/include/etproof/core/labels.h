@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "etproof/core/npy.h"
 
 namespace etproof {
@@ -21,5 +23,8 @@ struct Ranked {
 // Error{kShapeMismatch} for any other shape.
 std::vector<Ranked> top_k(const HostTensor& logits, const std::vector<std::string>& names,
                           size_t k);
+
+// [{"label", "index", "probability"}] in rank order, as `run` and `classify` print them in JSON.
+[[nodiscard]] nlohmann::json to_json(const std::vector<Ranked>& ranked);
 
 }  // namespace etproof
