@@ -494,6 +494,7 @@ nlohmann::json to_json(const TensorReport& t) {
     j["widening_error"] = json_number(t.widening_error);
   }
   if (!t.inconclusive.empty()) j["inconclusive"] = t.inconclusive;
+  if (!t.fell_back.empty()) j["fell_back"] = t.fell_back;
   if (!t.measured.empty()) {
     j["thresholds"] = nlohmann::json::object();
     j["measured"] = nlohmann::json::object();

@@ -196,12 +196,66 @@ std::string no_bound_reason(const Bound& b, double range) {
          detail::join(why, ", ") + ")";
 }
 
+namespace {
+
+// applied_bound against a quantized recipe's emulation computed in a reduced precision: the row
+// resolved on the emulation and widened by M times the rounded emulation's distance from it
+// (the same widening as against truth, the emulation in the truth's place); where that is no
+// bound, the plan's golden-basis fallback on the golden (fell_back says why).
+AppliedBound applied_on_emulation(const JudgePlan& plan, const Bound& rule, const HostTensor& golden,
+                                  const std::function<const HostTensor&(const std::string&)>& reference_of,
+                                  const std::optional<double>& scale) {
+  AppliedBound a;
+  a.against = plan.against;
+  const HostTensor& emulation = reference_of(plan.against);
+  a.widened_by = plan.widen_by;
+  a.widening = reference_error(reference_of(plan.widen_by), emulation);
+  a.reference_range = reference_range(emulation);
+  a.resolved = resolve_bound(rule, a.reference_range, scale);
+  Bound widened = widen_by_reference(a.resolved, *a.widening);
+  widened.source = rule.source;
+  std::string none = no_bound_reason(widened, a.reference_range);
+  if (none.empty()) {
+    a.bound = a.resolved = widened;
+    a.noise_rule = rule;
+    a.noise_rule.atol = rule.atol + kBoundMargin * a.widening->max_abs_error;
+    return a;
+  }
+  const std::string gap =
+      std::isfinite(a.widening->max_abs_error)
+          ? detail::format_number(a.reference_range > 0
+                                      ? a.widening->max_abs_error / a.reference_range
+                                      : kInf,
+                                  3) + " of the range, SQNR " + detail::sqnr_text(a.widening->sqnr_db) + " dB"
+          : std::string("non-finite where the emulation is finite");
+  none = none + ": the " + plan.widen_by + " emulation is " + gap + " from the " + plan.against +
+         " emulation, so the model moves its outputs too far under that rounding to be judged "
+         "against its emulation";
+  if (!plan.fallback) {
+    a.inconclusive = none;
+    a.bound = a.noise_rule = rule;
+    return a;
+  }
+  a.fell_back = none + "; judged against the float32 golden by the recipe's golden row";
+  a.against = "golden";
+  a.widened_by.clear();
+  a.widening.reset();
+  a.reference_range = reference_range(golden);
+  a.bound = a.noise_rule = *plan.fallback;
+  a.resolved = resolve_bound(*plan.fallback, a.reference_range, scale);
+  return a;
+}
+
+}  // namespace
+
 AppliedBound applied_bound(const JudgePlan& plan, const Bound& rule, const HostTensor& golden,
                            const std::function<const HostTensor&(const std::string&)>& reference_of,
                            const std::optional<double>& scale) {
   AppliedBound a;
   a.against = plan.against;
   a.bound = a.noise_rule = rule;
+  if (!plan.widen_by.empty() && plan.against != "float64" && !is_integer_dtype(golden.dtype))
+    return applied_on_emulation(plan, rule, golden, reference_of, scale);
   if (plan.against != "float64" || is_integer_dtype(golden.dtype)) {
     // Against the golden (integer outputs always) or the recipe's emulation: the rule itself,
     // which compare_tensor resolves on that reference.
@@ -309,6 +363,28 @@ bool plan_matched_program(JudgePlan& p, const Manifest& m, const OwnReference& o
   return true;
 }
 
+// A PT2E int8 column whose delegate computes its float parts in the reduced precision judged (a
+// bundle carrying the emulation rounded to it, "RECIPE-PRECISION"): against the emulation, the
+// pair's reference-basis row widened by M x the rounded emulation's distance from it per output
+// (applied_on_emulation), the golden-basis row the fallback where that is no bound. False when
+// the bundle has no rounded emulation or the table no reference row for the pair.
+bool plan_rounded_emulation(JudgePlan& p, const Manifest& m, const OwnReference& own) {
+  const std::string rounded = own.name + "-" + p.precision;
+  if (own.float_recipe || !own.reduced || !has_reference(m, rounded)) return false;
+  JudgePlan golden = p;
+  if (!try_rule(p, m, BoundBasis::kReference)) return false;
+  if (try_rule(golden, m, BoundBasis::kGolden)) p.fallback = golden.rule;
+  p.against = own.name;
+  p.widen_by = rounded;
+  p.why = "against the recipe's own eager emulation (" + own.name + "), the bound widened by " +
+          detail::format_number(kReferenceMargin, 3) + "x its distance from the same emulation "
+          "computed in " + p.precision + " (" + rounded + "), as the delegate computes the float "
+          "parts";
+  if (const ProgramAtExport* x = at_export(m, own.name))
+    p.why += "; the program at export: " + at_export_text(*x);
+  return true;
+}
+
 // Why a quantized column whose emulation the delegate does not follow is judged against the golden.
 std::string unfaithful_emulation_reason(const Manifest& m, const OwnReference& own, const std::string& precision) {
   std::string why = m.recipe == "int8-dynamic-per-channel"
@@ -360,7 +436,7 @@ JudgePlan plan_judgement(const Manifest& m, const PrecisionHere& here, bool use_
     fallback = no_reference_row(own.float_recipe, p.precision, m.backend);
   } else if (own.float_recipe && !has_reference(m, "float64")) {
     fallback = why_missing(m, "float64");
-  } else if (plan_matched_program(p, m, own)) {
+  } else if (plan_matched_program(p, m, own) || plan_rounded_emulation(p, m, own)) {
     return p;
   } else if (!own.float_recipe && !faithful_emulation(m, own.name)) {
     fallback = unfaithful_emulation_reason(m, own, p.precision);

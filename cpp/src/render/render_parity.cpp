@@ -135,9 +135,11 @@ void write_float_output(std::ostringstream& os, const ParityReport& r, const Ten
                                   : "the " + t.against + " emulation");
     if (!t.widened_by.empty() && t.widening_error)
       os << "; bound widened by " << fmt(kReferenceMargin, 3) << "x the " << t.widened_by
-         << "'s own error against truth, " << fmt(*t.widening_error, 3);
+         << (t.against == "float64" ? "'s own error against truth, " : "'s distance from it, ")
+         << fmt(*t.widening_error, 3);
     os << "\n";
   }
+  if (!t.fell_back.empty()) os << "    " << t.fell_back << "\n";
   if (!t.inconclusive.empty())
     os << "    inconclusive: " << t.inconclusive << "\n";
   else if (!t.passed)

@@ -152,6 +152,7 @@ nlohmann::json applied_json(const std::vector<Inspection::Applied>& applied) {
       ja["widening_error"] = detail::json_number(a.bound.widening->max_abs_error);
     }
     if (!a.bound.inconclusive.empty()) ja["inconclusive"] = a.bound.inconclusive;
+    if (!a.bound.fell_back.empty()) ja["fell_back"] = a.bound.fell_back;
     out.push_back(std::move(ja));
   }
   return out;
@@ -262,7 +263,8 @@ void applied_text(std::ostream& os, const Inspection::Applied& a) {
   if (a.bound.widening)
     os << " (widened by " << detail::format_number(kReferenceMargin, 3) << "x the "
        << a.bound.widened_by << "'s " << detail::format_number(a.bound.widening->max_abs_error, 3)
-       << " against truth)";
+       << (a.bound.against == "float64" ? " against truth)" : " from the " + a.bound.against + " emulation)");
+  if (!a.bound.fell_back.empty()) os << "\n    against the golden: " << a.bound.fell_back;
   os << "\n";
 }
 

@@ -162,15 +162,18 @@ TensorReport judge_output(const std::vector<TensorSpec>& outputs, const std::str
     t.against = "golden";
     return t;
   }
-  if (plan.against == "float64") {
-    // Only against truth is the bound widened and checked (the other plans' rule is resolved by
-    // compare_tensor itself): applied_bound is the one place that does it, as inspect prints it.
+  if (plan.against == "float64" || !plan.widen_by.empty()) {
+    // Only a widening plan (against truth, or against an emulation computed in a reduced
+    // precision) widens and checks the bound (the other plans' rule is resolved by compare_tensor
+    // itself): applied_bound is the one place that does it, as inspect prints it.
     const AppliedBound applied = applied_bound(plan, bound, golden, reference_of, scale);
     copts.noise_rule = applied.noise_rule;
-    TensorReport t = compare_tensor(name, as_float64(actual), as_float64(reference_of("float64")),
-                                    applied.bound, scale, copts);
-    t.against = "float64";
-    t.widened_by = plan.widen_by;
+    const HostTensor& ref = applied.against == "golden" ? golden : reference_of(applied.against);
+    TensorReport t = compare_tensor(name, as_float64(actual), as_float64(ref), applied.bound,
+                                    scale, copts);
+    t.against = applied.against;
+    t.widened_by = applied.widened_by;
+    t.fell_back = applied.fell_back;
     if (applied.widening) t.widening_error = applied.widening->max_abs_error;
     if (!applied.inconclusive.empty()) {
       // Measured against the unwidened rule, judged by nothing (Status::kInconclusive).
@@ -423,6 +426,28 @@ void settle(CaseReport& c, const ParityReport& r, bool undelegated, const Replay
   }
 }
 
+// A plan widened by a rounded emulation judges an output against the golden where that leaves
+// no bound (AppliedBound::fell_back): the report's judgement says how many did, and where every
+// judged output did, the column's basis and bound are the golden row's (what the matrix shows).
+void note_fallbacks(ParityReport& r, const JudgePlan& plan) {
+  if (!plan.fallback) return;
+  size_t judged = 0, fell = 0;
+  for (const CaseReport& c : r.cases)
+    for (const TensorReport& t : c.outputs) {
+      if (t.exact) continue;
+      ++judged;
+      if (!t.fell_back.empty()) ++fell;
+    }
+  if (fell == 0) return;
+  r.judgement += "; " + std::to_string(fell) + " of " + std::to_string(judged) +
+                 " float outputs judged against the float32 golden by the recipe's golden row "
+                 "instead: their " + plan.widen_by + " emulation left no bound";
+  if (fell == judged) {
+    r.against = "golden";
+    r.bound = *plan.fallback;
+  }
+}
+
 void finish(ParityReport& r) {
   bool all = !r.cases.empty() && r.no_bound.empty() && !r.refused;
   for (const CaseReport& c : r.cases) all = all && c.passed;
@@ -616,6 +641,7 @@ ParityReport replay(const Bundle& goldens, LoadedModel& model, const ReplayOptio
   detail::judge_greedy(r, goldens.manifest, plan.cost_reference);
   for (CaseReport& c : r.cases) settle(c, r, undelegated, options);
   detail::judge_repeats(r);
+  note_fallbacks(r, plan);
   finish(r);
   return r;
 }

@@ -22,6 +22,7 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+using etproof::testing::f32;
 using etproof::testing::f64;
 
 Bound absolute(double atol, double min_cosine, double min_sqnr_db) {
@@ -336,6 +337,66 @@ TEST(Plan, Int8StaticIsJudgedAgainstTheGoldenAndReportsItsCost) {
     EXPECT_EQ(p.cost_reference, "int8-static-per-channel");
     EXPECT_NE(p.why.find("emulation"), std::string::npos) << p.why;
   }
+}
+
+// ---- a quantized recipe computed in bfloat16: its emulation widened by its own rounding -------
+
+Manifest openvino_int8(bool rounded) {
+  Manifest m = manifest("openvino", "int8-static-per-channel", "bfloat16");
+  capture(m, "float64");
+  capture(m, "int8-static-per-channel");
+  capture(m, "bfloat16");
+  m.references.at("int8-static-per-channel").emulates = "pt2e";
+  if (rounded) capture(m, "int8-static-per-channel-bfloat16");
+  return m;
+}
+
+TEST(RoundedEmulation, PlansTheEmulationWidenedWithTheGoldenRowAsFallback) {
+  const JudgePlan p = plan_judgement(openvino_int8(true), {"bfloat16", ""});
+  ASSERT_FALSE(p.no_rule) << p.no_rule->cause();
+  EXPECT_EQ(p.against, "int8-static-per-channel");
+  EXPECT_EQ(p.widen_by, "int8-static-per-channel-bfloat16");
+  EXPECT_EQ(p.basis, BoundBasis::kReference);
+  EXPECT_NEAR(p.rule.atol_range, 0.059, 1e-12);  // the bfloat16 row; the recipe adds no term
+  ASSERT_TRUE(p.fallback.has_value());
+  EXPECT_NEAR(p.fallback->atol_qsteps, 26, 1e-12);  // the int8-static golden row
+  // Without the rounded emulation, or computed in float32: the golden, as before.
+  EXPECT_EQ(plan_judgement(openvino_int8(false), {"bfloat16", ""}).against, "golden");
+  Manifest f32 = openvino_int8(true);
+  EXPECT_EQ(plan_judgement(f32, {"float32", ""}).against, "golden");
+}
+
+TEST(RoundedEmulation, WidensByTheRoundingOrFallsBackWhereNoBoundIsLeft) {
+  const JudgePlan p = plan_judgement(openvino_int8(true), {"bfloat16", ""});
+  const HostTensor golden = f32({1.0f, -0.5f, 0.25f, 0.75f});
+  const HostTensor emulation = f32({0.98f, -0.5f, 0.25f, 0.76f});
+  // Rounding moved the emulation by 0.01 of its range: the row (0.059 of the range) plus 4x that.
+  const HostTensor near = f32({0.99f, -0.5f, 0.25f, 0.76f});
+  const AppliedBound a = apply(p, golden, {{"int8-static-per-channel", emulation},
+                                           {"int8-static-per-channel-bfloat16", near}});
+  EXPECT_TRUE(a.fell_back.empty()) << a.fell_back;
+  EXPECT_TRUE(a.inconclusive.empty()) << a.inconclusive;
+  EXPECT_EQ(a.against, "int8-static-per-channel");
+  EXPECT_EQ(a.widened_by, "int8-static-per-channel-bfloat16");
+  EXPECT_NEAR(a.resolved.atol, p.rule.atol + 0.059 * 0.98 + 4 * (0.99 - 0.98), 1e-6);
+  EXPECT_GT(a.resolved.min_sqnr_db, 0);
+  // Rounding flipped the output's sign: widened by 4x that, no bound; judged against the golden
+  // by the golden row, saying why — never inconclusive.
+  const HostTensor far = f32({-0.98f, 0.5f, -0.25f, -0.76f});
+  const AppliedBound b = apply(p, golden, {{"int8-static-per-channel", emulation},
+                                           {"int8-static-per-channel-bfloat16", far}});
+  EXPECT_TRUE(b.inconclusive.empty()) << b.inconclusive;
+  EXPECT_EQ(b.against, "golden");
+  EXPECT_TRUE(b.widened_by.empty());
+  EXPECT_NE(b.fell_back.find("no bound"), std::string::npos) << b.fell_back;
+  EXPECT_NE(b.fell_back.find("golden row"), std::string::npos) << b.fell_back;
+  EXPECT_NEAR(b.bound.atol_qsteps, 26, 1e-12);
+  // Without a golden row to fall back on the output is inconclusive, as any bound that is none.
+  JudgePlan none = p;
+  none.fallback.reset();
+  const AppliedBound c = apply(none, golden, {{"int8-static-per-channel", emulation},
+                                              {"int8-static-per-channel-bfloat16", far}});
+  EXPECT_NE(c.inconclusive.find("no bound"), std::string::npos) << c.inconclusive;
 }
 
 // ---- int8 judged as tightly as the program allows (program_at_export) ------------------------

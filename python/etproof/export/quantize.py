@@ -577,3 +577,39 @@ def is_quant_op(target) -> bool:
     name = str(target)
     return ("quantize_per" in name or "dequantize_per" in name or "choose_qparams" in name
             or "quantize_affine" in name or "dequantize_affine" in name)
+
+
+def _round_to(x, dtype):
+    """``x`` rounded to ``dtype`` and back, where it is a float32 tensor; anything else as is."""
+    import torch
+
+    if isinstance(x, torch.Tensor) and x.dtype == torch.float32:
+        return x.to(dtype).to(torch.float32)
+    return x
+
+
+def rounded_emulation(converted, dtype):
+    """A copy of the converted PT2E graph ``converted`` in which every value an operator other
+    than a quantize/dequantize computes in float32 is rounded to ``dtype`` (torch.bfloat16 or
+    torch.float16) and back: the recipe's emulation as a backend computes it that keeps its float
+    parts (dequantized products, biases, activations, pooling) in that precision — OpenVINO's CPU
+    plugin on a CPU with bfloat16 units (etproof.export.lower.effective_precision). It is not the
+    backend's arithmetic (its fused kernels round fewer times, in another order); it is another
+    honest computation of the same recipe in the same precision, so how far it is from the
+    float32 emulation is how far a faithful program may be (docs/design.md sec. 5: the runtime
+    half widens the bound by that distance, as it widens a float column's by its precision's
+    emulation's). Inputs, outputs and the graph itself are otherwise unchanged."""
+    import copy
+
+    gm = copy.deepcopy(converted)
+    graph = gm.graph
+    for n in list(graph.nodes):
+        if (n.op != "call_function" or is_quant_op(n.target) or n.target is _round_to
+                or "getitem" in str(n.target)):
+            continue
+        with graph.inserting_after(n):
+            r = graph.call_function(_round_to, (n, dtype))
+        n.replace_all_uses_with(r, delete_user_cb=lambda u, r=r: u is not r)
+    graph.lint()
+    gm.recompile()
+    return gm

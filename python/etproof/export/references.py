@@ -58,6 +58,12 @@ DESCRIPTIONS = {
                      "blockwise 4-bit kernels store them"),
     "pt2e-weight-only": ("; weight-only: its int8 weights dequantized and every operation in float, "
                          "as the program computes them"),
+    "rounded": ("the recipe's own emulation in {precision}: the converted PT2E graph ({scheme}) "
+                "with every value its operators other than quantize/dequantize compute rounded "
+                "to {precision} (etproof.export.quantize.rounded_emulation), run eagerly in "
+                "PyTorch {torch} on the same inputs; outputs in the program's output dtype. How "
+                "far it is from the recipe's emulation widens the bound of a program that "
+                "computes the recipe's float parts in {precision}"),
     "xnnpack-qd8": ("; its dynamically quantized activations quantized as XNNPACK's qd8 kernels "
                     "do (a range per row of a linear's input, per batch element of a "
                     "convolution's) instead of per tensor"),
@@ -74,6 +80,10 @@ def reference_names(backend: str, recipe: str, precision: str, quantized: bool) 
     - ``float16`` / ``bfloat16`` when ``precision`` (the manifest's) is that precision: a
       reduced-precision delegate (Core ML fp16, OpenVINO on a CPU with bf16 units) is judged
       against the model computed in that precision;
+    - ``RECIPE-PRECISION`` (``int8-static-per-channel-bfloat16``) for a PT2E-quantized recipe
+      whose delegate computes in that reduced precision (OpenVINO's int8 on a CPU with bf16
+      units): the recipe's emulation with its float parts rounded to that precision
+      (rounded_name, etproof.export.quantize.rounded_emulation);
     - then what the backend's quirks add (etproof.export.quirks, ``extra_references``):
       ``bfloat16`` for every OpenVINO bundle of recipe ``fp32``, whatever the precision
       recorded at export: OpenVINO's CPU plugin computes fp32 programs in bfloat16 on CPUs with
@@ -85,6 +95,8 @@ def reference_names(backend: str, recipe: str, precision: str, quantized: bool) 
         names.append(recipe)
     if precision in HALF_PRECISIONS:
         names.append(precision)
+        if quantized:
+            names.append(f"{recipe}-{precision}")
     names += [n for n in quirks_for(backend).extra_references(recipe, names) if n not in names]
     return names
 
@@ -96,6 +108,16 @@ def reference_names(backend: str, recipe: str, precision: str, quantized: bool) 
 # taken), or one of them is wrong; rounding does not explain it.
 EXPLAINABLE_ROUNDOFFS = 16384
 FLOAT32_UNIT_ROUNDOFF = 2.0 ** -24
+
+
+def rounded_name(name: str, names) -> tuple[str, str] | None:
+    """(recipe, precision) where ``name`` is the rounded emulation ``RECIPE-PRECISION`` of a
+    recipe reference among ``names`` (reference_names), else None."""
+    for p in HALF_PRECISIONS:
+        base = name[: -len(p) - 1]
+        if name.endswith("-" + p) and base in names and base not in (FLOAT64, *HALF_PRECISIONS):
+            return base, p
+    return None
 
 
 def inconsistent_cases(cases, golden_outs, refs: "References", output_names) -> list[str]:
@@ -281,6 +303,11 @@ def capture_references(model, cases, output_names, out_specs, names, emulation=N
                 dtype = {"float16": torch.float16, "bfloat16": torch.bfloat16}[name]
                 outs = _run_cast(model, cases, dtype, output_names, out_specs, name)
                 desc = DESCRIPTIONS[name]
+            elif rounded := rounded_name(name, names):
+                outs = _run_rounded(emulation, emulates, rounded[1], cases, output_names,
+                                    out_specs, name)
+                desc = (DESCRIPTIONS["rounded"].replace("{scheme}", scheme or rounded[0])
+                        .replace("{precision}", rounded[1]))
             else:
                 if emulation is None:
                     raise _NotCaptured(f"no converted PT2E graph for recipe {name!r} (the recipe "
@@ -303,7 +330,7 @@ def capture_references(model, cases, output_names, out_specs, names, emulation=N
             continue
         out.records[name] = {"captured": True,
                              "description": desc.replace("{torch}", torch.__version__)}
-        if name not in (FLOAT64, *HALF_PRECISIONS) and emulates:
+        if name not in (FLOAT64, *HALF_PRECISIONS) and emulates and not rounded_name(name, names):
             out.records[name]["emulates"] = emulates
         for c, tensors in zip(cases, outs):
             out.per_case[c.id][name] = dict(zip(output_names, tensors))
@@ -381,3 +408,18 @@ def _run_emulation(gm, cases, output_names, out_specs, name) -> list:
             outs = [t.to(getattr(torch, spec["dtype"])) for t, spec in zip(outs, out_specs)]
             results.append(outs)
     return results
+
+
+def _run_rounded(emulation, emulates, precision, cases, output_names, out_specs, name) -> list:
+    """The PT2E emulation with its float parts rounded to ``precision`` (rounded_emulation) on
+    every case; _NotCaptured where the recipe has no converted PT2E graph to round."""
+    import torch
+
+    from etproof.export.quantize import rounded_emulation
+
+    if emulation is None or emulates != "pt2e":
+        raise _NotCaptured(f"{name}: only a converted PT2E graph (emulates \"pt2e\") is rounded "
+                           f"to {precision}; this recipe's emulation is {emulates or 'absent'}")
+    dtype = {"float16": torch.float16, "bfloat16": torch.bfloat16}[precision]
+    return _run_emulation(rounded_emulation(emulation, dtype), cases, output_names, out_specs,
+                          name)

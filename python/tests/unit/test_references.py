@@ -23,6 +23,53 @@ def test_reference_names_is_the_rule():
     # OpenVINO fp32 gets bfloat16 whatever the exporting machine's plugin reported, once.
     assert reference_names("openvino", "fp32", "float32", False) == ["float64", "bfloat16"]
     assert reference_names("openvino", "fp32", "bfloat16", False) == ["float64", "bfloat16"]
+    # A quantized recipe computed in bfloat16 also carries its emulation rounded to bfloat16.
+    assert reference_names("openvino", "int8-static-per-channel", "bfloat16", True) == [
+        "float64", "int8-static-per-channel", "bfloat16", "int8-static-per-channel-bfloat16"]
+    assert reference_names("openvino", "int8-static-per-channel", "float32", True) == [
+        "float64", "int8-static-per-channel"]
+
+
+def test_the_rounded_emulation_rounds_every_float_value_but_the_quantizers():
+    """rounded_emulation: each float32 value an operator other than quantize/dequantize computes
+    is rounded to bfloat16; the quantize/dequantize ops and the graph's structure stay as they
+    are (the emulation itself is not modified)."""
+    from etproof.contract.arguments import GoldenCase
+    import torchao.quantization.pt2e.quantize_pt2e  # noqa: F401 - registers quantized_decomposed
+
+    from etproof.export.quantize import is_quant_op, rounded_emulation
+
+    class M(torch.nn.Module):
+        def forward(self, x):
+            q = torch.ops.quantized_decomposed.quantize_per_tensor(x * 1.001, 0.01, 0, -128, 127,
+                                                                   torch.int8)
+            d = torch.ops.quantized_decomposed.dequantize_per_tensor(q, 0.01, 0, -128, 127,
+                                                                     torch.int8)
+            return d + 1.0 / 3.0
+
+    gm = torch.fx.symbolic_trace(M())
+    before = gm.code
+    rounded = rounded_emulation(gm, torch.bfloat16)
+    assert gm.code == before
+    quant = [n.target for n in rounded.graph.nodes if n.op == "call_function" and is_quant_op(n.target)]
+    assert len(quant) == 2
+    x = torch.tensor([[0.5, -0.25, 0.7777]])
+    exact, got = gm(x), rounded(x)
+    assert torch.equal(got, got.to(torch.bfloat16).to(torch.float32))  # every value bfloat16
+    assert not torch.equal(exact, got)  # 1/3 added in bfloat16 is not 1/3 added in float32
+    assert float((exact - got).abs().max()) <= 2.0 ** -8 * float(exact.abs().max())
+    # captured as a reference beside the emulation, described as what it is
+    cases = [GoldenCase("c0", "synthetic", "a ramp", (x,))]
+    specs = [{"name": "y", "dtype": "float32", "shape": [1, 3]}]
+    names = ["int8-static-per-channel", "int8-static-per-channel-bfloat16"]
+    refs = capture_references(M(), cases, ["y"], specs, names, emulation=gm, emulates="pt2e")
+    rec = refs.records["int8-static-per-channel-bfloat16"]
+    assert rec["captured"] is True and "rounded to bfloat16" in rec["description"], rec
+    assert "emulates" not in rec and refs.records["int8-static-per-channel"]["emulates"] == "pt2e"
+    assert torch.equal(refs.per_case["c0"]["int8-static-per-channel-bfloat16"]["y"], got)
+    # an emulation that is not a PT2E graph is not rounded: recorded, not fatal
+    refs = capture_references(M(), cases, ["y"], specs, names, emulation=gm, emulates="torchao")
+    assert refs.records["int8-static-per-channel-bfloat16"]["captured"] is False
 
 
 class WeightOnlyInt8Linear(torch.nn.Module):

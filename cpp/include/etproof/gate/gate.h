@@ -343,13 +343,18 @@ struct TensorReport {
   // Set by the replay (etproof/references.h), not by compare_tensor:
   std::string against = "golden";      // what the output was compared with: "golden" (the
                                        // float32 golden), "float64" (truth) or an emulation
-  std::string widened_by;              // the reference whose own error against truth widened
-                                       // the bound ("golden", "bfloat16", …); empty: none
-  std::optional<double> widening_error;  // that reference's max |ref − truth|
+  std::string widened_by;              // the reference whose own error against truth (or against
+                                       // the emulation judged against) widened the bound
+                                       // ("golden", "bfloat16", "int8-static-per-channel-bfloat16",
+                                       // …); empty: none
+  std::optional<double> widening_error;  // that reference's max |ref − truth| (or |ref − emulation|)
   // Non-empty: this output could not be judged (references.h: applied_bound): the references
   // disagree beyond what their precision explains, or the widened bound is no bound. passed is
   // false and failure says the same; the numbers are against the unwidened rule.
   std::string inconclusive;
+  // Non-empty: the plan widened by a rounded emulation left no bound on this output, so it was
+  // judged against the golden by the recipe's golden row instead, and why (AppliedBound::fell_back).
+  std::string fell_back;
 };
 
 // Compares one output. Shapes and dtypes must match (Error{kShapeMismatch}/{kDtypeMismatch}).

@@ -21,6 +21,14 @@
 //       it is): against the float32 golden — XNNPACK's static kernels are several output steps
 //       from the PT2E emulation on deep models (measured, data/bounds.json); the emulation gives the
 //       cost.
+//     - a PT2E int8 recipe whose delegate computes its float parts in a reduced precision
+//       (OpenVINO's int8 on a CPU with bfloat16 units) and whose bundle carries the emulation
+//       rounded to it ("RECIPE-PRECISION", python/etproof/export/quantize.py rounded_emulation):
+//       against the emulation, the backend's reference-basis row widened by M times the rounded
+//       emulation's distance from it — a quantized model moves its outputs by whole steps under
+//       a sub-step perturbation, and this measures by how much on each case. Where that widened
+//       bound is no bound (no_bound_reason), the output falls back to the golden-basis row
+//       (AppliedBound::fell_back), never to no verdict.
 //     - either int8 recipe whose program matched its emulation when the export half ran it on
 //       every golden case (ReferenceInfo::program_at_export): against that emulation, with a
 //       bound of a few output steps (matched_program_bound), not the recipe's wide row.
@@ -144,7 +152,14 @@ struct JudgePlan {
   std::string precision_reason;
   BoundBasis basis = BoundBasis::kGolden;
   std::string against = "golden";  // "golden", "float64" (truth) or an emulation's name
-  std::string widen_by;      // float64 plans: "golden" or "float16"/"bfloat16"; else empty
+  // float64 plans: "golden" or "float16"/"bfloat16"; a quantized recipe's emulation computed in
+  // a reduced precision: its rounded emulation "RECIPE-PRECISION" (the emulation is then the
+  // truth the bound is widened from); else empty
+  std::string widen_by;
+  // Plans widened by a rounded emulation: the golden-basis rule (the recipe's golden row) an
+  // output is judged by where its widened bound is no bound (AppliedBound::fell_back); absent
+  // elsewhere.
+  std::optional<Bound> fallback;
   std::string cost_reference;  // the emulation compared with the golden (question 2), or empty
   std::string why;           // one line: what is judged against what, or why the golden basis
   Bound rule;                // derive_bound(recipe, precision, compute unit, basis), when known
@@ -159,7 +174,8 @@ struct JudgePlan {
 
 // The bound applied to one output of one case, as the replay applies it and `inspect` prints it:
 // the plan's rule resolved on the reference the output is judged against, widened where the plan
-// widens (against float64 truth) by M times the widening reference's own error, and checked.
+// widens (against float64 truth, or against a recipe's emulation computed in a reduced precision)
+// by M times the widening reference's own error against it, and checked.
 struct AppliedBound {
   // What compare_tensor judges with: the plan's rule (resolved by compare_tensor on the reference)
   // against the golden or an emulation; against float64 truth, the rule resolved on truth and
@@ -175,6 +191,10 @@ struct AppliedBound {
   // what their precision explains (references_disagree), or the widened bound is no bound
   // (no_bound_reason).
   std::string inconclusive;
+  // Non-empty: judged against the golden by the plan's fallback rule instead, and why: the
+  // recipe's emulation moves further under the precision's rounding than a bound can widen by
+  // (a quantized model that amplifies sub-step perturbations: MobileNetV3-Small's int8).
+  std::string fell_back;
 };
 // `golden` is the output's float32 golden; `reference_of(name)` returns the case's reference
 // tensor of that name for this output (float64 truth, an emulation), throwing as the replay does
