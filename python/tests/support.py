@@ -30,6 +30,7 @@ EXPECTED = {
     ("coreml", "int8-weight-only"): (["CoreMLBackend"], "float32", "cpu_and_gpu"),
     ("openvino", "fp32"): (["OpenvinoBackend"], None, None),  # None: what the plugin reports
     ("openvino", "int8-static-per-channel"): (["OpenvinoBackend"], None, None),
+    ("openvino", "int8-weight-only"): (["OpenvinoBackend"], None, None),
     ("vulkan", "fp32"): (["VulkanBackend"], "float32", None),
     ("vulkan", "int8-weight-only"): (["VulkanBackend"], "float32", None),
     ("webgpu", "fp32"): (["VulkanBackend"], "float32", None),  # WebGPU registers as Vulkan

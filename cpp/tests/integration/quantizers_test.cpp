@@ -147,6 +147,25 @@ TEST(Quantizers, AnOutputItsRoundedEmulationLeavesNoBoundFallsBackToTheGoldenRow
   EXPECT_TRUE(contains(r.judgement, "float outputs judged against the float32 golden")) << r.judgement;
 }
 
+TEST(Quantizers, OpenvinosWeightCompressionAgreesAgainstItsEmulation) {
+  const fs::path dir = quantized("openvino", "int8-weight-only");
+  ETPROOF_REQUIRE_BUNDLE(dir);
+  const Bundle b = open_bundle(dir);
+  EXPECT_EQ(b.manifest.references.at("int8-weight-only").emulates, "pt2e-weight-only");
+  const ParityReport r = replay(dir);
+  if (r.refused && (*r.refused == Status::kNotLinked || *r.refused == Status::kUnavailable))
+    GTEST_SKIP() << dir.filename() << ": " << to_string(*r.refused) << " here";
+  EXPECT_TRUE(r.passed) << to_text(r);
+  EXPECT_EQ(r.against, "int8-weight-only") << r.judgement;  // never the golden: a faithful emulation
+  const bool bf16 = precision_here(b.manifest).precision == "bfloat16";
+  for (const CaseReport& c : r.cases)
+    for (const TensorReport& t : c.outputs) {
+      EXPECT_EQ(t.against, "int8-weight-only") << c.case_id;
+      EXPECT_EQ(t.widened_by, bf16 ? "int8-weight-only-bfloat16" : "") << c.case_id;
+      EXPECT_LT(t.atol, 0.1 * t.reference_range) << c.case_id;
+    }
+}
+
 TEST(Quantizers, VulkansOwnInt8IsWrittenAndNotLinkedHere) {
   const fs::path dir = quantized("vulkan", "int8-weight-only");
   ETPROOF_REQUIRE_BUNDLE(dir);

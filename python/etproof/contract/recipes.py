@@ -32,6 +32,7 @@ QUANT_OF = {
     ("webgpu", "fp32"): None,
     ("openvino", "fp32"): None,
     ("openvino", "int8-static-per-channel"): "openvino-int8-static-per-channel",
+    ("openvino", "int8-weight-only"): "openvino-int8-weight-only",
 }
 
 

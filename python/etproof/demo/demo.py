@@ -42,16 +42,17 @@ DEMO_XFAIL = DATA_DIR / "demo-xfail.json"
 
 # The columns of the quick demo and golden set (`demo --quick`, `golden-set --quick`; what
 # ./setup.sh exports unless --full): the ones whose runtime this x86-64 host links and runs
-# (XNNPACK fp32 and int8, the portable kernels, OpenVINO fp32 and its own int8), so every column of the main job's
+# (XNNPACK fp32 and int8, the portable kernels, OpenVINO fp32 and its own int8, static and
+# weight-only), so every column of the main job's
 # matrix is judged, the demo's recorded expected failure (int8-static) among them. Left to
 # --full: Core ML and Vulkan/WebGPU (exported, never run here: the export half's claim, which
-# `etproof backends` probes in seconds) and the weight-only recipes (8da4w, int8-weight-only).
+# `etproof backends` probes in seconds) and XNNPACK's weight-only recipes (8da4w, int8-weight-only).
 # Measured on an AMD EPYC VM with 2 cores (2026-12-05, build/export-lane.log): the full demo
 # 977 s and golden set 3402 s.
 QUICK_PAIRS: list[tuple[str, str]] = [
     ("portable", "fp32"), ("xnnpack", "fp32"), ("xnnpack", "int8-dynamic-per-channel"),
     ("xnnpack", "int8-static-per-channel"), ("openvino", "fp32"),
-    ("openvino", "int8-static-per-channel")]
+    ("openvino", "int8-static-per-channel"), ("openvino", "int8-weight-only")]
 
 
 def left_out() -> dict[tuple[str, str], str]:

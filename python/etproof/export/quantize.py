@@ -47,6 +47,11 @@ QUANT_SCHEMES = {
         "static scales calibrated on the golden inputs (OpenVINO's quantizer, NNCF's INT8_SYM "
         "preset, which places its quantizers where OpenVINO's int8 kernels take them)"
     ),
+    "openvino-int8-weight-only": (
+        "int8 symmetric weights per output channel, activations float (OpenVINO's quantizer, "
+        "NNCF's weight compression INT8WO_SYM: every weight of a linear, convolution or "
+        "embedding decompressed at run time, the rest in the CPU plugin's precision)"
+    ),
     "coreml-int8-static-per-channel": (
         "int8 symmetric weights per output channel; activations quint8 per tensor with static "
         "scales calibrated on the golden inputs (Core ML's quantizer: coremltools' "
@@ -111,6 +116,7 @@ PAD_WORKAROUND = {
     "xnnpack-int8-dynamic-per-channel": True,
     "xnnpack-int8-static-per-channel": False,
     "openvino-int8-static-per-channel": False,
+    "openvino-int8-weight-only": False,
     "coreml-int8-static-per-channel": False,
     "coreml-int8-weight-only": False,
     "vulkan-int8-weight-only": False,
@@ -233,13 +239,16 @@ def quantize(ep, scheme: str, example_inputs: tuple, cases: list, dynamic_shapes
             prepared(*c.inputs)
         state.restore()
     float_graph = copy.deepcopy(prepared)  # convert_pt2e rewrites the prepared graph in place
-    converted = convert_pt2e(prepared, **convert_options)
-    n_q = sum(1 for n in converted.graph.nodes
-              if n.op == "call_function" and is_quant_op(n.target))
+    with torch.no_grad():
+        # no_grad: NNCF's weight decompressors made under autograd hold non-leaf tensors, which
+        # the lowering's deep copy of the program refuses ("Only Tensors created explicitly by
+        # the user (graph leaves) support the deepcopy protocol")
+        converted = convert_pt2e(prepared, **convert_options)
+    n_q = sum(1 for n in converted.graph.nodes if _is_quantization(n))
     if n_q == 0:
         raise NothingToQuantize(
             "recipe claims int8 but quantized nothing: the converted graph has no "
-            "quantize/dequantize op",
+            "quantize/dequantize op or weight decompressor",
             "the model has no operator this quantizer handles (or all were skipped); use the "
             "fp32 recipe")
     out_quant = output_quantization(converted)
@@ -292,7 +301,7 @@ def _quantizer(scheme: str):
         dynamic = scheme == "xnnpack-int8-dynamic-per-channel"
         return XNNPACKQuantizer().set_global(get_symmetric_quantization_config(
             is_per_channel=True, is_dynamic=dynamic)), {}
-    if scheme == "openvino-int8-static-per-channel":
+    if scheme.startswith("openvino-"):
         import os
 
         os.environ.setdefault("NNCF_CI", "1")  # NNCF's telemetry opt-out (data/backends.json)
@@ -302,7 +311,9 @@ def _quantizer(scheme: str):
         # refuses the graph ("Arguments do not have the same element type (arg0 element type:
         # f32, arg1 element type: i8)" on addmm and convolution; executorch 1.5.1, nncf 3.4.0),
         # and ExecuTorch's own OpenVINO tester converts so.
-        return OpenVINOQuantizer(mode=QuantizationMode.INT8_SYM), {"fold_quantize": False}
+        mode = (QuantizationMode.INT8WO_SYM if scheme == "openvino-int8-weight-only"
+                else QuantizationMode.INT8_SYM)
+        return OpenVINOQuantizer(mode=mode), {"fold_quantize": False}
     if scheme.startswith("coreml-"):
         from coremltools.optimize.torch.quantization import (
             LinearQuantizerConfig,
@@ -571,6 +582,14 @@ def dequantize_record(gm, n) -> dict | None:
     return None
 
 
+def _is_quantization(node) -> bool:
+    """A quantize/dequantize call of a converted PT2E graph (is_quant_op), or one of NNCF's weight
+    decompressors (OpenVINO's weight compression inserts submodules named
+    ``*weights_decompressor*`` that turn the int8 weights back into float, and no q/dq op)."""
+    return ((node.op == "call_function" and is_quant_op(node.target))
+            or (node.op == "call_module" and "weights_decompressor" in str(node.target)))
+
+
 def is_quant_op(target) -> bool:
     """A quantize, dequantize or choose_qparams operator (PT2E's quantized_decomposed, torchao's
     affine ones)."""
@@ -598,14 +617,20 @@ def rounded_emulation(converted, dtype):
     honest computation of the same recipe in the same precision, so how far it is from the
     float32 emulation is how far a faithful program may be (docs/design.md sec. 5: the runtime
     half widens the bound by that distance, as it widens a float column's by its precision's
-    emulation's). Inputs, outputs and the graph itself are otherwise unchanged."""
+    emulation's). Submodules count as operators (NNCF's weight decompressors: the decompressed
+    weights rounded, as a backend that decompresses into that precision holds them). ``converted``
+    is not modified; the copy shares its modules and tensors."""
     import copy
 
-    gm = copy.deepcopy(converted)
+    import torch
+
+    # a new graph over the same modules and tensors (NNCF's weight decompressors hold tensors
+    # that cannot be deep-copied; nothing here writes to them)
+    gm = torch.fx.GraphModule(converted, copy.deepcopy(converted.graph))
     graph = gm.graph
     for n in list(graph.nodes):
-        if (n.op != "call_function" or is_quant_op(n.target) or n.target is _round_to
-                or "getitem" in str(n.target)):
+        if (n.op not in ("call_function", "call_module") or is_quant_op(n.target)
+                or n.target is _round_to or "getitem" in str(n.target)):
             continue
         with graph.inserting_after(n):
             r = graph.call_function(_round_to, (n, dtype))

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 from etproof.export.state import run_fresh
 from etproof.errors import first_line
+from etproof.export.quantize import rounded_emulation
 from etproof.export.quirks import quirks_for
 from etproof.manifest import shape_fits
 
@@ -415,11 +416,10 @@ def _run_rounded(emulation, emulates, precision, cases, output_names, out_specs,
     every case; _NotCaptured where the recipe has no converted PT2E graph to round."""
     import torch
 
-    from etproof.export.quantize import rounded_emulation
-
-    if emulation is None or emulates != "pt2e":
-        raise _NotCaptured(f"{name}: only a converted PT2E graph (emulates \"pt2e\") is rounded "
-                           f"to {precision}; this recipe's emulation is {emulates or 'absent'}")
+    if emulation is None or emulates not in ("pt2e", "pt2e-weight-only"):
+        raise _NotCaptured(f"{name}: only a converted PT2E graph (emulates \"pt2e\" or "
+                           f"\"pt2e-weight-only\") is rounded to {precision}; this recipe's "
+                           f"emulation is {emulates or 'absent'}")
     dtype = {"float16": torch.float16, "bfloat16": torch.bfloat16}[precision]
     return _run_emulation(rounded_emulation(emulation, dtype), cases, output_names, out_specs,
                           name)

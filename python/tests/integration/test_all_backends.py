@@ -175,6 +175,7 @@ QUANTIZERS = {
     ("xnnpack", "int8-dynamic-per-channel"): ("XNNPACKQuantizer", "xnnpack-qd8"),
     ("xnnpack", "int8-static-per-channel"): ("XNNPACKQuantizer", "pt2e"),
     ("openvino", "int8-static-per-channel"): ("OpenVINOQuantizer", "pt2e"),
+    ("openvino", "int8-weight-only"): ("OpenVINOQuantizer", "pt2e-weight-only"),
     ("coreml", "int8-static-per-channel"): ("CoreMLQuantizer", "pt2e"),
     ("coreml", "int8-weight-only"): ("CoreMLQuantizer", "pt2e-weight-only"),
     ("vulkan", "int8-weight-only"): ("VulkanQuantizer", "pt2e-weight-only"),

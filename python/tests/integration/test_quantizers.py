@@ -6,6 +6,7 @@ particular model shows, a fresh export; every backend's quantizer on the tiny mo
 integration/test_all_backends.py's. The runtime half's side: cpp/tests/integration/
 quantizers_test.cpp."""
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
@@ -22,6 +23,36 @@ def test_openvino_runs_its_int8_program_at_export(test_bundles):
     at_export = doc["references"]["int8-static-per-channel"]["program_at_export"]
     assert at_export["cases"] == len(doc["goldens"])
     assert at_export["max_range_error"] < 0.05  # measured 0.0019 (bfloat16 in the CPU plugin)
+
+
+@pytest.mark.parametrize("recipe", ["int8-static-per-channel", "int8-weight-only"])
+def test_openvino_int8_in_bfloat16_carries_its_rounded_emulation(test_bundles, recipe):
+    """Where OpenVINO's plugin computes the float parts in bfloat16, the bundle carries the
+    recipe's emulation rounded to bfloat16 (RECIPE-bfloat16), which widens the bound the runtime
+    half judges the program against its emulation by (cpp/include/etproof/gate/references.h)."""
+    bundle = test_bundles / QUANTIZER_DIR / f"tiny-openvino-{recipe}"
+    doc = read_manifest(bundle)
+    rounded = f"{recipe}-bfloat16"
+    if doc["precision"] != "bfloat16":
+        assert rounded not in doc["references"]
+        pytest.skip(f"OpenVINO computes {recipe} in {doc['precision']} on this machine: no "
+                    "rounded emulation to carry")
+    assert doc["references"][rounded]["captured"] is True, doc["references"][rounded]
+    for g in doc["goldens"]:
+        emu = np.load(bundle / f"{doc['name']}.goldens" / g["references"][recipe]["y"]["file"])
+        r16 = np.load(bundle / f"{doc['name']}.goldens" / g["references"][rounded]["y"]["file"])
+        gap = float(np.abs(r16 - emu).max() / np.abs(emu).max())
+        assert 0 < gap < 0.05, (g["id"], gap)  # moved by the rounding, not by another model
+
+
+def test_openvino_weight_compression_is_counted_as_quantization(test_bundles):
+    """OpenVINO's weight compression (INT8WO_SYM) leaves no quantize/dequantize op, only NNCF's
+    weight decompressors: they count as quantization, and the scheme and emulation say what it
+    is."""
+    doc = read_manifest(test_bundles / QUANTIZER_DIR / "tiny-openvino-int8-weight-only")
+    assert doc["quantization"]["quantizer"] == "OpenVINOQuantizer"
+    assert "INT8WO_SYM" in doc["quantization"]["scheme"]
+    assert doc["references"]["int8-weight-only"]["emulates"] == "pt2e-weight-only"
 
 
 class LinearNorm(nn.Module):
