@@ -96,12 +96,14 @@ GROUP_SIZE_8DA4W = 32
 # 3-D Linear stack and a batch-3 conv stack, executorch 1.5.1), where the per-tensor graph is
 # 0.4% to 1% of the range away. "pt2e": the converted graph as it is. "pt2e-weight-only": the
 # converted graph of a weight-only scheme, whose activations are float: the program dequantizes
-# the same int8 weights with the same scales and computes in float, as the graph does (derived:
-# neither Core ML's nor Vulkan's runtime runs here).
+# the same int8 weights with the same scales and computes in float, as the graph does (derived
+# for Core ML's and Vulkan's, whose runtimes do not run here; measured for OpenVINO's weight
+# compression, data/bounds.json).
 EMULATES = {
     "xnnpack-int8-dynamic-per-channel": "xnnpack-qd8",
     "xnnpack-int8-static-per-channel": "pt2e",
     "openvino-int8-static-per-channel": "pt2e",
+    "openvino-int8-weight-only": "pt2e-weight-only",
     "coreml-int8-static-per-channel": "pt2e",
     "coreml-int8-weight-only": "pt2e-weight-only",
     "vulkan-int8-weight-only": "pt2e-weight-only",
