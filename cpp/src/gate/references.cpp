@@ -201,7 +201,8 @@ namespace {
 // applied_bound against a quantized recipe's emulation computed in a reduced precision: the row
 // resolved on the emulation and widened by M times the rounded emulation's distance from it
 // (the same widening as against truth, the emulation in the truth's place); where that is no
-// bound, the plan's golden-basis fallback on the golden (fell_back says why).
+// bound, or its cosine or SQNR floor is looser than the golden row's, the plan's golden-basis
+// fallback on the golden (fell_back says why).
 AppliedBound applied_on_emulation(const JudgePlan& plan, const Bound& rule, const HostTensor& golden,
                                   const std::function<const HostTensor&(const std::string&)>& reference_of,
                                   const std::optional<double>& scale) {
@@ -215,6 +216,18 @@ AppliedBound applied_on_emulation(const JudgePlan& plan, const Bound& rule, cons
   Bound widened = widen_by_reference(a.resolved, *a.widening);
   widened.source = rule.source;
   std::string none = no_bound_reason(widened, a.reference_range);
+  if (none.empty() && plan.fallback) {
+    // A widened bound looser than the golden row's floors would judge this output less strictly
+    // than the golden basis does: the golden row judges it instead.
+    const Bound golden_rule = resolve_bound(*plan.fallback, reference_range(golden), scale);
+    if (widened.min_cosine < golden_rule.min_cosine ||
+        (golden_rule.min_sqnr_db != -kInf && widened.min_sqnr_db < golden_rule.min_sqnr_db))
+      none = "looser than the golden row: widened, the bound would be cosine ≥ " +
+             detail::cosine_text(widened.min_cosine) + ", SQNR ≥ " +
+             detail::format_number(widened.min_sqnr_db, 3) + " dB, the golden row's cosine ≥ " +
+             detail::cosine_text(golden_rule.min_cosine) + ", SQNR ≥ " +
+             detail::format_number(golden_rule.min_sqnr_db, 3) + " dB";
+  }
   if (none.empty()) {
     a.bound = a.resolved = widened;
     a.noise_rule = rule;
@@ -230,7 +243,7 @@ AppliedBound applied_on_emulation(const JudgePlan& plan, const Bound& rule, cons
           : std::string("non-finite where the emulation is finite");
   none = none + ": the " + plan.widen_by + " emulation is " + gap + " from the " + plan.against +
          " emulation, so the model moves its outputs too far under that rounding to be judged "
-         "against its emulation";
+         "more strictly against its emulation";
   if (!plan.fallback) {
     a.inconclusive = none;
     a.bound = a.noise_rule = rule;

@@ -391,6 +391,15 @@ TEST(RoundedEmulation, WidensByTheRoundingOrFallsBackWhereNoBoundIsLeft) {
   EXPECT_NE(b.fell_back.find("no bound"), std::string::npos) << b.fell_back;
   EXPECT_NE(b.fell_back.find("golden row"), std::string::npos) << b.fell_back;
   EXPECT_NEAR(b.bound.atol_qsteps, 26, 1e-12);
+  // Rounding moved the emulation by 8 % of its signal (SQNR ~22 dB): widened by 4x that the
+  // bound is still a bound (SQNR floor above 0 dB) but looser than the golden row's: the golden
+  // row judges it.
+  const HostTensor third = f32({0.98f * 1.08f, -0.5f * 0.92f, 0.25f * 1.08f, 0.76f * 0.92f});
+  const AppliedBound l = apply(p, golden, {{"int8-static-per-channel", emulation},
+                                           {"int8-static-per-channel-bfloat16", third}});
+  EXPECT_EQ(l.against, "golden");
+  EXPECT_NE(l.fell_back.find("looser than the golden row"), std::string::npos)
+      << l.fell_back << " / widened: SQNR " << l.resolved.min_sqnr_db << " cos " << l.resolved.min_cosine;
   // Without a golden row to fall back on the output is inconclusive, as any bound that is none.
   JudgePlan none = p;
   none.fallback.reset();

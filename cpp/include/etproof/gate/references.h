@@ -27,8 +27,9 @@
 //       against the emulation, the backend's reference-basis row widened by M times the rounded
 //       emulation's distance from it — a quantized model moves its outputs by whole steps under
 //       a sub-step perturbation, and this measures by how much on each case. Where that widened
-//       bound is no bound (no_bound_reason), the output falls back to the golden-basis row
-//       (AppliedBound::fell_back), never to no verdict.
+//       bound is no bound (no_bound_reason), or its cosine or SQNR floor is looser than the
+//       golden-basis row's, the output falls back to that row against the golden
+//       (AppliedBound::fell_back), never to no verdict and never to a looser bound.
 //     - either int8 recipe whose program matched its emulation when the export half ran it on
 //       every golden case (ReferenceInfo::program_at_export): against that emulation, with a
 //       bound of a few output steps (matched_program_bound), not the recipe's wide row.
@@ -192,8 +193,9 @@ struct AppliedBound {
   // (no_bound_reason).
   std::string inconclusive;
   // Non-empty: judged against the golden by the plan's fallback rule instead, and why: the
-  // recipe's emulation moves further under the precision's rounding than a bound can widen by
-  // (a quantized model that amplifies sub-step perturbations: MobileNetV3-Small's int8).
+  // recipe's emulation moves further under the precision's rounding than a bound can widen by,
+  // or than leaves it stricter than the golden row (a quantized model that amplifies sub-step
+  // perturbations: MobileNetV3-Small's int8).
   std::string fell_back;
 };
 // `golden` is the output's float32 golden; `reference_of(name)` returns the case's reference
