@@ -431,6 +431,7 @@ void settle(CaseReport& c, const ParityReport& r, bool undelegated, const Replay
 // judged output did, the column's basis and bound are the golden row's (what the matrix shows).
 void note_fallbacks(ParityReport& r, const JudgePlan& plan) {
   if (!plan.fallback) return;
+  r.fallback_bound = plan.fallback;
   size_t judged = 0, fell = 0;
   for (const CaseReport& c : r.cases)
     for (const TensorReport& t : c.outputs) {
@@ -441,7 +442,8 @@ void note_fallbacks(ParityReport& r, const JudgePlan& plan) {
   if (fell == 0) return;
   r.judgement += "; " + std::to_string(fell) + " of " + std::to_string(judged) +
                  " float outputs judged against the float32 golden by the recipe's golden row "
-                 "instead: their " + plan.widen_by + " emulation left no bound";
+                 "instead: widened by their " + plan.widen_by + " emulation, no bound or none "
+                 "stricter than that row's was left";
   if (fell == judged) {
     r.against = "golden";
     r.bound = *plan.fallback;

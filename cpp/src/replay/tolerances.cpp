@@ -61,7 +61,9 @@ void observe(ToleranceReport& rep, const fs::path& dir, const ParityReport& r) {
     }
     for (const TensorReport& t : c.outputs)
       rep.outputs.push_back({dir.string(), r.bundle, r.model, r.backend, r.recipe, r.precision,
-                             c.case_id, t.against, r.bound, t, c.xfail.has_value(),
+                             c.case_id, t.against,
+                             t.fell_back.empty() || !r.fallback_bound ? r.bound : *r.fallback_bound,
+                             t, c.xfail.has_value(),
                              c.xfail ? c.xfail->reason : std::string()});
   }
 }

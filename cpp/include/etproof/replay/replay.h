@@ -210,6 +210,9 @@ struct ParityReport {
   // When none is known (no_bound non-empty) the cases still run, measured against a bound no
   // output can exceed, and have status no-bound.
   Bound bound;
+  // The golden row an output falls back to where its plan widens by a rounded emulation and that
+  // leaves no bound stricter than this one (TensorReport::fell_back); absent elsewhere.
+  std::optional<Bound> fallback_bound;
   std::string no_bound;                // why no bound is known; empty when one is
   // What the outputs were judged against on this machine and why (references.h, JudgePlan):
   // "golden", "float64" or an emulation's name; the precision judged when this machine's
