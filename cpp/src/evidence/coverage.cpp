@@ -76,6 +76,14 @@ std::string numbers_text(const json& r) {
   if (auto v = read_json_number(n.value("max_abs_error", json()))) parts.push_back("max abs err " + fmt(*v, 3));
   if (auto v = read_json_number(n.value("cosine", json()))) parts.push_back("cosine " + detail::cosine_text(*v));
   if (auto v = read_json_number(n.value("sqnr_db", json()))) parts.push_back("SQNR " + sqnr_cell(*v) + " dB");
+  // What those numbers were measured against where it is not the golden (an emulation, float64
+  // truth), and what the recipe cost (its emulation against the golden, question 2).
+  const std::string against = n.value("against", std::string());
+  if (!against.empty() && against != "golden")
+    parts.push_back(against == "float64" ? std::string("against float64 truth")
+                                         : "against its " + against + " emulation");
+  if (auto v = read_json_number(n.value("cost_sqnr_db", json())))
+    parts.push_back("recipe cost SQNR " + sqnr_cell(*v) + " dB");
   return detail::join(parts);
 }
 
