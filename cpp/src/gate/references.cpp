@@ -491,6 +491,14 @@ Bound matched_program_bound(const Bound& row, const ProgramAtExport& x) {
   return b;
 }
 
+std::string fallback_note(const JudgePlan& plan, size_t fell, size_t judged) {
+  if (!plan.fallback || fell == 0) return "";
+  return "; " + std::to_string(fell) + " of " + std::to_string(judged) +
+         " float outputs judged against the float32 golden by the recipe's golden row instead: "
+         "widened by their " + plan.widen_by + " emulation, no bound or none stricter than that "
+         "row's was left";
+}
+
 RecipeCost recipe_cost(const std::string& name, const HostTensor& emulation,
                        const HostTensor& golden, bool classifier,
                        const std::optional<Budget>& budget) {

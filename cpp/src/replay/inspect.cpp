@@ -80,6 +80,11 @@ Inspection inspect_bundle(const std::filesystem::path& path) {
   } catch (const Error& e) {
     i.applied_note = "[" + std::string(to_string(e.kind())) + "] " + e.cause();
   }
+  // The outputs that fell back to the golden row, as the replay counts them (replay.cpp).
+  const size_t fell = static_cast<size_t>(std::count_if(
+      i.applied.begin(), i.applied.end(), [](const Inspection::Applied& a) { return !a.bound.fell_back.empty(); }));
+  i.judged += fallback_note(plan, fell, i.applied.size());
+  if (fell > 0 && fell == i.applied.size()) i.bound = *plan.fallback;
   return i;
 }
 

@@ -440,10 +440,7 @@ void note_fallbacks(ParityReport& r, const JudgePlan& plan) {
       if (!t.fell_back.empty()) ++fell;
     }
   if (fell == 0) return;
-  r.judgement += "; " + std::to_string(fell) + " of " + std::to_string(judged) +
-                 " float outputs judged against the float32 golden by the recipe's golden row "
-                 "instead: widened by their " + plan.widen_by + " emulation, no bound or none "
-                 "stricter than that row's was left";
+  r.judgement += fallback_note(plan, fell, judged);
   if (fell == judged) {
     r.against = "golden";
     r.bound = *plan.fallback;

@@ -206,6 +206,12 @@ struct AppliedBound {
     const std::function<const HostTensor&(const std::string&)>& reference_of,
     const std::optional<double>& quant_scale);
 
+// A plan widened by a rounded emulation whose outputs were judged (`judged` float outputs, `fell`
+// of them by the golden row: AppliedBound::fell_back): what the judgement line gains ("" when none
+// fell back). Where every one did, the column's bound is the plan's fallback (the caller sets it,
+// as the replay and `inspect` both do).
+[[nodiscard]] std::string fallback_note(const JudgePlan& plan, size_t fell, size_t judged);
+
 // Question 2 for one output: an emulation against the float32 golden.
 struct RecipeCost {
   std::string reference;     // the emulation's name
