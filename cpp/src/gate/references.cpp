@@ -198,6 +198,16 @@ std::string no_bound_reason(const Bound& b, double range) {
 
 namespace {
 
+// Takes the widened bound: a.bound and a.resolved, and the sign-flip noise level
+// (CompareOptions::noise_rule): the rule's own η = atol/M plus the widening reference's measured
+// gap once (what an honest kernel may add to it against its reference), never the M times that
+// gap which widens the bound. Requires a.widening.
+void take_widened(AppliedBound& a, const Bound& rule, const Bound& widened) {
+  a.bound = a.resolved = widened;
+  a.noise_rule = rule;
+  a.noise_rule.atol = rule.atol + kBoundMargin * a.widening->max_abs_error;
+}
+
 // applied_bound against a quantized recipe's emulation computed in a reduced precision: the row
 // resolved on the emulation and widened by M times the rounded emulation's distance from it
 // (the same widening as against truth, the emulation in the truth's place); where that is no
@@ -215,23 +225,23 @@ AppliedBound applied_on_emulation(const JudgePlan& plan, const Bound& rule, cons
   a.resolved = resolve_bound(rule, a.reference_range, scale);
   Bound widened = widen_by_reference(a.resolved, *a.widening);
   widened.source = rule.source;
+  // The golden row resolved on the golden: what judges this output where the widened bound
+  // cannot, and the floors it must not be looser than.
+  std::optional<Bound> golden_rule;
+  if (plan.fallback) golden_rule = resolve_bound(*plan.fallback, reference_range(golden), scale);
   std::string none = no_bound_reason(widened, a.reference_range);
-  if (none.empty() && plan.fallback) {
+  if (none.empty() && golden_rule &&
+      (widened.min_cosine < golden_rule->min_cosine ||
+       (golden_rule->min_sqnr_db != -kInf && widened.min_sqnr_db < golden_rule->min_sqnr_db)))
     // A widened bound looser than the golden row's floors would judge this output less strictly
     // than the golden basis does: the golden row judges it instead.
-    const Bound golden_rule = resolve_bound(*plan.fallback, reference_range(golden), scale);
-    if (widened.min_cosine < golden_rule.min_cosine ||
-        (golden_rule.min_sqnr_db != -kInf && widened.min_sqnr_db < golden_rule.min_sqnr_db))
-      none = "looser than the golden row: widened, the bound would be cosine ≥ " +
-             detail::cosine_text(widened.min_cosine) + ", SQNR ≥ " +
-             detail::format_number(widened.min_sqnr_db, 3) + " dB, the golden row's cosine ≥ " +
-             detail::cosine_text(golden_rule.min_cosine) + ", SQNR ≥ " +
-             detail::format_number(golden_rule.min_sqnr_db, 3) + " dB";
-  }
+    none = "looser than the golden row: widened, the bound would be cosine ≥ " +
+           detail::cosine_text(widened.min_cosine) + ", SQNR ≥ " +
+           detail::format_number(widened.min_sqnr_db, 3) + " dB, the golden row's cosine ≥ " +
+           detail::cosine_text(golden_rule->min_cosine) + ", SQNR ≥ " +
+           detail::format_number(golden_rule->min_sqnr_db, 3) + " dB";
   if (none.empty()) {
-    a.bound = a.resolved = widened;
-    a.noise_rule = rule;
-    a.noise_rule.atol = rule.atol + kBoundMargin * a.widening->max_abs_error;
+    take_widened(a, rule, widened);
     return a;
   }
   const std::string gap =
@@ -244,7 +254,7 @@ AppliedBound applied_on_emulation(const JudgePlan& plan, const Bound& rule, cons
   none = none + ": the " + plan.widen_by + " emulation is " + gap + " from the " + plan.against +
          " emulation, so the model moves its outputs too far under that rounding to be judged "
          "more strictly against its emulation";
-  if (!plan.fallback) {
+  if (!golden_rule) {
     a.inconclusive = none;
     a.bound = a.noise_rule = rule;
     return a;
@@ -255,7 +265,7 @@ AppliedBound applied_on_emulation(const JudgePlan& plan, const Bound& rule, cons
   a.widening.reset();
   a.reference_range = reference_range(golden);
   a.bound = a.noise_rule = *plan.fallback;
-  a.resolved = resolve_bound(*plan.fallback, a.reference_range, scale);
+  a.resolved = *golden_rule;
   return a;
 }
 
@@ -303,11 +313,7 @@ AppliedBound applied_bound(const JudgePlan& plan, const Bound& rule, const HostT
                      " of the range), so " + precision + " arithmetic cannot carry this output";
     return a;
   }
-  a.bound = a.resolved = widened;
-  // The sign-flip noise level (CompareOptions::noise_rule): the rule's own η = atol/M plus the
-  // widening reference's measured gap once (what an honest kernel may add to it against truth),
-  // never the M times that gap which widens the bound.
-  a.noise_rule.atol = rule.atol + kBoundMargin * a.widening->max_abs_error;
+  take_widened(a, rule, widened);
   return a;
 }
 
