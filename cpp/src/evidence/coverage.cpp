@@ -310,8 +310,12 @@ std::string intro_section(size_t records, size_t machine_kinds, const Dating& d,
   if (records) out << ", " << d.oldest.substr(0, 10) << " to " << d.newest.substr(0, 10);
   out << ". Every claim names the run behind it (date, machine, etproof commit). Regenerate with `"
       << (o.regenerate.empty() ? std::string("etproof coverage") : o.regenerate) << "`.\n\n";
-  out << "- **works**: a run through the backend agreed with the float32 reference within its "
-         "bound (a matrix or parity column, or the `etproof backends` one-operation probe).\n";
+  out << "- **works**: a run through the backend agreed with its reference within its bound (a "
+         "matrix or parity column, or the `etproof backends` one-operation probe). The row says "
+         "which reference (the float32 golden, float64 truth, or the recipe's own emulation: "
+         "a quantized program is judged against what its recipe computes, and where that admits "
+         "no bound stricter than the golden row's, against the golden), the bound's loosest "
+         "floors, and what the recipe cost (its emulation against the golden).\n";
   out << "- **agrees under emulation**: a run agreed, but on an emulated CPU (`matrix --emulate`: "
          "the program and the target's kernels under QEMU); evidence about the program, never about "
          "hardware, so never **works**.\n";

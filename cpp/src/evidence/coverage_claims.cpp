@@ -3,6 +3,7 @@
 // and the claim (etproof/evidence/coverage.h lists the claims).
 #include "evidence/coverage_claims.h"
 
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -214,6 +215,49 @@ std::string agreed_text(const std::vector<const Entry*>& run_ok) {
   return text;
 }
 
+// What the agreeing runs were judged against and by, and what the recipe cost: "; against its
+// emulation (N models), the golden (M models); bound at its loosest SQNR ≥ F dB, cosine ≥ C;
+// recipe cost SQNR down to X dB". The references are the records' `numbers.against` (an
+// emulation, float64 truth or the golden: a column whose outputs all fell back to its golden row
+// counts as judged against the golden); the bound is the lowest floors of their `numbers.bound`
+// (ParityReport::bound: the column's row, as matrix and parity printed it; an SQNR floor of -inf,
+// no SQNR rule, is left out); the cost is the lowest `numbers.cost_sqnr_db` (the recipe's
+// emulation against the golden). A part without numbers is left out; "" when none has any.
+std::string bound_and_cost_text(const std::vector<const Entry*>& run_ok) {
+  std::map<std::string, std::set<std::string>> against;  // "its emulation" -> models
+  std::optional<double> floor_sqnr, floor_cosine, cost;
+  for (auto* e : run_ok) {
+    const json& r = *e->r;
+    if (is_probe(r) || !r.contains("numbers") || !r["numbers"].is_object()) continue;
+    const json& n = r["numbers"];
+    const std::string a = s(n, "against");
+    if (!a.empty())
+      against[a == "golden" ? "the golden" : a == "float64" ? "float64 truth" : "its emulation"]
+          .insert(s(r, "model"));
+    const json bound = n.value("bound", json());
+    if (bound.is_object()) {
+      const auto sqnr = read_json_number(bound.value("min_sqnr_db", json()));
+      if (sqnr && std::isfinite(*sqnr)) lowest(floor_sqnr, sqnr);
+      lowest(floor_cosine, read_json_number(bound.value("min_cosine", json())));
+    }
+    lowest(cost, read_json_number(n.value("cost_sqnr_db", json())));
+  }
+  std::string text;
+  if (!against.empty()) {
+    std::vector<std::string> groups;
+    for (const auto& [what, models] : against)
+      groups.push_back(what + " (" + plural(models.size(), "model") + ")");
+    text += "; against " + detail::join(groups);
+  }
+  if (floor_sqnr || floor_cosine) {
+    text += "; bound at its loosest";
+    if (floor_sqnr) text += " SQNR ≥ " + sqnr_cell(*floor_sqnr) + " dB";
+    if (floor_cosine) text += std::string(floor_sqnr ? "," : "") + " cosine ≥ " + detail::cosine_text(*floor_cosine);
+  }
+  if (cost) text += "; recipe cost SQNR down to " + sqnr_cell(*cost) + " dB";
+  return text;
+}
+
 // "; also STATUS N cases, …" for the runtime entries that did not agree (statuses in order, each
 // with the cases its records counted); "" when every one agreed.
 std::string also_text(const std::vector<const Entry*>& run) {
@@ -236,7 +280,8 @@ std::string also_text(const std::vector<const Entry*>& run) {
 // seen with their notes; "—" without runtime evidence.
 std::string runtime_cell(const Buckets& b, Notes& notes) {
   if (!b.run_ok.empty())
-    return agreed_text(b.run_ok) + " (" + newest_date(b.run_ok) + ")" + stale_mark(b.run_ok) + also_text(b.run);
+    return agreed_text(b.run_ok) + " (" + newest_date(b.run_ok) + ")" + stale_mark(b.run_ok) +
+           bound_and_cost_text(b.run_ok) + also_text(b.run);
   if (!b.run.empty()) return statuses_text(b.run, notes) + " (" + newest_date(b.run) + ")" + stale_mark(b.run);
   return "—";
 }

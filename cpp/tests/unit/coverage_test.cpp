@@ -170,6 +170,46 @@ TEST(Coverage, EachRecipeHasItsOwnRowAndNumbers) {
   for (const std::string& r : rows) EXPECT_NE(r.find("**works**"), std::string::npos) << r;
 }
 
+// A claim row says what its runs were judged against, by what bound at its loosest, and what the
+// recipe cost: a column judged against its emulation is not read as agreeing with the golden, and
+// an output that fell back to the golden row counts against the golden.
+TEST(Coverage, ClaimRowNamesWhatItWasJudgedAgainstItsBoundAndItsCost) {
+  auto int8 = [](const std::string& model, const json& numbers) {
+    json r = rec(kMachineA, "2026-11-29T10:00:00Z", "matrix", "runtime", "openvino", "agreed", "", numbers);
+    r["model"] = model;
+    r["recipe"] = "int8-static-per-channel";
+    r["precision"] = "bfloat16";
+    r.erase("id");
+    return finalize(r);
+  };
+  const json widened = {{"cases", 3}, {"sqnr_db", 57.3}, {"cosine", 0.9999}, {"against", "int8-static-per-channel"},
+                        {"bound", {{"atol", 1e-9}, {"rtol", 0.0}, {"min_cosine", 0.9963}, {"min_sqnr_db", 21.0}}},
+                        {"cost_sqnr_db", 51.3}};
+  const json fell_back = {{"cases", 7}, {"sqnr_db", 12.6}, {"cosine", 0.97}, {"against", "golden"},
+                          {"bound", {{"atol", 1e-9}, {"rtol", 0.0}, {"min_cosine", 0.927113}, {"min_sqnr_db", 8.145}}},
+                          {"cost_sqnr_db", 11.7}};
+  const std::string both = row(render_coverage({int8("tiny", widened), int8("mobilenet_v3_small", fell_back)}, opts()),
+                               "openvino");
+  EXPECT_NE(both.find("against its emulation (1 model), the golden (1 model); bound at its loosest SQNR ≥ 8.14 dB, "
+                      "cosine ≥ 0.927113; recipe cost SQNR down to 11.7 dB"),
+            std::string::npos)
+      << both;
+  const std::string one = row(render_coverage({int8("tiny", widened)}, opts()), "openvino");
+  EXPECT_NE(one.find("against its emulation (1 model); bound at its loosest SQNR ≥ 21 dB, cosine ≥ 0.9963; recipe "
+                     "cost SQNR down to 51.3 dB"),
+            std::string::npos)
+      << one;
+  EXPECT_EQ(one.find("the golden"), std::string::npos) << one;
+  // No SQNR rule (-inf) is no floor to print; records without these numbers print none of it.
+  json no_sqnr = widened;
+  no_sqnr["bound"]["min_sqnr_db"] = "-inf";
+  const std::string cos_only = row(render_coverage({int8("tiny", no_sqnr)}, opts()), "openvino");
+  EXPECT_NE(cos_only.find("bound at its loosest cosine ≥ 0.9963;"), std::string::npos) << cos_only;
+  const std::string bare = row(render_coverage({int8("tiny", {{"cases", 3}, {"sqnr_db", 57.3}})}, opts()), "openvino");
+  EXPECT_EQ(bare.find("against"), std::string::npos) << bare;
+  EXPECT_EQ(bare.find("bound at"), std::string::npos) << bare;
+}
+
 TEST(Coverage, EveryTableBackendIsListedAndNeverRunSaysSo) {
   const std::string page = render_coverage(
       {rec(kMachineA, "2026-11-29T10:00:00Z", "matrix", "runtime", "xnnpack", "agreed", "", {{"cases", 1}})},
