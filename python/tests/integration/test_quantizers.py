@@ -6,6 +6,9 @@ particular model shows, a fresh export; every backend's quantizer on the tiny mo
 integration/test_all_backends.py's. The runtime half's side: cpp/tests/integration/
 quantizers_test.cpp."""
 
+import importlib.util
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -43,6 +46,24 @@ def test_openvino_int8_in_bfloat16_carries_its_rounded_emulation(test_bundles, r
         r16 = np.load(bundle / f"{doc['name']}.goldens" / g["references"][rounded]["y"]["file"])
         gap = float(np.abs(r16 - emu).max() / np.abs(emu).max())
         assert 0 < gap < 0.05, (g["id"], gap)  # moved by the rounding, not by another model
+
+
+def test_emulation_sensitivity_rounds_by_the_export_halfs_own_rewrite():
+    """tests/bounds/emulation_sensitivity.py, the measurement behind judging an int8 output by its
+    golden row where its emulation admits no stricter bound (docs/design.md sec. 5): rounding to 8
+    significant bits through the export half's rewrite is the bfloat16 reference the export half
+    captures, and tiny's emulation, which float32's last bits do not move, moves far less at 22
+    bits than at bfloat16 (measured 2026-12-06: 0.0000 against 0.0018-0.0022 of the range)."""
+    path = Path(__file__).resolve().parents[3] / "tests" / "bounds" / "emulation_sensitivity.py"
+    loader = importlib.util.spec_from_file_location("emulation_sensitivity", path)
+    module = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(module)
+    table = module.measure("tiny", "openvino", "int8-static-per-channel", [22, 8])
+    assert len(table) == 3, table
+    for case, row in table.items():
+        assert row["8 bits"][0] == pytest.approx(row["bfloat16"][0], rel=1e-9), (case, row)
+        assert 0 < row["bfloat16"][0] < 0.05, (case, row)
+        assert row["22 bits"][0] < row["bfloat16"][0] / 10, (case, row)
 
 
 def test_openvino_weight_compression_is_counted_as_quantization(test_bundles):
