@@ -106,7 +106,7 @@ def measure(model: str, backend: str, recipe: str, bits: list[int]) -> dict:
 
 def main(argv: list[str]) -> int:
     if len(argv) < 3 or "/" not in argv[2]:
-        print(__doc__.split("\n\n")[-2], file=sys.stderr)
+        print(__doc__[__doc__.index("usage:"):].rstrip(), file=sys.stderr)
         return 2
     model, (backend, recipe) = argv[1], argv[2].split("/", 1)
     bits = [int(k) for k in argv[3:]] or [22, 18, 14, 8]
