@@ -55,6 +55,20 @@ bool faithful_emulation(const Manifest& m, const std::string& name) {
   return e == "xnnpack-qd8" || e == "torchao" || e == "xnnpack-qb4w" || e == "pt2e-weight-only";
 }
 
+// What a faithful emulation computes, by its ReferenceInfo::emulates (docs/manifest.md,
+// `references`), for the judgement line: ", activations quantized as XNNPACK's qd8 kernels do";
+// "" for the PT2E graph as it is.
+std::string emulation_text(const Manifest& m, const std::string& name) {
+  auto it = m.references.find(name);
+  const std::string e = it == m.references.end() ? std::string() : it->second.emulates;
+  if (e == "xnnpack-qd8") return ", activations quantized as XNNPACK's qd8 kernels do";
+  if (e == "torchao") return ", the eager model as torchao's quantize_ left it";
+  if (e == "xnnpack-qb4w")
+    return ", int4 group scales rounded to bfloat16 as XNNPACK's blockwise kernels keep them";
+  if (e == "pt2e-weight-only") return ", int8 weights dequantized and the rest in float";
+  return "";
+}
+
 // The export half's run of the program against the emulation `name`, where recorded.
 const ProgramAtExport* at_export(const Manifest& m, const std::string& name) {
   auto it = m.references.find(name);
@@ -277,8 +291,11 @@ AppliedBound applied_bound(const JudgePlan& plan, const Bound& rule, const HostT
   AppliedBound a;
   a.against = plan.against;
   a.bound = a.noise_rule = rule;
-  if (!plan.widen_by.empty() && plan.against != "float64" && !is_integer_dtype(golden.dtype))
-    return applied_on_emulation(plan, rule, golden, reference_of, scale);
+  if (!plan.widen_by.empty() && plan.against != "float64" && !is_integer_dtype(golden.dtype)) {
+    a = applied_on_emulation(plan, rule, golden, reference_of, scale);
+    if (a.inconclusive.empty()) a.inconclusive = golden_disagrees(plan, golden, reference_of);
+    return a;
+  }
   if (plan.against != "float64" || is_integer_dtype(golden.dtype)) {
     // Against the golden (integer outputs always) or the recipe's emulation: the rule itself,
     // which compare_tensor resolves on that reference.
@@ -286,6 +303,7 @@ AppliedBound applied_bound(const JudgePlan& plan, const Bound& rule, const HostT
     a.reference_range =
         reference_range(a.against == "golden" ? golden : reference_of(a.against));
     a.resolved = resolve_bound(rule, a.reference_range, scale);
+    a.inconclusive = golden_disagrees(plan, golden, reference_of);
     return a;
   }
   const HostTensor& truth = reference_of("float64");
@@ -430,10 +448,7 @@ void plan_reference_basis(JudgePlan& p, const Manifest& m, const OwnReference& o
     return;
   }
   p.against = own.name;
-  p.why = "against the recipe's own eager emulation (" + own.name +
-          (faithful_emulation(m, own.name) ? ", activations quantized as XNNPACK's qd8 kernels do"
-                                           : std::string()) +
-          ")";
+  p.why = "against the recipe's own eager emulation (" + own.name + emulation_text(m, own.name) + ")";
   if (const ProgramAtExport* x = at_export(m, own.name))
     p.why += " with the recipe's row: the program departed from it when the export half ran "
              "it (" + at_export_text(*x) + ")";
@@ -441,7 +456,9 @@ void plan_reference_basis(JudgePlan& p, const Manifest& m, const OwnReference& o
 
 }  // namespace
 
-JudgePlan plan_judgement(const Manifest& m, const PrecisionHere& here, bool use_truth) {
+namespace {
+
+JudgePlan plan_for(const Manifest& m, const PrecisionHere& here, bool use_truth) {
   JudgePlan p;
   p.precision = here.precision;
   p.precision_reason = here.reason;
@@ -469,6 +486,27 @@ JudgePlan plan_judgement(const Manifest& m, const PrecisionHere& here, bool use_
   p.widen_by.clear();
   if (try_rule(p, m, BoundBasis::kGolden)) p.why = "against the float32 golden (" + fallback + ")";
   return p;
+}
+
+}  // namespace
+
+JudgePlan plan_judgement(const Manifest& m, const PrecisionHere& here, bool use_truth) {
+  JudgePlan p = plan_for(m, here, use_truth);
+  // Where the judgement does not already hold the golden to truth (only a float column widened
+  // by the golden does), the golden is checked against the truth the bundle carries: a golden
+  // edited with its hash, or computed from another model state, is not a reference a column may
+  // pass against, nor a basis for the recipe's cost.
+  if (use_truth && !(p.against == "float64" && p.widen_by == "golden") && has_reference(m, "float64"))
+    p.golden_truth = "float64";
+  return p;
+}
+
+std::string golden_disagrees(const JudgePlan& plan, const HostTensor& golden,
+                             const std::function<const HostTensor&(const std::string&)>& reference_of) {
+  if (plan.golden_truth.empty() || is_integer_dtype(golden.dtype)) return "";
+  const HostTensor& truth = reference_of(plan.golden_truth);
+  return references_disagree("the float32 golden", "float32", reference_error(golden, truth),
+                             reference_range(truth));
 }
 
 // The match criterion admits one step up to the float32 rounding of the dequantized values it is

@@ -57,7 +57,7 @@ CaseTensors read_case(const Bundle& b, const GoldenCase& g, const std::string& l
   t.inputs = read_golden_inputs(b, g, check);
   t.reference = read_golden_outputs(b, g, check);
   check_certifies(label, t.inputs, t.reference);
-  for (const std::string& name : {plan.against, plan.widen_by, plan.cost_reference})
+  for (const std::string& name : {plan.against, plan.widen_by, plan.cost_reference, plan.golden_truth})
     if (!name.empty() && name != "golden" && !t.refs.count(name))
       t.refs[name] = read_golden_reference(b, g, name);
   return t;

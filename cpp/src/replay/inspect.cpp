@@ -59,7 +59,7 @@ Inspection inspect_bundle(const std::filesystem::path& path) {
     for (const GoldenCase& g : m.goldens) {
       const std::map<std::string, HostTensor> goldens = read_golden_outputs(i.bundle, g);
       std::map<std::string, std::map<std::string, HostTensor>> refs;
-      for (const std::string& name : {plan.against, plan.widen_by})
+      for (const std::string& name : {plan.against, plan.widen_by, plan.golden_truth})
         if (!name.empty() && name != "golden" && !refs.count(name))
           refs[name] = read_golden_reference(i.bundle, g, name);
       for (const auto& [output, golden] : goldens) {

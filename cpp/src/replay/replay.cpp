@@ -156,10 +156,17 @@ TensorReport judge_output(const std::vector<TensorSpec>& outputs, const std::str
                   "re-export the bundle; the manifest says the reference was captured");
     return o->second;
   };
+  // Measured as judged, judged by nothing (Status::kInconclusive): `why` the references disagree.
+  auto inconclusive = [](TensorReport& t, const std::string& why) {
+    if (why.empty()) return;
+    t.inconclusive = t.failure = why;
+    t.passed = false;
+  };
   // Integer and bool outputs: exactly against the float32 golden (gate.h).
   if (plan.against == "golden" || is_integer_dtype(actual.dtype)) {
     TensorReport t = compare_tensor(name, actual, golden, bound, scale, copts);
     t.against = "golden";
+    inconclusive(t, golden_disagrees(plan, golden, reference_of));
     return t;
   }
   if (plan.against == "float64" || !plan.widen_by.empty()) {
@@ -175,12 +182,7 @@ TensorReport judge_output(const std::vector<TensorSpec>& outputs, const std::str
     t.widened_by = applied.widened_by;
     t.fell_back = applied.fell_back;
     if (applied.widening) t.widening_error = applied.widening->max_abs_error;
-    if (!applied.inconclusive.empty()) {
-      // Measured against the unwidened rule, judged by nothing (Status::kInconclusive).
-      t.inconclusive = applied.inconclusive;
-      t.passed = false;
-      t.failure = applied.inconclusive;
-    }
+    inconclusive(t, applied.inconclusive);  // measured against the unwidened rule
     return t;
   }
   const HostTensor& emulation = reference_of(plan.against);
@@ -189,6 +191,7 @@ TensorReport judge_output(const std::vector<TensorSpec>& outputs, const std::str
                        : compare_tensor(name, as_float64(actual), as_float64(emulation), bound,
                                         scale, copts);
   t.against = plan.against;
+  inconclusive(t, golden_disagrees(plan, golden, reference_of));
   return t;
 }
 
@@ -347,6 +350,7 @@ CaseReport run_case(const Bundle& b, LoadedModel& model, const GoldenCase& g, co
   if (!t.edited.empty()) {
     case_plan.against = "golden";
     case_plan.widen_by.clear();
+    case_plan.golden_truth.clear();
   }
   std::vector<std::string> failures, over;
   try {

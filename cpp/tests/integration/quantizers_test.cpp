@@ -166,6 +166,41 @@ TEST(Quantizers, OpenvinosWeightCompressionAgreesAgainstItsEmulation) {
     }
 }
 
+// A golden edited together with its hash (times 1.5, its references untouched) is no reference a
+// quantized column may pass against or cost from, though its judgement is against the emulation
+// (or, for XNNPACK's dynamic int8, the golden itself): every case is inconclusive, naming the
+// golden's gap to the float64 truth the bundle carries (references.h, golden_disagrees). The same
+// bundles unedited agree (the tests above).
+TEST(Quantizers, AGoldenEditedWithItsHashIsInconclusiveWhateverTheColumnIsJudgedAgainst) {
+  for (const fs::path& src : {quantized("openvino", kOpenvinoInt8), quantized("openvino", "int8-weight-only"),
+                              testing::test_bundles() / "tiny-xnnpack-int8-dynamic-per-channel"}) {
+    ETPROOF_REQUIRE_BUNDLE(src);
+    const fs::path dir = etproof::testing::scratch_dir() / src.filename();
+    fs::copy(src, dir, fs::copy_options::recursive);
+    const Manifest& m = open_bundle(dir).manifest;
+    for (const GoldenCase& g : m.goldens)
+      for (const auto& [output, file] : g.outputs) {
+        const fs::path path = dir / (m.name + ".goldens") / file;
+        HostTensor t = read_npy(path);
+        auto* v = reinterpret_cast<float*>(t.data.data());
+        for (size_t i = 0; i < t.numel(); ++i) v[i] *= 1.5f;
+        write_npy(path, t);
+      }
+    etproof::testing::rehash_references(dir);
+    const ParityReport r = replay(dir);
+    ETPROOF_REQUIRE_RUNS(r);
+    EXPECT_FALSE(r.passed) << to_text(r);
+    ASSERT_FALSE(r.cases.empty()) << src.filename();
+    for (const CaseReport& c : r.cases) {
+      EXPECT_EQ(c.status, Status::kInconclusive) << src.filename() << " " << c.case_id << ": " << c.detail;
+      for (const TensorReport& t : c.outputs) {
+        EXPECT_TRUE(contains(t.inconclusive, "the references disagree: the float32 golden is")) << t.inconclusive;
+        EXPECT_TRUE(contains(t.inconclusive, "one of them was edited")) << t.inconclusive;
+      }
+    }
+  }
+}
+
 TEST(Quantizers, VulkansOwnInt8IsWrittenAndNotLinkedHere) {
   const fs::path dir = quantized("vulkan", "int8-weight-only");
   ETPROOF_REQUIRE_BUNDLE(dir);

@@ -339,6 +339,49 @@ TEST(Plan, Int8StaticIsJudgedAgainstTheGoldenAndReportsItsCost) {
   }
 }
 
+// Every plan but a float column widened by the golden (which holds the golden to truth itself)
+// checks each float golden against the truth the bundle carries: an int8 column judged against
+// its emulation or the golden, and a float column widened by its precision's emulation.
+TEST(GoldenTruth, CheckedWhereTheJudgementDoesNotHoldTheGoldenToTruth) {
+  Manifest int8 = manifest("xnnpack", "int8-static-per-channel", "float32");
+  capture(int8, "int8-static-per-channel");
+  int8.references.at("int8-static-per-channel").emulates = "pt2e";
+  EXPECT_TRUE(plan_judgement(int8, {"float32", ""}).golden_truth.empty()) << "no truth carried";
+  capture(int8, "float64");
+  EXPECT_EQ(plan_judgement(int8, {"float32", ""}).golden_truth, "float64");
+  EXPECT_TRUE(plan_judgement(int8, {"float32", ""}, false).golden_truth.empty()) << "use_truth false";
+  Manifest fp32 = manifest("xnnpack", "fp32", "float32");
+  capture(fp32, "float64");
+  EXPECT_TRUE(plan_judgement(fp32, {"float32", ""}).golden_truth.empty()) << "widened by the golden";
+  Manifest bf16 = manifest("openvino", "fp32", "float32");
+  capture(bf16, "float64");
+  capture(bf16, "bfloat16");
+  const JudgePlan p = plan_judgement(bf16, {"bfloat16", ""});
+  ASSERT_EQ(p.widen_by, "bfloat16");
+  EXPECT_EQ(p.golden_truth, "float64");
+}
+
+TEST(GoldenTruth, AGoldenOffTruthBeyondFloat32RoundingIsInconclusiveAndOneWithinIsNot) {
+  Manifest m = manifest("xnnpack", "int8-static-per-channel", "float32");
+  capture(m, "float64");
+  capture(m, "int8-static-per-channel");
+  m.references.at("int8-static-per-channel").emulates = "pt2e";
+  const JudgePlan p = plan_judgement(m, {"float32", ""});
+  const HostTensor truth = f64({0.1, -0.7, 0.3, 0.9});
+  const HostTensor golden = f32({0.1f, -0.7f, 0.3f, 0.9f});  // truth rounded to float32
+  EXPECT_EQ(golden_disagrees(p, golden, [&](const std::string&) -> const HostTensor& { return truth; }), "");
+  const AppliedBound ok = apply(p, golden, {{"float64", truth}});
+  EXPECT_TRUE(ok.inconclusive.empty()) << ok.inconclusive;
+  const HostTensor edited = f32({0.15f, -1.05f, 0.45f, 1.35f});  // times 1.5
+  const AppliedBound bad = apply(p, edited, {{"float64", truth}});
+  EXPECT_NE(bad.inconclusive.find("the references disagree: the float32 golden is 0.45 off float64 truth"),
+            std::string::npos) << bad.inconclusive;
+  EXPECT_EQ(bad.against, "golden");  // still measured against it: the numbers, judged by nothing
+  JudgePlan unchecked = p;
+  unchecked.golden_truth.clear();
+  EXPECT_TRUE(apply(unchecked, edited, {}).inconclusive.empty());
+}
+
 // ---- a quantized recipe computed in bfloat16: its emulation widened by its own rounding -------
 
 Manifest openvino_int8(bool rounded) {
@@ -369,10 +412,11 @@ TEST(RoundedEmulation, PlansTheEmulationWidenedWithTheGoldenRowAsFallback) {
 TEST(RoundedEmulation, WidensByTheRoundingOrFallsBackWhereNoBoundIsLeft) {
   const JudgePlan p = plan_judgement(openvino_int8(true), {"bfloat16", ""});
   const HostTensor golden = f32({1.0f, -0.5f, 0.25f, 0.75f});
+  const HostTensor truth = f64({1.0, -0.5, 0.25, 0.75});  // the golden holds to it (golden_truth)
   const HostTensor emulation = f32({0.98f, -0.5f, 0.25f, 0.76f});
   // Rounding moved the emulation by 0.01 of its range: the rows (0.08 of the range) plus 4x that.
   const HostTensor near = f32({0.99f, -0.5f, 0.25f, 0.76f});
-  const AppliedBound a = apply(p, golden, {{"int8-static-per-channel", emulation},
+  const AppliedBound a = apply(p, golden, {{"float64", truth}, {"int8-static-per-channel", emulation},
                                            {"int8-static-per-channel-bfloat16", near}});
   EXPECT_TRUE(a.fell_back.empty()) << a.fell_back;
   EXPECT_TRUE(a.inconclusive.empty()) << a.inconclusive;
@@ -383,7 +427,7 @@ TEST(RoundedEmulation, WidensByTheRoundingOrFallsBackWhereNoBoundIsLeft) {
   // Rounding flipped the output's sign: widened by 4x that, no bound; judged against the golden
   // by the golden row, saying why — never inconclusive.
   const HostTensor far = f32({-0.98f, 0.5f, -0.25f, -0.76f});
-  const AppliedBound b = apply(p, golden, {{"int8-static-per-channel", emulation},
+  const AppliedBound b = apply(p, golden, {{"float64", truth}, {"int8-static-per-channel", emulation},
                                            {"int8-static-per-channel-bfloat16", far}});
   EXPECT_TRUE(b.inconclusive.empty()) << b.inconclusive;
   EXPECT_EQ(b.against, "golden");
@@ -395,7 +439,7 @@ TEST(RoundedEmulation, WidensByTheRoundingOrFallsBackWhereNoBoundIsLeft) {
   // bound is still a bound (SQNR floor above 0 dB) but looser than the golden row's: the golden
   // row judges it.
   const HostTensor third = f32({0.98f * 1.08f, -0.5f * 0.92f, 0.25f * 1.08f, 0.76f * 0.92f});
-  const AppliedBound l = apply(p, golden, {{"int8-static-per-channel", emulation},
+  const AppliedBound l = apply(p, golden, {{"float64", truth}, {"int8-static-per-channel", emulation},
                                            {"int8-static-per-channel-bfloat16", third}});
   EXPECT_EQ(l.against, "golden");
   EXPECT_NE(l.fell_back.find("looser than the golden row"), std::string::npos)
@@ -403,7 +447,7 @@ TEST(RoundedEmulation, WidensByTheRoundingOrFallsBackWhereNoBoundIsLeft) {
   // Without a golden row to fall back on the output is inconclusive, as any bound that is none.
   JudgePlan none = p;
   none.fallback.reset();
-  const AppliedBound c = apply(none, golden, {{"int8-static-per-channel", emulation},
+  const AppliedBound c = apply(none, golden, {{"float64", truth}, {"int8-static-per-channel", emulation},
                                               {"int8-static-per-channel-bfloat16", far}});
   EXPECT_NE(c.inconclusive.find("no bound"), std::string::npos) << c.inconclusive;
 }

@@ -162,6 +162,11 @@ struct JudgePlan {
   // elsewhere.
   std::optional<Bound> fallback;
   std::string cost_reference;  // the emulation compared with the golden (question 2), or empty
+  // "float64" where the bundle carries truth and the judgement does not already hold the golden
+  // to it (every plan but a float column widened by the golden): each float output's golden is
+  // checked against truth (golden_disagrees), and a case whose golden disagrees beyond float32
+  // rounding is inconclusive; empty otherwise (no truth, or use_truth false)
+  std::string golden_truth;
   std::string why;           // one line: what is judged against what, or why the golden basis
   Bound rule;                // derive_bound(recipe, precision, compute unit, basis), when known
   std::optional<Error> no_rule;  // derive_bound's Error{kCapabilityUnavailable} when the table
@@ -189,8 +194,8 @@ struct AppliedBound {
   std::optional<ReferenceError> widening;  // that reference against truth
   double reference_range = 0;  // R = max|reference judged against|
   // Non-empty: the case cannot be judged (status inconclusive): the references disagree beyond
-  // what their precision explains (references_disagree), or the widened bound is no bound
-  // (no_bound_reason).
+  // what their precision explains (references_disagree; the golden against truth where the plan
+  // checks it, golden_disagrees), or the widened bound is no bound (no_bound_reason).
   std::string inconclusive;
   // Non-empty: judged against the golden by the plan's fallback rule instead, and why: the
   // recipe's emulation moves further under the precision's rounding than a bound can widen by,
@@ -198,6 +203,15 @@ struct AppliedBound {
   // perturbations: MobileNetV3-Small's int8).
   std::string fell_back;
 };
+// Why an output's float32 golden cannot be judged against or costed from: it is further from
+// the float64 truth the bundle carries than float32 rounding explains (references_disagree, the
+// same cap as a float column's widening), e.g. a golden edited together with its hash. Empty
+// when it agrees, when the plan checks no golden (JudgePlan::golden_truth empty) or for an integer
+// output. `reference_of` as for applied_bound; throws what it throws.
+[[nodiscard]] std::string golden_disagrees(
+    const JudgePlan& plan, const HostTensor& golden,
+    const std::function<const HostTensor&(const std::string&)>& reference_of);
+
 // `golden` is the output's float32 golden; `reference_of(name)` returns the case's reference
 // tensor of that name for this output (float64 truth, an emulation), throwing as the replay does
 // when it is missing. Throws Error{kShapeMismatch} when references and golden disagree in shape.
