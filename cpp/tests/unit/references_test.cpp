@@ -8,6 +8,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -337,6 +338,31 @@ TEST(Plan, Int8StaticIsJudgedAgainstTheGoldenAndReportsItsCost) {
     EXPECT_EQ(p.cost_reference, "int8-static-per-channel");
     EXPECT_NE(p.why.find("emulation"), std::string::npos) << p.why;
   }
+}
+
+// The judgement line says what each faithful emulation computes: XNNPACK's qd8 activations only
+// for the emulation that quantizes them so (a newcomer read "activations quantized as XNNPACK's
+// qd8 kernels do" on a Core ML weight-only bundle, whose emulation quantizes no activation).
+TEST(Plan, TheJudgementLineNamesWhatEachEmulationComputes) {
+  const std::vector<std::tuple<std::string, std::string, std::string, std::string>> cases = {
+      {"xnnpack", "int8-dynamic-per-channel", "xnnpack-qd8", "activations quantized as XNNPACK's qd8 kernels do"},
+      {"coreml", "int8-weight-only", "pt2e-weight-only", "int8 weights dequantized and the rest in float"},
+      {"vulkan", "int8-weight-only", "pt2e-weight-only", "int8 weights dequantized and the rest in float"},
+      {"xnnpack", "int8-weight-only", "torchao", "the eager model as torchao's quantize_ left it"},
+      {"xnnpack", "8da4w", "xnnpack-qb4w", "int4 group scales rounded to bfloat16"}};
+  size_t judged = 0;
+  for (const auto& [backend, recipe, emulates, says] : cases) {
+    Manifest m = manifest(backend, recipe, "float32");
+    capture(m, "float64");
+    capture(m, recipe);
+    m.references.at(recipe).emulates = emulates;
+    const JudgePlan p = plan_judgement(m, {"float32", ""});
+    if (p.against != recipe) continue;  // no reference row for this pair: judged against the golden
+    ++judged;
+    EXPECT_NE(p.why.find(says), std::string::npos) << recipe << ": " << p.why;
+    if (emulates != "xnnpack-qd8") EXPECT_EQ(p.why.find("qd8"), std::string::npos) << recipe << ": " << p.why;
+  }
+  EXPECT_GE(judged, 4u) << "most of these pairs have a reference row (data/bounds.json)";
 }
 
 // Every plan but a float column widened by the golden (which holds the golden to truth itself)
