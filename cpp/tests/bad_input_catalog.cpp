@@ -613,6 +613,12 @@ std::vector<Case> catalog() {
        "manifest-invalid", "", "missing (references records it as captured)"});
   add({"goldens_a_string", kTiny, set("/goldens", "case0"), open_op(), "manifest-invalid", "",
        "goldens: expected an array, found a string"});
+  add({"goldens_empty", kTiny, set("/goldens", json::array()), open_op(), "manifest-invalid", "",
+       "goldens: no golden case: a bundle carries at least one"});
+  add({"goldens_empty_parity", kTiny, set("/goldens", json::array()), replay_op(), "manifest-invalid",
+       "bundle-invalid", "no golden case"});
+  add({"goldens_empty_in_a_matrix", kTiny, set("/goldens", json::array()), matrix_op(), "manifest-invalid",
+       "bundle-invalid", "no golden case"});
 
   // -- schema 2 (several methods) ---------------------------------------------------------------------
   add({"methods_in_schema_1", kTiny, set("/methods", json::array()), open_op(), "manifest-invalid", "",

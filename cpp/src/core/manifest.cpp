@@ -172,6 +172,11 @@ Manifest read_fields(const json& doc, const std::string& origin) {
   Reader r;
   read_program(r, doc, m);
   read_methods(r, doc, m);
+  // A bundle is its program and its golden cases: with none, replay has nothing to judge (the
+  // export writes one per golden input; methods each list theirs, one of them may list none).
+  if (m.goldens.empty())
+    r.problem(m.schema_version >= 2 ? "methods" : "goldens",
+              "no golden case: a bundle carries at least one, or there is nothing to replay or judge");
   m.toolchain = doc.at("toolchain").get<std::map<std::string, std::string>>();
   m.created_utc = doc.at("created_utc").get<std::string>();
   if (!is_utc_timestamp(m.created_utc)) {

@@ -181,7 +181,8 @@ inline std::string summary(const Matrix& m) {
     for (const XfailOutcome& x : m.xfail) ++xr[x.result];
     os << "; " << m.xfail.size() << " xfail record(s) (" << counts_text(xr) << ")";
   }
-  if (m.repetition.any())
+  // The repeats describe runs: with no cell measured (nothing ran), there is nothing to repeat.
+  if (m.repetition.any() && m.measured + count[CellStatus::kInconclusive] + count[CellStatus::kNondeterministic] > 0)
     os << "; each case ran " << m.repetition.repeat << "x"
        << (m.repetition.fresh_loads ? " + " + std::to_string(m.repetition.fresh_loads) + " fresh load(s)" : "")
        << (count[CellStatus::kNondeterministic] ? "" : ", bit-identical");

@@ -747,3 +747,27 @@ TEST(MatrixModels, AReportedBundleMissingIsNotMaskedByAnotherModelsColumn) {
 
 }  // namespace
 }  // namespace etproof
+
+namespace etproof {
+namespace {
+
+// A matrix where nothing ran (its one column not linked here) says nothing of repeated runs: no
+// "each case ran 2x, bit-identical" beside "0 cells measured" (a newcomer read it as evidence).
+TEST(MatrixText, NothingMeasuredClaimsNoRepeatedRuns) {
+  const fs::path src = test_bundles() / "quantizers" / "tiny-vulkan-int8-weight-only";
+  ETPROOF_REQUIRE_BUNDLE(src);
+  const fs::path dir = scratch_dir() / "only-not-linked";
+  fs::create_directories(dir);
+  fs::copy(src, dir / src.filename(), fs::copy_options::recursive);
+  Repetition twice;
+  twice.repeat = 2;
+  const Matrix m = build_matrix(dir, {}, 1, std::nullopt, {}, {}, twice);
+  if (m.measured > 0) GTEST_SKIP() << "VulkanBackend is linked here: its column ran";
+  const std::string text = to_text(m);
+  EXPECT_NE(text.find("0 cells measured"), std::string::npos) << text;
+  EXPECT_EQ(text.find("each case ran"), std::string::npos) << text;
+  EXPECT_EQ(text.find("bit-identical"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace etproof
