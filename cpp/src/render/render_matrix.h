@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "etproof/core/backend_table.h"
 #include "etproof/replay/matrix.h"
 #include "etproof/gate/references.h"
 #include "core/common.h"
@@ -99,7 +100,12 @@ inline std::string cost_text(const Matrix& m) {
     const std::string label =
         (m.models().size() > 1 ? k.model + " " : std::string()) + k.backend + "/" + k.recipe;
     if (worst) over.push_back(label + " " + fmt(*worst, 3) + " dB");
-    if (!k.precision_reason.empty())
+    // Lower than the recipe names: judged here in another precision than its manifest's (OpenVINO's
+    // hint asked here), or in one with a larger unit roundoff than the table's for the recipe
+    // (OpenVINO's fp32 exported on a CPU with bfloat16 units records bfloat16 in its manifest).
+    const RecipeEntry* named = find_recipe_entry(k.backend, k.recipe);
+    if (!k.precision_reason.empty() ||
+        (named && unit_roundoff(k.precision) > unit_roundoff(named->precision) && unit_roundoff(named->precision) > 0))
       lower.push_back(label + " in " + k.precision);
   }
   std::string out;

@@ -771,3 +771,33 @@ TEST(MatrixText, NothingMeasuredClaimsNoRepeatedRuns) {
 
 }  // namespace
 }  // namespace etproof
+
+namespace etproof {
+namespace {
+
+// The verdict line names a column computed here in a lower precision than its recipe names:
+// OpenVINO's fp32 on a CPU with bfloat16 units, whether the bundle was exported on such a CPU
+// (its manifest says bfloat16) or its hint said so here; never a column in its recipe's precision.
+TEST(MatrixText, TheVerdictNamesAColumnComputedBelowItsRecipesPrecision) {
+  const fs::path dir = scratch_dir() / "precision";
+  fs::create_directories(dir);
+  for (const char* name : {"tiny-openvino-fp32", "tiny-xnnpack-fp32"}) {
+    ETPROOF_REQUIRE_BUNDLE(test_bundles() / name);
+    fs::copy(test_bundles() / name, dir / name, fs::copy_options::recursive);
+  }
+  const Matrix m = build_matrix(dir);
+  const fs::path ov = dir / "tiny-openvino-fp32";
+  const auto col = std::find_if(m.columns.begin(), m.columns.end(), [](const Column& c) { return c.backend == "openvino"; });
+  ASSERT_NE(col, m.columns.end()) << to_text(m);
+  const std::string text = unwrapped(to_text(m));
+  if (col->precision == "float32") {
+    EXPECT_EQ(text.find("lower precision"), std::string::npos) << text;
+    GTEST_SKIP() << "OpenVINO computes fp32 in float32 on this CPU: nothing lower to name";
+  }
+  EXPECT_NE(text.find("computed here in a lower precision than the recipe names: openvino/fp32 in " + col->precision),
+            std::string::npos) << text;
+  EXPECT_EQ(text.find("xnnpack/fp32 in"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace etproof

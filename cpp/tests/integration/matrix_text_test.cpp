@@ -205,7 +205,13 @@ TEST(MatrixText, SingleDirectoryVerdictCountsItsColumns) {
   const std::string verdict = verdict_of(text.out);
   expect_verdict_states_coverage(verdict, doc);
   const size_t n = doc.at("columns").size();
-  EXPECT_EQ(verdict, "PASS — " + std::to_string(n) + " of " + std::to_string(n) + " columns ran here") << text.out;
+  const std::string head = "PASS — " + std::to_string(n) + " of " + std::to_string(n) + " columns ran here";
+  EXPECT_EQ(verdict.substr(0, head.size()), head) << text.out;
+  // On a CPU with bfloat16 units OpenVINO's fp32 column is named as computed below its recipe.
+  const std::string rest = verdict.size() > head.size() ? verdict.substr(head.size()) : "";
+  EXPECT_TRUE(rest.empty() || rest == "; computed here in a lower precision than the recipe names: openvino/fp32 "
+                                      "in bfloat16")
+      << verdict;
   EXPECT_EQ(too_wide(text.out), "") << text.out;
 }
 
