@@ -39,6 +39,21 @@ std::string no_reference_row(bool float_recipe, const std::string& precision, co
                         "golden; the emulation gives the recipe's cost";
 }
 
+// What a faithful emulation computes, by its ReferenceInfo::emulates (docs/manifest.md,
+// `references`), for the judgement line: ", activations quantized as XNNPACK's qd8 kernels do";
+// "" for any other (the PT2E graph as it is, or no such reference): the one list of faithful
+// emulations.
+std::string emulation_text(const Manifest& m, const std::string& name) {
+  auto it = m.references.find(name);
+  const std::string e = it == m.references.end() ? std::string() : it->second.emulates;
+  if (e == "xnnpack-qd8") return ", activations quantized as XNNPACK's qd8 kernels do";
+  if (e == "torchao") return ", the eager model as torchao's quantize_ left it";
+  if (e == "xnnpack-qb4w")
+    return ", int4 group scales rounded to bfloat16 as XNNPACK's blockwise kernels keep them";
+  if (e == "pt2e-weight-only") return ", int8 weights dequantized and the rest in float";
+  return "";
+}
+
 // A recipe emulation the delegate's arithmetic is known to follow (ReferenceInfo::emulates):
 // only those are judged against. The PT2E graph as it is quantizes dynamic activations per
 // tensor where XNNPACK's qd8 kernels quantize per row, so a bundle exported before the qd8
@@ -49,24 +64,7 @@ std::string no_reference_row(bool float_recipe, const std::string& precision, co
 // "pt2e-weight-only": a weight-only scheme's converted graph (Core ML's and Vulkan's int8-weight-only),
 // int8 weights dequantized and everything else float, which is what the program computes.
 bool faithful_emulation(const Manifest& m, const std::string& name) {
-  auto it = m.references.find(name);
-  if (it == m.references.end()) return false;
-  const std::string& e = it->second.emulates;
-  return e == "xnnpack-qd8" || e == "torchao" || e == "xnnpack-qb4w" || e == "pt2e-weight-only";
-}
-
-// What a faithful emulation computes, by its ReferenceInfo::emulates (docs/manifest.md,
-// `references`), for the judgement line: ", activations quantized as XNNPACK's qd8 kernels do";
-// "" for the PT2E graph as it is.
-std::string emulation_text(const Manifest& m, const std::string& name) {
-  auto it = m.references.find(name);
-  const std::string e = it == m.references.end() ? std::string() : it->second.emulates;
-  if (e == "xnnpack-qd8") return ", activations quantized as XNNPACK's qd8 kernels do";
-  if (e == "torchao") return ", the eager model as torchao's quantize_ left it";
-  if (e == "xnnpack-qb4w")
-    return ", int4 group scales rounded to bfloat16 as XNNPACK's blockwise kernels keep them";
-  if (e == "pt2e-weight-only") return ", int8 weights dequantized and the rest in float";
-  return "";
+  return !emulation_text(m, name).empty();
 }
 
 // The export half's run of the program against the emulation `name`, where recorded.
